@@ -1,0 +1,59 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "swift-web-image",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "WebImage", targets: ["WebImage"]),
+        .executable(name: "webimage", targets: ["webimage"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        // C shim over libpng, libjpeg-turbo, libwebp (+demux, mux) and giflib. Every
+        // setjmp/longjmp stays inside these C functions; Swift sees status codes.
+        .systemLibrary(
+            name: "CSystemCodecs",
+            path: "Sources/CSystemCodecs",
+            pkgConfig: "libpng",
+            providers: [.apt(["libpng-dev", "libjpeg-dev", "libwebp-dev", "libgif-dev"])]
+        ),
+        .target(
+            name: "CWebImageCodecs",
+            dependencies: ["CSystemCodecs"],
+            linkerSettings: ["png16", "jpeg", "webp", "webpdemux", "webpmux", "gif", "z"].map { .linkedLibrary($0) }
+        ),
+        // libcurl as a system module (used by the HTTP loader).
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .target(
+            name: "WebImage",
+            dependencies: ["CWebImageCodecs"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "webimage",
+            dependencies: [
+                "WebImage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            resources: [.copy("Samples")],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .testTarget(
+            name: "WebImageTests",
+            dependencies: [
+                "WebImage",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ]
+)

@@ -1,0 +1,154 @@
+// Plain C interface over libpng, libjpeg-turbo, libwebp and giflib.
+//
+// Every setjmp/longjmp stays inside the .c files of this target: each function
+// returns a status code and never unwinds through its caller. Pixel buffers
+// handed out in `wi_image.pixels` are RGBA8, straight alpha, rows top to bottom,
+// tightly packed (width * 4 bytes per row), allocated with malloc: the caller
+// owns them and releases them with free().
+#ifndef WI_CODECS_H
+#define WI_CODECS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    WI_OK = 0,
+    WI_NEED_MORE = 1,
+    WI_ERR_CORRUPT = -1,
+    WI_ERR_TRUNCATED = -2,
+    WI_ERR_TOO_LARGE = -3,
+    WI_ERR_NO_MEMORY = -4,
+    WI_ERR_UNSUPPORTED = -5,
+    WI_ERR_ARGUMENT = -6,
+};
+
+#define WI_MESSAGE_SIZE 160
+
+/// A decoded RGBA8 image (or a part of one) and what the decoder said.
+typedef struct {
+    uint8_t *pixels;          // malloc'd, owned by the caller; NULL on failure
+    uint32_t width;
+    uint32_t height;
+    uint32_t rows_decoded;    // rows holding real data (incremental decoding)
+    uint32_t scans;           // progressive JPEG scans or PNG passes seen
+    char message[WI_MESSAGE_SIZE];
+} wi_image;
+
+/// A growable byte buffer produced by the encoders (malloc'd, owned by the caller).
+typedef struct {
+    uint8_t *data;
+    size_t size;
+    size_t capacity;
+    char message[WI_MESSAGE_SIZE];
+} wi_buffer;
+
+uint32_t wi_crc32(uint32_t crc, const uint8_t *data, size_t length);
+
+// ---- PNG (libpng progressive reader; used for whole files and incremental data)
+typedef struct wi_png_decoder wi_png_decoder;
+wi_png_decoder *wi_png_decoder_create(uint64_t max_pixels);
+/// Feeds bytes. WI_OK once the image and its IEND are complete, WI_NEED_MORE, or an error.
+int wi_png_decoder_push(wi_png_decoder *decoder, const uint8_t *data, size_t length);
+/// Width and height once the header was read (0 before).
+void wi_png_decoder_size(const wi_png_decoder *decoder, uint32_t *width, uint32_t *height, int *interlaced);
+/// A copy of the pixels decoded so far (NULL pixels before the header).
+int wi_png_decoder_snapshot(const wi_png_decoder *decoder, wi_image *out);
+/// Moves the finished pixel buffer into `out` (after WI_OK).
+int wi_png_decoder_take(wi_png_decoder *decoder, wi_image *out);
+const char *wi_png_decoder_message(const wi_png_decoder *decoder);
+void wi_png_decoder_destroy(wi_png_decoder *decoder);
+
+int wi_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int keep_alpha,
+                  int compression_level, wi_buffer *out);
+
+// ---- JPEG (libjpeg-turbo)
+typedef struct {
+    uint32_t width;
+    uint32_t height;
+    int components;
+    int color_space;          // J_COLOR_SPACE of the file
+    int progressive;
+    char message[WI_MESSAGE_SIZE];
+} wi_jpeg_info;
+
+int wi_jpeg_read_info(const uint8_t *data, size_t length, wi_jpeg_info *info);
+/// Decodes at scale_num/8 (1...8). With tolerate_truncation, missing data is a
+/// warning and `rows_decoded` says how far real data went; otherwise it is WI_ERR_TRUNCATED.
+int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolerate_truncation,
+                   uint64_t max_pixels, wi_image *out);
+int wi_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality,
+                   int progressive, wi_buffer *out);
+
+// ---- WebP (libwebp, libwebpdemux, libwebpmux)
+typedef struct {
+    uint32_t width;
+    uint32_t height;
+    int has_alpha;
+    int has_animation;
+    uint32_t frame_count;
+    uint32_t loop_count;
+    char message[WI_MESSAGE_SIZE];
+} wi_webp_info;
+
+int wi_webp_read_info(const uint8_t *data, size_t length, wi_webp_info *info);
+/// Decodes a still WebP, optionally scaled by libwebp to scaled_width x scaled_height (0 = full size).
+int wi_webp_decode(const uint8_t *data, size_t length, uint32_t scaled_width, uint32_t scaled_height,
+                   uint64_t max_pixels, wi_image *out);
+/// Reads the EXIF chunk (a pointer into `data`), if any.
+int wi_webp_exif(const uint8_t *data, size_t length, size_t *offset, size_t *exif_length);
+
+typedef struct wi_webp_anim wi_webp_anim;
+/// Keeps its own copy of the data. Composites frames (blend, dispose) on request.
+wi_webp_anim *wi_webp_anim_create(const uint8_t *data, size_t length, uint64_t max_pixels, int *status,
+                                  char message[WI_MESSAGE_SIZE]);
+uint32_t wi_webp_anim_frame_count(const wi_webp_anim *anim);
+uint32_t wi_webp_anim_frame_duration(const wi_webp_anim *anim, uint32_t index);
+int wi_webp_anim_render(wi_webp_anim *anim, uint32_t index, wi_image *out);
+void wi_webp_anim_destroy(wi_webp_anim *anim);
+
+typedef struct wi_webp_incremental wi_webp_incremental;
+wi_webp_incremental *wi_webp_incremental_create(void);
+int wi_webp_incremental_append(wi_webp_incremental *decoder, const uint8_t *data, size_t length);
+int wi_webp_incremental_snapshot(const wi_webp_incremental *decoder, wi_image *out);
+void wi_webp_incremental_destroy(wi_webp_incremental *decoder);
+
+int wi_webp_encode(const uint8_t *rgba, uint32_t width, uint32_t height, float quality, int lossless,
+                   wi_buffer *out);
+typedef struct wi_webp_anim_encoder wi_webp_anim_encoder;
+wi_webp_anim_encoder *wi_webp_anim_encoder_create(uint32_t width, uint32_t height, uint32_t loop_count);
+int wi_webp_anim_encoder_add(wi_webp_anim_encoder *encoder, const uint8_t *rgba, uint32_t duration_ms,
+                             float quality, int lossless);
+int wi_webp_anim_encoder_finish(wi_webp_anim_encoder *encoder, wi_buffer *out);
+void wi_webp_anim_encoder_destroy(wi_webp_anim_encoder *encoder);
+
+// ---- GIF (giflib)
+typedef struct wi_gif wi_gif;
+/// Parses every frame (LZW-decoded palette indices, not yet composited). With
+/// tolerate_truncation, a cut stream keeps its complete frames instead of failing.
+wi_gif *wi_gif_open(const uint8_t *data, size_t length, uint64_t max_pixels, int tolerate_truncation,
+                    int *status, char message[WI_MESSAGE_SIZE]);
+uint32_t wi_gif_width(const wi_gif *gif);
+uint32_t wi_gif_height(const wi_gif *gif);
+uint32_t wi_gif_frame_count(const wi_gif *gif);
+/// NETSCAPE2.0 loop count; -1 when the file has none.
+int wi_gif_loop_count(const wi_gif *gif);
+/// Delay in centiseconds as stored (0 when there is no Graphic Control Extension).
+uint32_t wi_gif_frame_delay(const wi_gif *gif, uint32_t index);
+/// Full-canvas composite of frame `index` (disposal methods applied, transparent start canvas).
+int wi_gif_render(wi_gif *gif, uint32_t index, wi_image *out);
+void wi_gif_close(wi_gif *gif);
+
+typedef struct wi_gif_encoder wi_gif_encoder;
+wi_gif_encoder *wi_gif_encoder_create(uint32_t width, uint32_t height, int loop_count);
+int wi_gif_encoder_add(wi_gif_encoder *encoder, const uint8_t *rgba, uint32_t delay_cs);
+int wi_gif_encoder_finish(wi_gif_encoder *encoder, wi_buffer *out);
+void wi_gif_encoder_destroy(wi_gif_encoder *encoder);
+
+// ---- Compositing helpers for APNG (straight alpha RGBA8)
+/// Copies (blend 0) or alpha-composites "over" (blend 1) a w x h frame onto the canvas at x, y.
+void wi_composite(uint8_t *canvas, uint32_t canvas_width, uint32_t canvas_height,
+                  const uint8_t *frame, uint32_t x, uint32_t y, uint32_t width, uint32_t height, int blend_over);
+void wi_clear_rect(uint8_t *canvas, uint32_t canvas_width, uint32_t canvas_height,
+                   uint32_t x, uint32_t y, uint32_t width, uint32_t height);
+
+#endif

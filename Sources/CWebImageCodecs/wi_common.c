@@ -1,0 +1,68 @@
+#include "wi_codecs.h"
+#include "wi_internal.h"
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+uint32_t wi_crc32(uint32_t crc, const uint8_t *data, size_t length) {
+    return (uint32_t)crc32(crc, data, (uInt)length);
+}
+
+int wi_buffer_append(wi_buffer *buffer, const uint8_t *data, size_t length) {
+    if (buffer->size + length > buffer->capacity) {
+        size_t capacity = buffer->capacity ? buffer->capacity : 4096;
+        while (capacity < buffer->size + length) capacity *= 2;
+        uint8_t *grown = realloc(buffer->data, capacity);
+        if (!grown) return WI_ERR_NO_MEMORY;
+        buffer->data = grown;
+        buffer->capacity = capacity;
+    }
+    memcpy(buffer->data + buffer->size, data, length);
+    buffer->size += length;
+    return WI_OK;
+}
+
+void wi_set_message(char *message, const char *text) {
+    if (!message) return;
+    strncpy(message, text ? text : "", WI_MESSAGE_SIZE - 1);
+    message[WI_MESSAGE_SIZE - 1] = 0;
+}
+
+uint8_t *wi_alloc_pixels(uint32_t width, uint32_t height, int zeroed) {
+    size_t size = (size_t)width * (size_t)height * 4;
+    if (size == 0) size = 4;
+    return zeroed ? calloc(1, size) : malloc(size);
+}
+
+static inline uint8_t div255(uint32_t v) { return (uint8_t)((v + 128 + ((v + 128) >> 8)) >> 8); }
+
+void wi_composite(uint8_t *canvas, uint32_t cw, uint32_t ch, const uint8_t *frame,
+                  uint32_t x, uint32_t y, uint32_t w, uint32_t h, int blend_over) {
+    if (x >= cw || y >= ch) return;
+    uint32_t vw = (x + w > cw) ? cw - x : w;
+    uint32_t vh = (y + h > ch) ? ch - y : h;
+    for (uint32_t row = 0; row < vh; row++) {
+        uint8_t *dst = canvas + ((size_t)(y + row) * cw + x) * 4;
+        const uint8_t *src = frame + (size_t)row * w * 4;
+        if (!blend_over) { memcpy(dst, src, (size_t)vw * 4); continue; }
+        for (uint32_t i = 0; i < vw; i++, dst += 4, src += 4) {
+            uint32_t sa = src[3];
+            if (sa == 255) { memcpy(dst, src, 4); continue; }
+            if (sa == 0) continue;
+            uint32_t da = dst[3];
+            if (da == 0) { memcpy(dst, src, 4); continue; }
+            // out_a = sa + da * (1 - sa); colours weighted by their alpha.
+            uint32_t dw = div255(da * (255 - sa));
+            uint32_t oa = sa + dw;
+            for (int c = 0; c < 3; c++) dst[c] = (uint8_t)((src[c] * sa + dst[c] * dw + oa / 2) / oa);
+            dst[3] = (uint8_t)oa;
+        }
+    }
+}
+
+void wi_clear_rect(uint8_t *canvas, uint32_t cw, uint32_t ch, uint32_t x, uint32_t y, uint32_t w, uint32_t h) {
+    if (x >= cw || y >= ch) return;
+    uint32_t vw = (x + w > cw) ? cw - x : w;
+    uint32_t vh = (y + h > ch) ? ch - y : h;
+    for (uint32_t row = 0; row < vh; row++) memset(canvas + ((size_t)(y + row) * cw + x) * 4, 0, (size_t)vw * 4);
+}

@@ -1,0 +1,192 @@
+#include "wi_internal.h"
+#include <stdio.h>
+#include <jpeglib.h>
+#include <jerror.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    struct jpeg_error_mgr base;
+    jmp_buf jump;
+    int tolerate_truncation;
+    int truncated;
+    uint32_t rows_at_truncation;
+    char message[WI_MESSAGE_SIZE];
+} wi_jpeg_error;
+
+static void jpeg_error_exit_fn(j_common_ptr cinfo) {
+    wi_jpeg_error *err = (wi_jpeg_error *)cinfo->err;
+    char text[JMSG_LENGTH_MAX];
+    (*cinfo->err->format_message)(cinfo, text);
+    wi_set_message(err->message, text);
+    longjmp(err->jump, 1);
+}
+
+static void jpeg_emit_message_fn(j_common_ptr cinfo, int level) {
+    wi_jpeg_error *err = (wi_jpeg_error *)cinfo->err;
+    if (level >= 0) return; // trace messages
+    if (err->base.msg_code == JWRN_JPEG_EOF) {
+        if (!err->truncated) {
+            err->truncated = 1;
+            err->rows_at_truncation = cinfo->is_decompressor ? ((j_decompress_ptr)cinfo)->output_scanline : 0;
+        }
+        if (!err->tolerate_truncation) {
+            wi_set_message(err->message, "premature end of JPEG data");
+            longjmp(err->jump, 2);
+        }
+    }
+    err->base.num_warnings++;
+}
+
+static void setup_errors(wi_jpeg_error *err, int tolerate) {
+    memset(err, 0, sizeof *err);
+    jpeg_std_error(&err->base);
+    err->base.error_exit = jpeg_error_exit_fn;
+    err->base.emit_message = jpeg_emit_message_fn;
+    err->tolerate_truncation = tolerate;
+}
+
+int wi_jpeg_read_info(const uint8_t *data, size_t length, wi_jpeg_info *info) {
+    memset(info, 0, sizeof *info);
+    struct jpeg_decompress_struct cinfo;
+    wi_jpeg_error err;
+    setup_errors(&err, 0);
+    cinfo.err = &err.base;
+    if (setjmp(err.jump)) {
+        wi_set_message(info->message, err.message);
+        jpeg_destroy_decompress(&cinfo);
+        return WI_ERR_CORRUPT;
+    }
+    jpeg_create_decompress(&cinfo);
+    jpeg_mem_src(&cinfo, data, (unsigned long)length);
+    jpeg_read_header(&cinfo, TRUE);
+    info->width = cinfo.image_width;
+    info->height = cinfo.image_height;
+    info->components = cinfo.num_components;
+    info->color_space = cinfo.jpeg_color_space;
+    info->progressive = cinfo.progressive_mode;
+    jpeg_destroy_decompress(&cinfo);
+    return WI_OK;
+}
+
+static inline uint8_t mul255(uint32_t a, uint32_t b) {
+    uint32_t v = a * b + 128;
+    return (uint8_t)((v + (v >> 8)) >> 8);
+}
+
+int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolerate, uint64_t max_pixels,
+                   wi_image *out) {
+    memset(out, 0, sizeof *out);
+    if (scale_num < 1 || scale_num > 8) return WI_ERR_ARGUMENT;
+    struct jpeg_decompress_struct cinfo;
+    wi_jpeg_error err;
+    setup_errors(&err, tolerate);
+    cinfo.err = &err.base;
+    uint8_t *volatile pixels = NULL;
+    uint8_t *volatile cmyk_row = NULL;
+    volatile int status = WI_ERR_CORRUPT;
+    if (setjmp(err.jump)) {
+        wi_set_message(out->message, err.message);
+        jpeg_destroy_decompress(&cinfo);
+        free(pixels);
+        free(cmyk_row);
+        return err.truncated ? WI_ERR_TRUNCATED : status;
+    }
+    jpeg_create_decompress(&cinfo);
+    jpeg_mem_src(&cinfo, data, (unsigned long)length);
+    jpeg_read_header(&cinfo, TRUE);
+    if ((uint64_t)cinfo.image_width * cinfo.image_height > max_pixels) {
+        status = WI_ERR_TOO_LARGE;
+        out->width = cinfo.image_width; out->height = cinfo.image_height;
+        strcpy(err.message, "image dimensions over the decode limit");
+        longjmp(err.jump, 1);
+    }
+    int cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
+    int inverted = cmyk && cinfo.saw_Adobe_marker;
+    cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_EXT_RGBA;
+    cinfo.scale_num = (unsigned int)scale_num;
+    cinfo.scale_denom = 8;
+    jpeg_start_decompress(&cinfo);
+    uint32_t w = cinfo.output_width, h = cinfo.output_height;
+    pixels = wi_alloc_pixels(w, h, 0);
+    if (cmyk) cmyk_row = malloc((size_t)w * 4 * 16);
+    if (!pixels || (cmyk && !cmyk_row)) {
+        status = WI_ERR_NO_MEMORY;
+        strcpy(err.message, "out of memory");
+        longjmp(err.jump, 1);
+    }
+    JSAMPROW rows[16];
+    while (cinfo.output_scanline < h) {
+        uint32_t y = cinfo.output_scanline;
+        uint32_t count = h - y < 16 ? h - y : 16;
+        for (uint32_t i = 0; i < count; i++)
+            rows[i] = cmyk ? cmyk_row + (size_t)i * w * 4 : pixels + (size_t)(y + i) * w * 4;
+        JDIMENSION got = jpeg_read_scanlines(&cinfo, rows, count);
+        if (cmyk) {
+            for (uint32_t i = 0; i < got; i++) {
+                const uint8_t *src = cmyk_row + (size_t)i * w * 4;
+                uint8_t *dst = pixels + (size_t)(y + i) * w * 4;
+                for (uint32_t x = 0; x < w; x++, src += 4, dst += 4) {
+                    uint32_t c = src[0], m = src[1], ye = src[2], k = src[3];
+                    if (!inverted) { c = 255 - c; m = 255 - m; ye = 255 - ye; k = 255 - k; }
+                    dst[0] = mul255(c, k); dst[1] = mul255(m, k); dst[2] = mul255(ye, k); dst[3] = 255;
+                }
+            }
+        }
+    }
+    out->scans = cinfo.input_scan_number;
+    jpeg_finish_decompress(&cinfo);
+    jpeg_destroy_decompress(&cinfo);
+    free(cmyk_row);
+    out->pixels = pixels;
+    out->width = w; out->height = h;
+    if (err.truncated) {
+        // Rows before the one being read when data ran out hold real data; a progressive
+        // image reads all its (partial) scans before the first row is produced.
+        out->rows_decoded = cinfo.progressive_mode ? h : err.rows_at_truncation;
+    } else {
+        out->rows_decoded = h;
+    }
+    return WI_OK;
+}
+
+int wi_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, int progressive,
+                   wi_buffer *out) {
+    memset(out, 0, sizeof *out);
+    if (width == 0 || height == 0) return WI_ERR_ARGUMENT;
+    struct jpeg_compress_struct cinfo;
+    wi_jpeg_error err;
+    setup_errors(&err, 0);
+    cinfo.err = &err.base;
+    unsigned char *volatile buffer = NULL;
+    unsigned long size = 0;
+    if (setjmp(err.jump)) {
+        wi_set_message(out->message, err.message);
+        jpeg_destroy_compress(&cinfo);
+        free(buffer);
+        return WI_ERR_CORRUPT;
+    }
+    jpeg_create_compress(&cinfo);
+    unsigned char *mem = NULL;
+    jpeg_mem_dest(&cinfo, &mem, &size);
+    cinfo.image_width = width;
+    cinfo.image_height = height;
+    cinfo.input_components = 4;
+    cinfo.in_color_space = JCS_EXT_RGBA;
+    jpeg_set_defaults(&cinfo);
+    jpeg_set_quality(&cinfo, quality, TRUE);
+    if (progressive) jpeg_simple_progression(&cinfo);
+    jpeg_start_compress(&cinfo, TRUE);
+    while (cinfo.next_scanline < height) {
+        JSAMPROW row = (JSAMPROW)(rgba + (size_t)cinfo.next_scanline * width * 4);
+        jpeg_write_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_compress(&cinfo);
+    buffer = mem;
+    jpeg_destroy_compress(&cinfo);
+    out->data = buffer;
+    out->size = size;
+    out->capacity = size;
+    return WI_OK;
+}

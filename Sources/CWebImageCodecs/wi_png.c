@@ -1,0 +1,178 @@
+#include "wi_internal.h"
+#include <png.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+struct wi_png_decoder {
+    png_structp png;
+    png_infop info;
+    uint64_t max_pixels;
+    uint8_t *pixels;
+    uint32_t width, height;
+    uint32_t rows;        // highest row + 1 written in the current pass
+    int pass, passes, interlaced;
+    int done;
+    int status;
+    int too_large;
+    char message[WI_MESSAGE_SIZE];
+};
+
+static void png_error_fn(png_structp png, png_const_charp text) {
+    wi_png_decoder *d = png_get_error_ptr(png);
+    if (d) wi_set_message(d->message, text);
+    png_longjmp(png, 1);
+}
+
+static void png_warning_fn(png_structp png, png_const_charp text) {
+    (void)png; (void)text; // ancillary problems (bad CRC on text chunks, ...) are not fatal
+}
+
+static void png_info_fn(png_structp png, png_infop info) {
+    wi_png_decoder *d = png_get_progressive_ptr(png);
+    png_uint_32 w, h;
+    int depth, color, interlace;
+    png_get_IHDR(png, info, &w, &h, &depth, &color, &interlace, NULL, NULL);
+    if (w == 0 || h == 0) png_error(png, "zero image dimension");
+    if ((uint64_t)w * (uint64_t)h > d->max_pixels) {
+        d->too_large = 1;
+        d->width = w; d->height = h;
+        png_error(png, "image dimensions over the decode limit");
+    }
+    int has_trns = png_get_valid(png, info, PNG_INFO_tRNS) != 0;
+    if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+    if (has_trns) png_set_tRNS_to_alpha(png);
+    if (depth == 16) png_set_strip_16(png);
+    if (color == PNG_COLOR_TYPE_GRAY || color == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
+    if (!(color & PNG_COLOR_MASK_ALPHA) && !has_trns) png_set_add_alpha(png, 0xff, PNG_FILLER_AFTER);
+    d->passes = png_set_interlace_handling(png);
+    d->interlaced = interlace != PNG_INTERLACE_NONE;
+    png_read_update_info(png, info);
+    if (png_get_rowbytes(png, info) != (size_t)w * 4) png_error(png, "unexpected row layout");
+    d->width = w; d->height = h;
+    d->pixels = wi_alloc_pixels(w, h, 1);
+    if (!d->pixels) { d->status = WI_ERR_NO_MEMORY; png_error(png, "out of memory"); }
+}
+
+static void png_row_fn(png_structp png, png_bytep row, png_uint_32 row_num, int pass) {
+    wi_png_decoder *d = png_get_progressive_ptr(png);
+    if (!row || row_num >= d->height) return;
+    png_progressive_combine_row(png, d->pixels + (size_t)row_num * d->width * 4, row);
+    if (pass != d->pass) { d->pass = pass; d->rows = 0; }
+    if (row_num + 1 > d->rows) d->rows = row_num + 1;
+}
+
+static void png_end_fn(png_structp png, png_infop info) {
+    (void)info;
+    wi_png_decoder *d = png_get_progressive_ptr(png);
+    d->done = 1;
+}
+
+wi_png_decoder *wi_png_decoder_create(uint64_t max_pixels) {
+    wi_png_decoder *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    d->max_pixels = max_pixels;
+    d->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, d, png_error_fn, png_warning_fn);
+    if (!d->png) { free(d); return NULL; }
+    d->info = png_create_info_struct(d->png);
+    if (!d->info) { png_destroy_read_struct(&d->png, NULL, NULL); free(d); return NULL; }
+    png_set_progressive_read_fn(d->png, d, png_info_fn, png_row_fn, png_end_fn);
+    return d;
+}
+
+int wi_png_decoder_push(wi_png_decoder *d, const uint8_t *data, size_t length) {
+    if (d->status < 0) return d->status;
+    if (d->done) return WI_OK;
+    if (setjmp(png_jmpbuf(d->png))) {
+        if (d->status == 0) d->status = d->too_large ? WI_ERR_TOO_LARGE : WI_ERR_CORRUPT;
+        return d->status;
+    }
+    png_process_data(d->png, d->info, (png_bytep)data, length);
+    return d->done ? WI_OK : WI_NEED_MORE;
+}
+
+void wi_png_decoder_size(const wi_png_decoder *d, uint32_t *width, uint32_t *height, int *interlaced) {
+    *width = d->width; *height = d->height; *interlaced = d->interlaced;
+}
+
+int wi_png_decoder_snapshot(const wi_png_decoder *d, wi_image *out) {
+    memset(out, 0, sizeof *out);
+    if (!d->pixels) return WI_NEED_MORE;
+    size_t size = (size_t)d->width * d->height * 4;
+    out->pixels = malloc(size);
+    if (!out->pixels) return WI_ERR_NO_MEMORY;
+    memcpy(out->pixels, d->pixels, size);
+    out->width = d->width; out->height = d->height;
+    out->rows_decoded = d->done ? d->height : d->rows;
+    out->scans = (uint32_t)d->pass + 1;
+    return WI_OK;
+}
+
+int wi_png_decoder_take(wi_png_decoder *d, wi_image *out) {
+    memset(out, 0, sizeof *out);
+    if (!d->done || !d->pixels) return WI_ERR_TRUNCATED;
+    out->pixels = d->pixels;
+    out->width = d->width; out->height = d->height;
+    out->rows_decoded = d->height;
+    out->scans = (uint32_t)d->passes;
+    d->pixels = NULL;
+    return WI_OK;
+}
+
+const char *wi_png_decoder_message(const wi_png_decoder *d) { return d->message; }
+
+void wi_png_decoder_destroy(wi_png_decoder *d) {
+    if (!d) return;
+    png_destroy_read_struct(&d->png, &d->info, NULL);
+    free(d->pixels);
+    free(d);
+}
+
+// ---- encoding
+
+typedef struct { wi_buffer *out; int failed; } png_write_ctx;
+
+static void png_write_fn(png_structp png, png_bytep data, size_t length) {
+    png_write_ctx *ctx = png_get_io_ptr(png);
+    if (wi_buffer_append(ctx->out, data, length) != WI_OK) { ctx->failed = 1; png_error(png, "out of memory"); }
+}
+
+static void png_flush_fn(png_structp png) { (void)png; }
+
+static void png_write_error_fn(png_structp png, png_const_charp text) {
+    wi_buffer *out = png_get_error_ptr(png);
+    wi_set_message(out->message, text);
+    png_longjmp(png, 1);
+}
+
+int wi_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int keep_alpha,
+                  int level, wi_buffer *out) {
+    memset(out, 0, sizeof *out);
+    if (width == 0 || height == 0) return WI_ERR_ARGUMENT;
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, out, png_write_error_fn, png_warning_fn);
+    if (!png) return WI_ERR_NO_MEMORY;
+    png_infop info = png_create_info_struct(png);
+    png_write_ctx ctx = { out, 0 };
+    png_bytep *volatile rows = NULL;
+    if (!info || setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        free(rows);
+        free(out->data); out->data = NULL; out->size = 0;
+        return ctx.failed ? WI_ERR_NO_MEMORY : WI_ERR_CORRUPT;
+    }
+    png_set_write_fn(png, &ctx, png_write_fn, png_flush_fn);
+    png_set_compression_level(png, level);
+    png_set_IHDR(png, info, width, height, 8, keep_alpha ? PNG_COLOR_TYPE_RGBA : PNG_COLOR_TYPE_RGB,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    if (!keep_alpha) png_set_filler(png, 0, PNG_FILLER_AFTER);
+    rows = malloc(sizeof(png_bytep) * height);
+    if (!rows) { ctx.failed = 1; png_error(png, "out of memory"); }
+    for (uint32_t y = 0; y < height; y++) rows[y] = (png_bytep)(rgba + (size_t)y * width * 4);
+    png_write_image(png, rows);
+    png_write_end(png, info);
+    png_destroy_write_struct(&png, &info);
+    free(rows);
+    return WI_OK;
+}

@@ -1,0 +1,55 @@
+import CWebImageCodecs
+import Foundation
+
+/// Glue between the C shim's status codes and buffers and the Swift types.
+enum CodecBridge {
+    /// Adopts the malloc'd pixels of `image` into a `Bitmap` (no copy).
+    static func takeBitmap(_ image: inout wi_image) -> Bitmap? {
+        guard let pixels = image.pixels, image.width > 0, image.height > 0 else { return nil }
+        image.pixels = nil
+        let count = Int(image.width) * Int(image.height) * 4
+        return Bitmap(width: Int(image.width), height: Int(image.height),
+                      storage: PixelStorage(adopting: pixels, count: count))
+    }
+
+    /// The C message buffer as a String.
+    static func message<T>(_ tuple: T) -> String {
+        withUnsafeBytes(of: tuple) { raw in
+            let bytes = raw.prefix { $0 != 0 }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    /// The `ImageError` for a failing status.
+    static func error(_ status: Int32, format: ImageFormat, message: String, width: UInt32 = 0, height: UInt32 = 0,
+                      limit: Int) -> ImageError {
+        switch status {
+        case Int32(WI_ERR_TOO_LARGE): return .tooLarge(width: Int(width), height: Int(height), limit: limit)
+        case Int32(WI_ERR_TRUNCATED), Int32(WI_NEED_MORE):
+            return .undecodable(format, reason: message.isEmpty ? "the data is truncated" : "the data is truncated (\(message))")
+        case Int32(WI_ERR_NO_MEMORY): return .undecodable(format, reason: "out of memory")
+        default: return .undecodable(format, reason: message.isEmpty ? "corrupt data" : message)
+        }
+    }
+
+    /// Moves an encoder's buffer into `Data`.
+    static func takeData(_ buffer: inout wi_buffer) -> Data {
+        guard let bytes = buffer.data else { return Data() }
+        buffer.data = nil
+        return Data(bytesNoCopy: bytes, count: buffer.size, deallocator: .free)
+    }
+
+    /// `limit` as the C side's unsigned pixel count.
+    static func pixelLimit(_ options: ImageDecodingOptions) -> UInt64 { UInt64(max(0, options.pixelLimit)) }
+}
+
+extension Data {
+    /// Calls `body` with a pointer to the bytes (never nil, even for empty data).
+    func withBytePointer<R>(_ body: (UnsafePointer<UInt8>, Int) throws -> R) rethrows -> R {
+        try withUnsafeBytes { raw in
+            if let base = raw.bindMemory(to: UInt8.self).baseAddress { return try body(base, raw.count) }
+            var zero: UInt8 = 0
+            return try body(&zero, 0)
+        }
+    }
+}

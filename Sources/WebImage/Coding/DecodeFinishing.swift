@@ -1,0 +1,33 @@
+/// What every decoder does after the codec produced stored pixels: fit to `maxPixelSize`
+/// and turn upright for the EXIF orientation.
+struct DecodeFinishing: Sendable {
+    let targetWidth: Int?
+    let targetHeight: Int?
+    let orientation: ExifOrientation?
+
+    /// Finishing for an image whose stored canvas is `width` x `height`.
+    init(width: Int, height: Int, exifOrientation: Int?, options: ImageDecodingOptions) {
+        let target = options.targetSize(width: width, height: height)
+        if target.width != width || target.height != height {
+            targetWidth = target.width
+            targetHeight = target.height
+        } else {
+            targetWidth = nil
+            targetHeight = nil
+        }
+        if options.appliesOrientation, let raw = exifOrientation, let value = ExifOrientation(rawValue: raw), value != .up {
+            orientation = value
+        } else {
+            orientation = nil
+        }
+    }
+
+    func callAsFunction(_ bitmap: Bitmap) -> Bitmap {
+        var result = bitmap
+        if let w = targetWidth, let h = targetHeight, result.width > w || result.height > h {
+            result = result.areaDownscaled(toWidth: w, height: h)
+        }
+        if let orientation { result = result.oriented(orientation) }
+        return result
+    }
+}

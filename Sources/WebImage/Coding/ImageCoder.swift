@@ -1,0 +1,28 @@
+import Foundation
+
+/// A codec: decodes data of the formats it recognises and encodes images into formats.
+///
+/// Coders are registered in an `ImageCoders` registry; the first one whose `canDecode`
+/// accepts the data decodes it. Decoding and encoding are synchronous CPU work: call them from
+/// a task (the manager bounds how many run at once), never from the main actor.
+public protocol ImageCoder: Sendable {
+    /// Whether this coder decodes `data` (judged from its first bytes).
+    func canDecode(_ data: Data) -> Bool
+    /// Decodes `data`.
+    /// - Throws: `ImageError.undecodable` for corrupt or truncated data, `ImageError.tooLarge`
+    ///   when the image is over `options.pixelLimit` (checked before allocating pixels).
+    func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image
+    /// Whether this coder encodes into `format`.
+    func canEncode(_ format: ImageFormat) -> Bool
+    /// Encodes `image` as `format`.
+    /// - Throws: `ImageError.encodingFailed`.
+    func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions) throws -> Data
+    /// A decoder that takes the data in pieces as it arrives (progressive loading), or nil if
+    /// this coder cannot decode incrementally.
+    func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)?
+}
+
+extension ImageCoder {
+    /// No incremental decoding unless a coder provides it.
+    public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? { nil }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import Synchronization
+
+/// An ordered registry of coders (SDWebImage's `SDImageCodersManager`).
+///
+/// A coder added later is tried first, so an application can override a built-in one.
+/// Thread-safe: coders can be added while other tasks decode.
+public final class ImageCoders: Sendable {
+    /// The registry the library uses by default: GIF, WebP, JPEG and PNG (APNG included).
+    public static let shared = ImageCoders()
+
+    /// The built-in coders, in the order they are tried.
+    public static var builtIn: [any ImageCoder] { [PNGCoder(), JPEGCoder(), WebPCoder(), GIFCoder()].reversed() }
+
+    private let coders: Mutex<[any ImageCoder]>
+
+    /// A registry holding `coders`, tried in order (first first).
+    public init(_ coders: [any ImageCoder] = ImageCoders.builtIn) {
+        self.coders = Mutex(coders)
+    }
+
+    /// The coders in the order they are tried.
+    public var all: [any ImageCoder] { coders.withLock { $0 } }
+
+    /// Adds a coder that is tried before every coder already registered.
+    public func add(_ coder: any ImageCoder) {
+        coders.withLock { $0.insert(coder, at: 0) }
+    }
+
+    /// Removes every coder `predicate` accepts.
+    public func remove(where predicate: (any ImageCoder) -> Bool) {
+        coders.withLock { $0.removeAll(where: predicate) }
+    }
+
+    /// Decodes `data` with the first coder that accepts it.
+    /// - Throws: `ImageError.emptyData`, `ImageError.unsupportedFormat`, or the coder's error.
+    public func decode(_ data: Data, options: ImageDecodingOptions = .init()) throws -> Image {
+        guard !data.isEmpty else { throw ImageError.emptyData }
+        guard let coder = all.first(where: { $0.canDecode(data) }) else {
+            throw ImageError.unsupportedFormat(ImageFormat(sniffing: data))
+        }
+        return try coder.decode(data, options: options)
+    }
+
+    /// Encodes `image` as `format` with the first coder that can.
+    /// - Throws: `ImageError.encodingFailed`.
+    public func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions = .init()) throws -> Data {
+        guard let coder = all.first(where: { $0.canEncode(format) }) else {
+            throw ImageError.encodingFailed(format, reason: "no registered coder encodes this format")
+        }
+        return try coder.encode(image, as: format, options: options)
+    }
+
+    /// An incremental decoder for data that starts with `prefix` (at least the first 12 bytes),
+    /// or nil when no coder recognises it or can decode it incrementally.
+    public func makeIncrementalDecoder(for prefix: Data, options: ImageDecodingOptions = .init())
+        -> (any IncrementalImageDecoder)? {
+        all.first(where: { $0.canDecode(prefix) })?.makeIncrementalDecoder(options: options)
+    }
+}

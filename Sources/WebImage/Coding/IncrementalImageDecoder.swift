@@ -1,0 +1,42 @@
+import Foundation
+
+/// Decodes an image from data that arrives in pieces, and shows the best image so far.
+///
+/// Feed every chunk to `append(_:)` in order; ask `preview()` when a progressive frame is
+/// wanted (it decodes only what arrived since it was last asked); call `finish()` once all
+/// data has arrived. A decoder is used by one task at a time (it is not `Sendable`).
+public protocol IncrementalImageDecoder: AnyObject {
+    /// Adds the next bytes of the image.
+    /// - Throws: `ImageError` as soon as the data is known to be corrupt or too large.
+    func append(_ data: Data) throws
+    /// The best image that the data so far gives, or nil when nothing can be shown yet.
+    /// Previews are never cached; they may have fewer frames and lower quality than the final image.
+    func preview() throws -> PartialImage?
+    /// The complete image from all appended data.
+    /// - Throws: `ImageError` when the data is corrupt or incomplete.
+    func finish() throws -> Image
+}
+
+/// A progressive preview: the image decoded so far and how far it got.
+public struct PartialImage: Sendable {
+    /// The preview image (full size; rows not yet received are transparent or grey).
+    public var image: Image
+    /// Rows of the final image that hold real data (all rows for a progressive JPEG scan).
+    public var rowsDecoded: Int
+    /// Progressive JPEG scans or interlaced PNG passes received so far (0 when not applicable).
+    public var scans: Int
+    /// `rowsDecoded` as a fraction of the height.
+    public var fractionDecoded: Double { image.height > 0 ? Double(rowsDecoded) / Double(image.height) : 0 }
+}
+
+/// Shared plumbing of the incremental decoders: the bytes received so far.
+class AccumulatingDecoder {
+    var data = Data()
+    var previewedCount = 0
+    let options: ImageDecodingOptions
+
+    init(options: ImageDecodingOptions) { self.options = options }
+
+    /// Whether new bytes arrived since the last preview.
+    var hasNewData: Bool { data.count != previewedCount }
+}

@@ -1,0 +1,79 @@
+import CWebImageCodecs
+import Foundation
+
+/// The chunk layout of a PNG file, read without decoding any pixels.
+struct PNGChunks {
+    struct Chunk {
+        var type: String
+        /// Where the chunk's data lies in the file.
+        var data: Range<Int>
+        /// Where the whole chunk (length, type, data, CRC) lies in the file.
+        var whole: Range<Int>
+        var crcMatches: Bool
+    }
+
+    var chunks: [Chunk] = []
+
+    static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+
+    /// Scans the chunks of `data` up to IEND or the first chunk that does not fit.
+    init(_ data: Data) {
+        data.withUnsafeBytes { raw in
+            let b = raw.bindMemory(to: UInt8.self)
+            guard b.count >= 8, Array(b[0..<8]) == PNGChunks.signature else { return }
+            var o = 8
+            while o + 12 <= b.count {
+                let length = Int(PNGChunks.u32(b, o))
+                guard length <= b.count - o - 12 else { break }
+                let type = String(decoding: b[(o + 4)..<(o + 8)], as: UTF8.self)
+                let stored = PNGChunks.u32(b, o + 8 + length)
+                let crc = wi_crc32(0, b.baseAddress! + o + 4, 4 + length)
+                chunks.append(Chunk(type: type, data: (o + 8)..<(o + 8 + length), whole: o..<(o + 12 + length),
+                                    crcMatches: crc == stored))
+                o += 12 + length
+                if type == "IEND" { break }
+            }
+        }
+    }
+
+    static func u32(_ b: UnsafeBufferPointer<UInt8>, _ o: Int) -> UInt32 {
+        UInt32(b[o]) << 24 | UInt32(b[o + 1]) << 16 | UInt32(b[o + 2]) << 8 | UInt32(b[o + 3])
+    }
+
+    /// The EXIF orientation from an eXIf chunk before the image data, if any.
+    func exifOrientation(in data: Data) -> Int? {
+        for chunk in chunks {
+            if chunk.type == "IDAT" { return nil }
+            if chunk.type == "eXIf", chunk.crcMatches { return ExifReader.orientation(tiff: data[chunk.data]) }
+        }
+        return nil
+    }
+}
+
+extension Data {
+    /// The big-endian UInt32 at `offset`.
+    func bigEndianUInt32(at offset: Int) -> UInt32 {
+        let i = startIndex + offset
+        return UInt32(self[i]) << 24 | UInt32(self[i + 1]) << 16 | UInt32(self[i + 2]) << 8 | UInt32(self[i + 3])
+    }
+
+    /// The big-endian UInt16 at `offset`.
+    func bigEndianUInt16(at offset: Int) -> UInt16 {
+        let i = startIndex + offset
+        return UInt16(self[i]) << 8 | UInt16(self[i + 1])
+    }
+
+    mutating func appendBigEndian(_ value: UInt32) {
+        append(contentsOf: [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)])
+    }
+
+    /// Appends a PNG chunk with its length and CRC.
+    mutating func appendPNGChunk(type: String, data payload: some Collection<UInt8>) {
+        appendBigEndian(UInt32(payload.count))
+        var body = Data(type.utf8)
+        body.append(contentsOf: payload)
+        append(body)
+        let crc = body.withBytePointer { wi_crc32(0, $0, $1) }
+        appendBigEndian(crc)
+    }
+}

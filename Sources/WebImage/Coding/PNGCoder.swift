@@ -1,0 +1,112 @@
+import CWebImageCodecs
+import Foundation
+
+/// PNG and APNG through libpng: every bit depth and colour type, palettes with tRNS, 16-bit
+/// reduced to 8-bit (high byte), Adam7 interlacing, gamma ignored as browsers do, and APNG
+/// animation (acTL/fcTL/fdAT with dispose and blend ops) composited into full frames.
+public struct PNGCoder: ImageCoder {
+    /// The PNG coder.
+    public init() {}
+
+    public func canDecode(_ data: Data) -> Bool { ImageFormat(sniffing: data) == .png }
+
+    public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+        let chunks = PNGChunks(data)
+        let orientation = chunks.exifOrientation(in: data)
+        if !options.firstFrameOnly, let animation = try APNGAnimation(data: data, chunks: chunks, options: options) {
+            return try animation.image(exifOrientation: orientation)
+        }
+        let bitmap = try PNGCoder.decodeStill(data, options: options)
+        let finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: orientation, options: options)
+        let frame = ImageFrame(bitmap: finishing(bitmap))
+        return Image(firstFrame: frame, frames: .preloaded([frame]),
+                     format: .png, loopCount: nil, scale: options.scale, exifOrientation: orientation,
+                     orientationApplied: finishing.orientation != nil)
+    }
+
+    /// Decodes the (default) image of a PNG stream into stored pixels.
+    static func decodeStill(_ data: Data, options: ImageDecodingOptions) throws -> Bitmap {
+        guard let decoder = wi_png_decoder_create(CodecBridge.pixelLimit(options)) else {
+            throw ImageError.undecodable(.png, reason: "out of memory")
+        }
+        defer { wi_png_decoder_destroy(decoder) }
+        let status = data.withBytePointer { wi_png_decoder_push(decoder, $0, $1) }
+        guard status == WI_OK else {
+            var w: UInt32 = 0, h: UInt32 = 0, interlaced: Int32 = 0
+            wi_png_decoder_size(decoder, &w, &h, &interlaced)
+            let message = String(cString: wi_png_decoder_message(decoder))
+            throw CodecBridge.error(status, format: .png, message: message, width: w, height: h, limit: options.pixelLimit)
+        }
+        var out = wi_image()
+        guard wi_png_decoder_take(decoder, &out) == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else {
+            throw ImageError.undecodable(.png, reason: "the data is truncated")
+        }
+        return bitmap
+    }
+
+    public func canEncode(_ format: ImageFormat) -> Bool { format == .png }
+
+    public func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions) throws -> Data {
+        guard format == .png else { throw ImageError.encodingFailed(format, reason: "the PNG coder writes PNG only") }
+        let bitmap = image.bitmap
+        var buffer = wi_buffer()
+        let status = bitmap.withUnsafeBytes { raw in
+            wi_png_encode(raw.bindMemory(to: UInt8.self).baseAddress, UInt32(bitmap.width), UInt32(bitmap.height),
+                          bitmap.hasTransparency ? 1 : 0, 6, &buffer)
+        }
+        guard status == WI_OK else {
+            free(buffer.data)
+            throw ImageError.encodingFailed(.png, reason: CodecBridge.message(buffer.message))
+        }
+        return CodecBridge.takeData(&buffer)
+    }
+
+    public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {
+        PNGIncrementalDecoder(options: options)
+    }
+}
+
+/// Feeds libpng's progressive reader as bytes arrive: plain PNGs fill row by row, interlaced
+/// ones pass by pass.
+final class PNGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder {
+    private let decoder: OpaquePointer?
+    private var failure: ImageError?
+
+    override init(options: ImageDecodingOptions) {
+        decoder = wi_png_decoder_create(CodecBridge.pixelLimit(options))
+        super.init(options: options)
+    }
+
+    deinit { wi_png_decoder_destroy(decoder) }
+
+    func append(_ chunk: Data) throws {
+        if let failure { throw failure }
+        data.append(chunk)
+        guard let decoder else { throw ImageError.undecodable(.png, reason: "out of memory") }
+        let status = chunk.withBytePointer { wi_png_decoder_push(decoder, $0, $1) }
+        if status < 0 {
+            var w: UInt32 = 0, h: UInt32 = 0, interlaced: Int32 = 0
+            wi_png_decoder_size(decoder, &w, &h, &interlaced)
+            let error = CodecBridge.error(status, format: .png, message: String(cString: wi_png_decoder_message(decoder)),
+                                          width: w, height: h, limit: options.pixelLimit)
+            failure = error
+            throw error
+        }
+    }
+
+    func preview() throws -> PartialImage? {
+        if let failure { throw failure }
+        guard let decoder, hasNewData else { return nil }
+        previewedCount = data.count
+        var out = wi_image()
+        guard wi_png_decoder_snapshot(decoder, &out) == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else { return nil }
+        let finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: nil, options: options)
+        return PartialImage(image: Image(bitmap: finishing(bitmap), format: .png, scale: options.scale),
+                            rowsDecoded: Int(out.rows_decoded), scans: Int(out.scans))
+    }
+
+    func finish() throws -> Image {
+        if let failure { throw failure }
+        return try PNGCoder().decode(data, options: options)
+    }
+}

@@ -1,0 +1,166 @@
+import CWebImageCodecs
+import Foundation
+
+/// WebP through libwebp: lossy, lossless, alpha, and animation (libwebpdemux composites
+/// frames with their blend and dispose methods). With `maxPixelSize` a still image is decoded
+/// directly at the smaller size by libwebp's scaler.
+public struct WebPCoder: ImageCoder {
+    /// The WebP coder.
+    public init() {}
+
+    public func canDecode(_ data: Data) -> Bool { ImageFormat(sniffing: data) == .webp }
+
+    public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+        var info = wi_webp_info()
+        let status = data.withBytePointer { wi_webp_read_info($0, $1, &info) }
+        guard status == WI_OK else {
+            throw CodecBridge.error(status, format: .webp, message: CodecBridge.message(info.message), limit: options.pixelLimit)
+        }
+        let width = Int(info.width), height = Int(info.height)
+        guard width > 0, height > 0 else { throw ImageError.undecodable(.webp, reason: "zero image dimension") }
+        guard width * height <= options.pixelLimit else {
+            throw ImageError.tooLarge(width: width, height: height, limit: options.pixelLimit)
+        }
+        var offset = 0, length = 0
+        let orientation = data.withBytePointer { wi_webp_exif($0, $1, &offset, &length) } == WI_OK
+            ? ExifReader.orientation(tiff: data[(data.startIndex + offset)..<(data.startIndex + offset + length)]) : nil
+        let finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
+        if info.has_animation != 0 {
+            return try decodeAnimation(data, options: options, finishing: finishing, orientation: orientation,
+                                       loopCount: Int(info.loop_count))
+        }
+        let target = options.targetSize(width: width, height: height)
+        var out = wi_image()
+        let decodeStatus = data.withBytePointer {
+            wi_webp_decode($0, $1, UInt32(target.width), UInt32(target.height), CodecBridge.pixelLimit(options), &out)
+        }
+        guard decodeStatus == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else {
+            throw CodecBridge.error(decodeStatus, format: .webp, message: CodecBridge.message(out.message),
+                                    width: info.width, height: info.height, limit: options.pixelLimit)
+        }
+        let frame = ImageFrame(bitmap: finishing(bitmap))
+        return Image(firstFrame: frame, frames: .preloaded([frame]), format: .webp, loopCount: nil, scale: options.scale,
+                     exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
+    }
+
+    private func decodeAnimation(_ data: Data, options: ImageDecodingOptions, finishing: DecodeFinishing,
+                                 orientation: Int?, loopCount: Int) throws -> Image {
+        var status: Int32 = 0
+        var message = wi_image().message
+        let handle = withUnsafeMutableBytes(of: &message) { buffer in
+            data.withBytePointer { wi_webp_anim_create($0, $1, CodecBridge.pixelLimit(options), &status,
+                                                       buffer.bindMemory(to: CChar.self).baseAddress) }
+        }
+        guard let handle else {
+            throw CodecBridge.error(status, format: .webp, message: CodecBridge.message(message), limit: options.pixelLimit)
+        }
+        let renderer = WebPAnimationRenderer(handle: handle)
+        let count = options.firstFrameOnly ? 1 : Int(wi_webp_anim_frame_count(handle))
+        let durations = (0..<count).map { Double(wi_webp_anim_frame_duration(handle, UInt32($0))) / 1000 }
+        return try AnimationAssembly.image(renderer: renderer, durations: durations, format: .webp, loopCount: loopCount,
+                                           finishing: finishing, orientation: orientation, options: options)
+    }
+
+    public func canEncode(_ format: ImageFormat) -> Bool { format == .webp }
+
+    public func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions) throws -> Data {
+        guard format == .webp else { throw ImageError.encodingFailed(format, reason: "the WebP coder writes WebP only") }
+        let quality = Float(max(0, min(1, options.quality)) * 100)
+        var buffer = wi_buffer()
+        if image.isAnimated {
+            guard let encoder = wi_webp_anim_encoder_create(UInt32(image.width), UInt32(image.height), UInt32(image.loopCount ?? 0)) else {
+                throw ImageError.encodingFailed(.webp, reason: "the canvas is too large for WebP")
+            }
+            defer { wi_webp_anim_encoder_destroy(encoder) }
+            for frame in try image.allFrames() {
+                let status = frame.bitmap.withUnsafeBytes { raw in
+                    wi_webp_anim_encoder_add(encoder, raw.bindMemory(to: UInt8.self).baseAddress,
+                                             UInt32(max(0, (frame.duration * 1000).rounded())), quality, options.lossless ? 1 : 0)
+                }
+                guard status == WI_OK else { throw ImageError.encodingFailed(.webp, reason: "a frame could not be encoded") }
+            }
+            guard wi_webp_anim_encoder_finish(encoder, &buffer) == WI_OK else {
+                free(buffer.data)
+                throw ImageError.encodingFailed(.webp, reason: CodecBridge.message(buffer.message))
+            }
+            return CodecBridge.takeData(&buffer)
+        }
+        let bitmap = image.bitmap
+        let status = bitmap.withUnsafeBytes { raw in
+            wi_webp_encode(raw.bindMemory(to: UInt8.self).baseAddress, UInt32(bitmap.width), UInt32(bitmap.height),
+                           quality, options.lossless ? 1 : 0, &buffer)
+        }
+        guard status == WI_OK else {
+            free(buffer.data)
+            throw ImageError.encodingFailed(.webp, reason: CodecBridge.message(buffer.message).isEmpty
+                                                ? "the image is too large for WebP" : CodecBridge.message(buffer.message))
+        }
+        return CodecBridge.takeData(&buffer)
+    }
+
+    public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {
+        WebPIncrementalDecoder(options: options)
+    }
+}
+
+/// Owns a libwebp animation decoder; frames are composited in order by libwebpdemux.
+final class WebPAnimationRenderer: FrameRenderer {
+    private let handle: OpaquePointer
+
+    init(handle: OpaquePointer) { self.handle = handle }
+    deinit { wi_webp_anim_destroy(handle) }
+
+    func render(_ index: Int) throws -> Bitmap {
+        var out = wi_image()
+        let status = wi_webp_anim_render(handle, UInt32(index), &out)
+        guard status == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else {
+            throw CodecBridge.error(status, format: .webp, message: CodecBridge.message(out.message),
+                                    limit: ImageDecodingOptions.defaultPixelLimit)
+        }
+        return bitmap
+    }
+}
+
+/// Feeds libwebp's incremental decoder (`WebPIDecoder`) as bytes arrive. Animated WebP has no
+/// incremental path in libwebp: its previews start once the whole file is there.
+final class WebPIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder {
+    private let decoder = wi_webp_incremental_create()
+    private var unsupported = false
+
+    deinit { wi_webp_incremental_destroy(decoder) }
+
+    func append(_ chunk: Data) throws {
+        data.append(chunk)
+        guard let decoder, !unsupported else { return }
+        if data.count >= 30, data.count - chunk.count < 30 {
+            var info = wi_webp_info()
+            _ = data.withBytePointer { wi_webp_read_info($0, $1, &info) }
+            if Int(info.width) * Int(info.height) > options.pixelLimit {
+                throw ImageError.tooLarge(width: Int(info.width), height: Int(info.height), limit: options.pixelLimit)
+            }
+            if info.has_animation != 0 { unsupported = true; return }
+        }
+        let status = chunk.withBytePointer { wi_webp_incremental_append(decoder, $0, $1) }
+        if status == WI_ERR_UNSUPPORTED { unsupported = true }
+        else if status < 0 { throw ImageError.undecodable(.webp, reason: "corrupt WebP data") }
+    }
+
+    func preview() throws -> PartialImage? {
+        guard let decoder, hasNewData else { return nil }
+        previewedCount = data.count
+        if unsupported {
+            guard let image = try? WebPCoder().decode(data, options: options) else { return nil }
+            return PartialImage(image: image, rowsDecoded: image.height, scans: 0)
+        }
+        var out = wi_image()
+        guard wi_webp_incremental_snapshot(decoder, &out) == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else { return nil }
+        let finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: nil, options: options)
+        let image = Image(bitmap: finishing(bitmap), format: .webp, scale: options.scale)
+        let rows = Int((Double(out.rows_decoded) / Double(bitmap.height) * Double(image.height)).rounded())
+        return PartialImage(image: image, rowsDecoded: rows, scans: 0)
+    }
+
+    func finish() throws -> Image {
+        try WebPCoder().decode(data, options: options)
+    }
+}

@@ -1,0 +1,61 @@
+/// How a coder turns encoded data into an `Image`.
+///
+/// The defaults decode every frame lazily, apply EXIF orientation, and refuse images over
+/// 100 megapixels before allocating any pixel memory.
+public struct ImageDecodingOptions: Sendable, Equatable {
+    /// When set, the decoded image fits in `maxPixelSize` x `maxPixelSize` (aspect ratio kept,
+    /// never enlarged). JPEG uses libjpeg's DCT scaling and WebP libwebp's scaler first, so the
+    /// full-size pixels are never held.
+    public var maxPixelSize: Int?
+    /// Decode only the first frame of an animated image (the result is a still image).
+    public var firstFrameOnly: Bool
+    /// Decode every frame now instead of on demand in `Image.frame(at:)`.
+    public var preloadAllFrames: Bool
+    /// Rotate and flip the pixels as the EXIF orientation asks (default); when false the
+    /// pixels stay as stored and `Image.exifOrientation` reports the tag.
+    public var appliesOrientation: Bool
+    /// The largest canvas, in pixels, a decoder accepts (default 100 megapixels). Larger images
+    /// fail with `ImageError.tooLarge`, checked from the header before any pixel is allocated.
+    public var pixelLimit: Int
+    /// The scale factor given to the image (points to pixels), 1 by default.
+    public var scale: Double
+
+    /// The default limit on decoded pixels: 100 megapixels.
+    public static let defaultPixelLimit = 100_000_000
+
+    /// Decoding options; every argument has the documented default.
+    public init(maxPixelSize: Int? = nil, firstFrameOnly: Bool = false, preloadAllFrames: Bool = false,
+                appliesOrientation: Bool = true, pixelLimit: Int = ImageDecodingOptions.defaultPixelLimit,
+                scale: Double = 1) {
+        self.maxPixelSize = maxPixelSize
+        self.firstFrameOnly = firstFrameOnly
+        self.preloadAllFrames = preloadAllFrames
+        self.appliesOrientation = appliesOrientation
+        self.pixelLimit = pixelLimit
+        self.scale = scale
+    }
+
+    /// The size a `width` x `height` image is decoded at under `maxPixelSize`.
+    func targetSize(width: Int, height: Int) -> (width: Int, height: Int) {
+        guard let limit = maxPixelSize, limit > 0, max(width, height) > limit else { return (width, height) }
+        let factor = Double(limit) / Double(max(width, height))
+        return (max(1, Int((Double(width) * factor).rounded())), max(1, Int((Double(height) * factor).rounded())))
+    }
+}
+
+/// How an `Image` is encoded.
+public struct ImageEncodingOptions: Sendable, Equatable {
+    /// Quality from 0 (smallest) to 1 (best) for lossy formats (JPEG, lossy WebP).
+    public var quality: Double
+    /// Encode WebP losslessly.
+    public var lossless: Bool
+    /// Write a progressive JPEG.
+    public var progressive: Bool
+
+    /// Encoding options: quality 0.9, lossy, baseline by default.
+    public init(quality: Double = 0.9, lossless: Bool = false, progressive: Bool = false) {
+        self.quality = quality
+        self.lossless = lossless
+        self.progressive = progressive
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+
+/// Everything that can go wrong while loading, decoding, encoding or transforming an image.
+///
+/// Every failure of the library is one of these cases (or a `CancellationError`). Each case
+/// carries what is needed to say what happened in one sentence (see `description`).
+public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The data was empty.
+    case emptyData
+    /// The data is not in a format any registered coder can decode.
+    case unsupportedFormat(ImageFormat)
+    /// The data looked like `format` but could not be decoded (corrupt or truncated).
+    case undecodable(ImageFormat, reason: String)
+    /// The image is larger than the configured pixel limit; nothing was allocated for it.
+    case tooLarge(width: Int, height: Int, limit: Int)
+    /// The image could not be encoded as `format`.
+    case encodingFailed(ImageFormat, reason: String)
+    /// A frame index outside `0..<frameCount` was asked for.
+    case frameOutOfRange(index: Int, count: Int)
+    /// The file could not be read.
+    case unreadableFile(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .emptyData: "The image data is empty."
+        case .unsupportedFormat(let format):
+            format == .unknown ? "The data is not an image format this library recognises."
+                : "No registered coder decodes \(format) images."
+        case .undecodable(let format, let reason): "The \(format) data could not be decoded: \(reason)."
+        case .tooLarge(let width, let height, let limit):
+            "The image is \(width)x\(height) pixels, over the limit of \(limit) pixels."
+        case .encodingFailed(let format, let reason): "The image could not be encoded as \(format): \(reason)."
+        case .frameOutOfRange(let index, let count): "Frame \(index) was asked for, but the image has \(count) frames."
+        case .unreadableFile(let path, let reason): "The file \(path) could not be read: \(reason)."
+        }
+    }
+}

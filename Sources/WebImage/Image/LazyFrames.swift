@@ -1,0 +1,26 @@
+import Synchronization
+
+/// Renders full-canvas frames of an animation one at a time (a codec's compositor).
+/// Calls are serialised by `LazyFrames`; implementations need not be thread-safe.
+protocol FrameRenderer: AnyObject {
+    /// The composited canvas of frame `index`, as stored (before orientation or scaling).
+    func render(_ index: Int) throws -> Bitmap
+}
+
+/// Frames decoded on demand, with the post-processing the decode options asked for.
+final class LazyFrames: Sendable {
+    let durations: [Double]
+    private let renderer: Mutex<any FrameRenderer>
+    private let finish: @Sendable (Bitmap) -> Bitmap
+
+    init(renderer: sending any FrameRenderer, durations: [Double], finish: @escaping @Sendable (Bitmap) -> Bitmap) {
+        self.renderer = Mutex(renderer)
+        self.durations = durations
+        self.finish = finish
+    }
+
+    func bitmap(at index: Int) throws -> Bitmap {
+        let raw = try renderer.withLock { try $0.render(index) }
+        return finish(raw)
+    }
+}
