@@ -96,8 +96,9 @@ wi_gif *wi_gif_open(const uint8_t *data, size_t length, uint64_t max_pixels, int
     GifRecordType type = UNDEFINED_RECORD_TYPE;
     do {
         if (DGifGetRecordType(gif, &type) == GIF_ERROR) {
-            // A stream cut at a record boundary after complete frames plays like browsers play it.
-            if (g->count > 0 && gif->Error == D_GIF_ERR_READ_FAILED) break;
+            // A stream cut or broken at a record boundary after complete frames plays the
+            // frames before the break, as browsers play it.
+            if (g->count > 0) break;
             wi_set_message(message, GifErrorString(gif->Error));
             if (gif->Error == D_GIF_ERR_READ_FAILED) *status = WI_ERR_TRUNCATED;
             goto fail;

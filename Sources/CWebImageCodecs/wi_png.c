@@ -109,9 +109,14 @@ int wi_png_decoder_snapshot(const wi_png_decoder *d, wi_image *out) {
     return WI_OK;
 }
 
+int wi_png_decoder_rows_complete(const wi_png_decoder *d) {
+    // Every row of the last pass arrived, even if IEND (or the zlib checksum) did not.
+    return d->done || (d->pixels && d->pass == d->passes - 1 && d->rows == d->height);
+}
+
 int wi_png_decoder_take(wi_png_decoder *d, wi_image *out) {
     memset(out, 0, sizeof *out);
-    if (!d->done || !d->pixels) return WI_ERR_TRUNCATED;
+    if (!wi_png_decoder_rows_complete(d) || !d->pixels) return WI_ERR_TRUNCATED;
     out->pixels = d->pixels;
     out->width = d->width; out->height = d->height;
     out->rows_decoded = d->height;

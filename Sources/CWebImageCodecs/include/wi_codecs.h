@@ -53,6 +53,8 @@ int wi_png_decoder_push(wi_png_decoder *decoder, const uint8_t *data, size_t len
 void wi_png_decoder_size(const wi_png_decoder *decoder, uint32_t *width, uint32_t *height, int *interlaced);
 /// A copy of the pixels decoded so far (NULL pixels before the header).
 int wi_png_decoder_snapshot(const wi_png_decoder *decoder, wi_image *out);
+/// Whether every row of the image arrived (IEND may still be missing).
+int wi_png_decoder_rows_complete(const wi_png_decoder *decoder);
 /// Moves the finished pixel buffer into `out` (after WI_OK).
 int wi_png_decoder_take(wi_png_decoder *decoder, wi_image *out);
 const char *wi_png_decoder_message(const wi_png_decoder *decoder);

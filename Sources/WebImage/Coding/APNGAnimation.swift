@@ -27,16 +27,18 @@ struct APNGAnimation {
     let headerTail: Data
     let sharedChunks: [Range<Int>]
 
-    /// The animation, or nil when the file is a still PNG (no valid acTL before the image data).
-    /// - Throws: `ImageError.undecodable` when the file declares an animation but has no valid frame.
+    /// The animation, or nil when the file is to be shown as a still PNG: no valid acTL before
+    /// the image data, or no valid first frame (browsers then show the default image).
+    /// - Throws: `ImageError.tooLarge` when the canvas is over the pixel limit.
     init?(data: Data, chunks: PNGChunks, options: ImageDecodingOptions) throws {
         guard let ihdr = chunks.chunks.first, ihdr.type == "IHDR", ihdr.data.count == 13 else { return nil }
         guard let firstData = chunks.chunks.firstIndex(where: { $0.type == "IDAT" }) else { return nil }
         // An acTL with a bad CRC is an ancillary chunk libpng would drop: the file is a still PNG.
-        guard let actl = chunks.chunks[..<firstData].first(where: { $0.type == "acTL" }), actl.crcMatches,
-              actl.data.count == 8 else { return nil }
+        // A second acTL, a frame count of 0 or over 2^31-1 make the acTL invalid: a still PNG.
+        let actls = chunks.chunks[..<firstData].filter { $0.type == "acTL" }
+        guard actls.count == 1, let actl = actls.first, actl.crcMatches, actl.data.count == 8 else { return nil }
         let declared = Int(data.bigEndianUInt32(at: actl.data.lowerBound))
-        guard declared > 0 else { throw ImageError.undecodable(.png, reason: "APNG declares zero frames") }
+        guard declared > 0, declared <= Int(Int32.max) else { return nil }
         self.data = data
         self.options = options
         canvasWidth = Int(data.bigEndianUInt32(at: ihdr.data.lowerBound))
@@ -50,7 +52,7 @@ struct APNGAnimation {
         sharedChunks = chunks.chunks.filter { ["PLTE", "tRNS"].contains($0.type) }.map(\.whole)
         frames = APNGAnimation.collectFrames(data: data, chunks: chunks, declared: declared,
                                               canvas: (canvasWidth, canvasHeight))
-        guard !frames.isEmpty else { throw ImageError.undecodable(.png, reason: "APNG frame sequence is invalid") }
+        guard !frames.isEmpty else { return nil }
     }
 
     /// Frames in order, up to the first structural error (bad sequence number, frame outside
@@ -70,19 +72,19 @@ struct APNGAnimation {
         loop: for chunk in chunks.chunks {
             switch chunk.type {
             case "fcTL":
-                guard chunk.crcMatches, chunk.data.count == 26, frames.count < declared else { break loop }
+                guard chunk.crcMatches, chunk.data.count == 26, frames.count < declared else { current = nil; break loop }
                 let o = chunk.data.lowerBound
-                guard data.bigEndianUInt32(at: o) == expectedSequence else { break loop }
+                guard data.bigEndianUInt32(at: o) == expectedSequence else { current = nil; break loop }
                 expectedSequence += 1
-                guard close() else { break loop }
+                guard close() else { current = nil; break loop }
                 if frames.count == declared { break loop }
                 let w = Int(data.bigEndianUInt32(at: o + 4)), h = Int(data.bigEndianUInt32(at: o + 8))
                 let x = Int(data.bigEndianUInt32(at: o + 12)), y = Int(data.bigEndianUInt32(at: o + 16))
-                guard w > 0, h > 0, x + w <= canvas.0, y + h <= canvas.1 else { break loop }
+                guard w > 0, h > 0, x + w <= canvas.0, y + h <= canvas.1 else { current = nil; break loop }
                 let numerator = Double(data.bigEndianUInt16(at: o + 20))
                 let denominator = Double(data.bigEndianUInt16(at: o + 22))
                 let dispose = data[data.startIndex + o + 24], blend = data[data.startIndex + o + 25]
-                guard dispose <= 2, blend <= 1 else { break loop }
+                guard dispose <= 2, blend <= 1 else { current = nil; break loop }
                 let isDefault = !seenImageData
                 if isDefault, w != canvas.0 || h != canvas.1 || x != 0 || y != 0 { break loop }
                 current = Frame(x: x, y: y, width: w, height: h,
@@ -93,18 +95,19 @@ struct APNGAnimation {
                 seenImageData = true
                 if current?.isDefaultImage == true { current?.dataRanges.append(chunk.data) }
             case "fdAT":
-                guard chunk.crcMatches, chunk.data.count > 4,
+                guard chunk.crcMatches, chunk.data.count >= 4,
                       data.bigEndianUInt32(at: chunk.data.lowerBound) == expectedSequence,
-                      current != nil, current?.isDefaultImage == false else { break loop }
+                      current != nil, current?.isDefaultImage == false else { current = nil; break loop }
                 expectedSequence += 1
                 current?.dataRanges.append((chunk.data.lowerBound + 4)..<chunk.data.upperBound)
             case "IEND":
-                _ = close()
                 break loop
             default:
                 continue
             }
         }
+        // The last frame ends at IEND, or where the chunks end when IEND is missing.
+        if current != nil, frames.count < declared { _ = close() }
         return frames
     }
 

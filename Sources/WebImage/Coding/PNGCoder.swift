@@ -14,7 +14,13 @@ public struct PNGCoder: ImageCoder {
         let chunks = PNGChunks(data)
         let orientation = chunks.exifOrientation(in: data)
         if !options.firstFrameOnly, let animation = try APNGAnimation(data: data, chunks: chunks, options: options) {
-            return try animation.image(exifOrientation: orientation)
+            do {
+                return try animation.image(exifOrientation: orientation)
+            } catch ImageError.tooLarge(let width, let height, let limit) {
+                throw ImageError.tooLarge(width: width, height: height, limit: limit)
+            } catch {
+                // The first animation frame does not decode: show the default image, as browsers do.
+            }
         }
         let bitmap = try PNGCoder.decodeStill(data, options: options)
         let finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: orientation, options: options)
@@ -31,7 +37,8 @@ public struct PNGCoder: ImageCoder {
         }
         defer { wi_png_decoder_destroy(decoder) }
         let status = data.withBytePointer { wi_png_decoder_push(decoder, $0, $1) }
-        guard status == WI_OK else {
+        // A stream whose rows are all there but whose IEND is missing displays in browsers.
+        guard status == WI_OK || (status == WI_NEED_MORE && wi_png_decoder_rows_complete(decoder) != 0) else {
             var w: UInt32 = 0, h: UInt32 = 0, interlaced: Int32 = 0
             wi_png_decoder_size(decoder, &w, &h, &interlaced)
             let message = String(cString: wi_png_decoder_message(decoder))
