@@ -52,6 +52,9 @@ struct APNGAnimation {
         sharedChunks = chunks.chunks.filter { ["PLTE", "tRNS"].contains($0.type) }.map(\.whole)
         frames = APNGAnimation.collectFrames(data: data, chunks: chunks, declared: declared,
                                               canvas: (canvasWidth, canvasHeight))
+        if chunks.endsMidChunk, frames.count < declared {
+            throw ImageError.undecodable(.png, reason: "the data is truncated inside APNG frame \(frames.count)")
+        }
         guard !frames.isEmpty else { return nil }
     }
 

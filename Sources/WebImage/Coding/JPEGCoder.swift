@@ -21,6 +21,9 @@ public struct JPEGCoder: ImageCoder {
     /// Decodes to stored pixels at the DCT scale that `options.maxPixelSize` allows.
     static func decode(_ data: Data, options: ImageDecodingOptions, tolerateTruncation: Bool) throws
         -> (Bitmap, Int?, DecodeFinishing, wi_image) {
+        if let size = JPEGSegments.frameSize(data), size.width * size.height > options.pixelLimit {
+            throw ImageError.tooLarge(width: size.width, height: size.height, limit: options.pixelLimit)
+        }
         var info = wi_jpeg_info()
         let headerStatus = data.withBytePointer { wi_jpeg_read_info($0, $1, &info) }
         guard headerStatus == WI_OK else {
@@ -46,7 +49,7 @@ public struct JPEGCoder: ImageCoder {
             throw CodecBridge.error(status, format: .jpeg, message: CodecBridge.message(out.message), width: info.width,
                                     height: info.height, limit: options.pixelLimit)
         }
-        let orientation = ExifReader.exifBlock(jpeg: data).flatMap { ExifReader.orientation(tiff: $0) }
+        let orientation = JPEGSegments.exifBlock(data).flatMap { ExifReader.orientation(tiff: $0) }
         let finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
         return (bitmap, orientation, finishing, out)
     }
@@ -84,12 +87,12 @@ final class JPEGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder
         data.append(chunk)
         // Fail as soon as the header says the image is over the limit.
         guard !headerChecked else { return }
+        if let size = JPEGSegments.frameSize(data), size.width * size.height > options.pixelLimit {
+            throw ImageError.tooLarge(width: size.width, height: size.height, limit: options.pixelLimit)
+        }
         var info = wi_jpeg_info()
         guard data.withBytePointer({ wi_jpeg_read_info($0, $1, &info) }) == WI_OK else { return }
         headerChecked = true
-        if Int(info.width) * Int(info.height) > options.pixelLimit {
-            throw ImageError.tooLarge(width: Int(info.width), height: Int(info.height), limit: options.pixelLimit)
-        }
     }
 
     func preview() throws -> PartialImage? {

@@ -13,6 +13,8 @@ struct PNGChunks {
     }
 
     var chunks: [Chunk] = []
+    /// Whether the data ends inside a chunk (cut mid-chunk rather than at a chunk boundary).
+    var endsMidChunk = false
 
     static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
@@ -22,9 +24,10 @@ struct PNGChunks {
             let b = raw.bindMemory(to: UInt8.self)
             guard b.count >= 8, Array(b[0..<8]) == PNGChunks.signature else { return }
             var o = 8
-            while o + 12 <= b.count {
+            while o < b.count {
+                guard o + 12 <= b.count else { endsMidChunk = true; break }
                 let length = Int(PNGChunks.u32(b, o))
-                guard length <= b.count - o - 12 else { break }
+                guard length <= b.count - o - 12 else { endsMidChunk = true; break }
                 let type = String(decoding: b[(o + 4)..<(o + 8)], as: UTF8.self)
                 let stored = PNGChunks.u32(b, o + 8 + length)
                 let crc = wi_crc32(0, b.baseAddress! + o + 4, 4 + length)
@@ -38,6 +41,12 @@ struct PNGChunks {
 
     static func u32(_ b: UnsafeBufferPointer<UInt8>, _ o: Int) -> UInt32 {
         UInt32(b[o]) << 24 | UInt32(b[o + 1]) << 16 | UInt32(b[o + 2]) << 8 | UInt32(b[o + 3])
+    }
+
+    /// Width and height from IHDR, if it is the first chunk.
+    func headerSize(in data: Data) -> (width: Int, height: Int)? {
+        guard let ihdr = chunks.first, ihdr.type == "IHDR", ihdr.data.count == 13 else { return nil }
+        return (Int(data.bigEndianUInt32(at: ihdr.data.lowerBound)), Int(data.bigEndianUInt32(at: ihdr.data.lowerBound + 4)))
     }
 
     /// The EXIF orientation from an eXIf chunk before the image data, if any.

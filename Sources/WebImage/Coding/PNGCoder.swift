@@ -12,6 +12,7 @@ public struct PNGCoder: ImageCoder {
 
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         let chunks = PNGChunks(data)
+        try PNGCoder.checkLimit(chunks.headerSize(in: data), options)
         let orientation = chunks.exifOrientation(in: data)
         if !options.firstFrameOnly, let animation = try APNGAnimation(data: data, chunks: chunks, options: options) {
             do {
@@ -28,6 +29,13 @@ public struct PNGCoder: ImageCoder {
         return Image(firstFrame: frame, frames: .preloaded([frame]),
                      format: .png, loopCount: nil, scale: options.scale, exifOrientation: orientation,
                      orientationApplied: finishing.orientation != nil)
+    }
+
+    /// Throws `tooLarge` when the IHDR size is over the pixel limit (before libpng sees the data).
+    static func checkLimit(_ size: (width: Int, height: Int)?, _ options: ImageDecodingOptions) throws {
+        if let size, size.width * size.height > options.pixelLimit {
+            throw ImageError.tooLarge(width: size.width, height: size.height, limit: options.pixelLimit)
+        }
     }
 
     /// Decodes the (default) image of a PNG stream into stored pixels.
@@ -89,6 +97,12 @@ final class PNGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder 
     func append(_ chunk: Data) throws {
         if let failure { throw failure }
         data.append(chunk)
+        if data.count - chunk.count < 33, data.count >= 33 {
+            do { try PNGCoder.checkLimit(PNGChunks(data.prefix(33)).headerSize(in: data), options) } catch {
+                failure = error as? ImageError
+                throw error
+            }
+        }
         guard let decoder else { throw ImageError.undecodable(.png, reason: "out of memory") }
         let status = chunk.withBytePointer { wi_png_decoder_push(decoder, $0, $1) }
         if status < 0 {

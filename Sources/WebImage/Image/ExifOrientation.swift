@@ -45,26 +45,4 @@ enum ExifReader {
         }
         return nil
     }
-
-    /// The EXIF block of a JPEG (APP1 "Exif"), a PNG (eXIf) or nil.
-    static func exifBlock(jpeg data: Data) -> [UInt8]? {
-        data.withUnsafeBytes { raw -> [UInt8]? in
-            let b = raw.bindMemory(to: UInt8.self)
-            var o = 2
-            while o + 4 <= b.count {
-                guard b[o] == 0xFF else { return nil }
-                let marker = b[o + 1]
-                if marker == 0xFF { o += 1; continue }
-                if marker == 0xD8 || (0xD0...0xD7).contains(marker) || marker == 0x01 { o += 2; continue }
-                if marker == 0xDA || marker == 0xD9 { return nil }
-                let length = Int(b[o + 2]) << 8 | Int(b[o + 3])
-                guard length >= 2, o + 2 + length <= b.count else { return nil }
-                if marker == 0xE1, length >= 8, Array(b[(o + 4)..<(o + 10)]) == Array("Exif\0\0".utf8) {
-                    return Array(b[(o + 10)..<(o + 2 + length)])
-                }
-                o += 2 + length
-            }
-            return nil
-        }
-    }
 }

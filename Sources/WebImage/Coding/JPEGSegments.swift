@@ -1,0 +1,51 @@
+import Foundation
+
+/// The marker segments of a JPEG header, read without libjpeg (to find EXIF and the frame size).
+enum JPEGSegments {
+    /// Calls `body` with each marker and its payload range, up to the first scan; stops when
+    /// `body` returns false or the data ends.
+    static func walk(_ data: Data, _ body: (UInt8, Range<Int>) -> Bool) {
+        data.withUnsafeBytes { raw in
+            let b = raw.bindMemory(to: UInt8.self)
+            var o = 2
+            while o + 4 <= b.count {
+                guard b[o] == 0xFF else { return }
+                let marker = b[o + 1]
+                if marker == 0xFF { o += 1; continue }
+                if marker == 0xD8 || (0xD0...0xD7).contains(marker) || marker == 0x01 { o += 2; continue }
+                if marker == 0xDA || marker == 0xD9 { return }
+                let length = Int(b[o + 2]) << 8 | Int(b[o + 3])
+                guard length >= 2, o + 2 + length <= b.count else { return }
+                if !body(marker, (o + 4)..<(o + 2 + length)) { return }
+                o += 2 + length
+            }
+        }
+    }
+
+    /// The TIFF-structured EXIF block of the APP1 "Exif" segment, if any.
+    static func exifBlock(_ data: Data) -> Data? {
+        var block: Data?
+        walk(data) { marker, payload in
+            let start = data.startIndex + payload.lowerBound
+            if marker == 0xE1, payload.count >= 6, data[start..<(start + 6)] == Data("Exif\0\0".utf8) {
+                block = data[(start + 6)..<(data.startIndex + payload.upperBound)]
+                return false
+            }
+            return true
+        }
+        return block
+    }
+
+    /// Width and height from the first SOF segment.
+    static func frameSize(_ data: Data) -> (width: Int, height: Int)? {
+        var size: (Int, Int)?
+        walk(data) { marker, payload in
+            let isSOF = (0xC0...0xCF).contains(marker) && ![0xC4, 0xC8, 0xCC].contains(marker)
+            guard isSOF, payload.count >= 5 else { return true }
+            let s = data.startIndex + payload.lowerBound
+            size = (Int(data[s + 3]) << 8 | Int(data[s + 4]), Int(data[s + 1]) << 8 | Int(data[s + 2]))
+            return false
+        }
+        return size
+    }
+}

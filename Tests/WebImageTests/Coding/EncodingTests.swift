@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import WebImage
+
+@Suite struct EncodingTests {
+    let still = Image(bitmap: Fixtures.gradient(width: 64, height: 48))
+    let opaque = Image(bitmap: Fixtures.gradient(width: 64, height: 48, opaque: true))
+
+    @Test func pngRoundTripsExactly() throws {
+        let decoded = try Image(data: try still.encoded(as: .png))
+        #expect(decoded.format == .png)
+        #expect(decoded.bitmap == still.bitmap)
+        #expect(try Image(data: try opaque.encoded(as: .png)).bitmap == opaque.bitmap)
+    }
+
+    @Test func losslessWebPRoundTripsExactly() throws {
+        let data = try ImageCoders.shared.encode(still, as: .webp, options: ImageEncodingOptions(lossless: true))
+        #expect(try Image(data: data).bitmap == still.bitmap)
+    }
+
+    @Test func lossyFormatsRoundTripCloselyAndQualityMatters() throws {
+        for format in [ImageFormat.jpeg, .webp] {
+            let high = try opaque.encoded(as: format, quality: 0.95)
+            let low = try opaque.encoded(as: format, quality: 0.2)
+            #expect(low.count < high.count, "\(format)")
+            let decoded = try Image(data: high)
+            #expect(decoded.format == format)
+            #expect(Fixtures.meanDifference(decoded.bitmap, opaque.bitmap) < 3, "\(format)")
+        }
+        let progressive = try ImageCoders.shared.encode(opaque, as: .jpeg, options: ImageEncodingOptions(progressive: true))
+        #expect(Fixtures.meanDifference(try Image(data: progressive).bitmap, opaque.bitmap) < 3)
+    }
+
+    @Test func gifRoundTripKeepsFramesDurationsLoopAndTransparency() throws {
+        let frames = (0..<4).map { i in
+            var bitmap = Fixtures.gradient(width: 20, height: 10, opaque: true)
+            bitmap.withUnsafeMutableBytes { $0[i * 4 + 3] = 0 }  // one transparent pixel per frame
+            return ImageFrame(bitmap: bitmap, duration: 0.05 * Double(i + 1))
+        }
+        let animation = Image(frames: frames, loopCount: 3)
+        let decoded = try Image(data: try animation.encoded(as: .gif))
+        #expect(decoded.frameCount == 4)
+        #expect(decoded.loopCount == 3)
+        #expect(decoded.frameDurations == [0.05, 0.1, 0.15, 0.2])
+        #expect(try decoded.frame(at: 2).bitmap[2, 0].a == 0)
+        #expect(Fixtures.meanDifference(decoded.bitmap, frames[0].bitmap) < 12)  // 256-colour quantisation
+    }
+
+    @Test func animatedWebPRoundTrips() throws {
+        let frames = (0..<3).map { i in
+            var bitmap = Fixtures.gradient(width: 16, height: 16)
+            bitmap.withUnsafeMutableBytes { for p in 0..<(16 * (i + 1)) { $0[p * 4] = 255 } }  // frames differ
+            return ImageFrame(bitmap: bitmap, duration: 0.1 * Double(i + 1))
+        }
+        let data = try ImageCoders.shared.encode(Image(frames: frames, loopCount: 0), as: .webp, options: ImageEncodingOptions(lossless: true))
+        let decoded = try Image(data: data)
+        #expect(decoded.frameCount == 3)
+        #expect(decoded.loopCount == 0)
+        #expect(decoded.frameDurations.map { ($0 * 1000).rounded() } == [100, 200, 300])
+        #expect(try decoded.frame(at: 2).bitmap == frames[2].bitmap)
+    }
+
+    @Test func defaultEncodingUsesTheSourceFormat() throws {
+        let gif = try Image(data: try Corpus.data("gif/chi.gif"))
+        #expect(ImageFormat(sniffing: try gif.encoded()) == .gif)
+        #expect(ImageFormat(sniffing: try still.encoded()) == .png)
+    }
+}

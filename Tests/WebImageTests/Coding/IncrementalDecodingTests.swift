@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+@testable import WebImage
+
+@Suite struct IncrementalDecodingTests {
+    /// Feeds `data` in `chunks` pieces, asking for a preview after each; returns the previews.
+    func feed(_ data: Data, chunks: Int) throws -> (previews: [PartialImage], final: Image) {
+        let decoder = try #require(ImageCoders.shared.makeIncrementalDecoder(for: data.prefix(16)))
+        var previews: [PartialImage] = []
+        let step = max(1, data.count / chunks)
+        var offset = 0
+        while offset < data.count {
+            let end = min(data.count, offset + step)
+            try decoder.append(data[offset..<end])
+            if let preview = try decoder.preview() { previews.append(preview) }
+            offset = end
+        }
+        return (previews, try decoder.finish())
+    }
+
+    @Test func baselineJPEGFillsRowByRow() throws {
+        let data = try Image(bitmap: Fixtures.gradient(width: 256, height: 256, opaque: true)).encoded(as: .jpeg)
+        let (previews, final) = try feed(data, chunks: 8)
+        #expect(previews.count >= 4)
+        let rows = previews.map(\.rowsDecoded)
+        #expect(rows == rows.sorted())
+        #expect(rows.first! < 256 && rows.last! == 256)
+        #expect(final.bitmap == (try Image(data: data)).bitmap)
+    }
+
+    @Test func progressiveJPEGShowsWholeImageScanByScan() throws {
+        let data = try ImageCoders.shared.encode(Image(bitmap: Fixtures.gradient(width: 256, height: 256, opaque: true)), as: .jpeg,
+                                                 options: ImageEncodingOptions(progressive: true))
+        let (previews, final) = try feed(data, chunks: 10)
+        #expect(previews.count >= 3)
+        #expect(previews.allSatisfy { $0.rowsDecoded == 256 })
+        let scans = previews.map(\.scans)
+        #expect(scans == scans.sorted() && scans.last! > scans.first!)
+        #expect(final.bitmap == (try Image(data: data)).bitmap)
+    }
+
+    @Test(arguments: ["png/basn6a08.png", "png/basi6a08.png", "apng/TestImageAnimated.apng"])
+    func pngPlainAndInterlaced(path: String) throws {
+        let data = try Corpus.data(path)
+        let (previews, final) = try feed(data, chunks: 6)
+        #expect(!previews.isEmpty)
+        let full = try Image(data: data)
+        #expect(final.bitmap == full.bitmap && final.frameCount == full.frameCount)
+    }
+
+    @Test func webpFillsRowByRow() throws {
+        let data = try Corpus.data("webp/1.webp")
+        let (previews, final) = try feed(data, chunks: 8)
+        #expect(previews.count >= 3)
+        #expect(previews.map(\.rowsDecoded) == previews.map(\.rowsDecoded).sorted())
+        #expect(final.bitmap == (try Image(data: data)).bitmap)
+    }
+
+    @Test func gifShowsCompleteFrames() throws {
+        let data = try Corpus.data("gif/chi.gif")
+        let (previews, final) = try feed(data, chunks: 12)
+        let counts = previews.map(\.image.frameCount)
+        #expect(!counts.isEmpty && counts == counts.sorted())
+        #expect(counts.first! < final.frameCount)
+        #expect(final.frameCount == 31)
+    }
+
+    @Test func truncatedDataFailsAtFinish() throws {
+        for path in ["png/basn6a08.png", "jpeg/hopper_orientation_6.jpg", "webp/1.webp", "gif/chi.gif"] {
+            let data = try Corpus.data(path)
+            let decoder = try #require(ImageCoders.shared.makeIncrementalDecoder(for: data.prefix(16)))
+            try decoder.append(data.prefix(data.count / 2))
+            #expect(throws: ImageError.self, "\(path)") { _ = try decoder.finish() }
+        }
+    }
+
+    @Test func tooLargeIsReportedWhileLoading() throws {
+        let decoder = try #require(ImageCoders.shared.makeIncrementalDecoder(for: Fixtures.pngHeader(width: 1, height: 1)))
+        #expect(throws: ImageError.self) { try decoder.append(Fixtures.pngHeader(width: 50_000, height: 50_000)) }
+    }
+}
