@@ -32,7 +32,8 @@ struct InfoCommand: ParsableCommand {
                 }
                 let image = try Image(data: data, options: ImageDecodingOptions(appliesOrientation: !rawOrientation))
                 let report = try FileReport(image: image)
-                print(json ? report.json : report.text(path: path, byteCount: data.count))
+                let shown = files.isEmpty ? URL(fileURLWithPath: path).lastPathComponent : path
+                print(json ? report.json : report.text(path: shown, byteCount: data.count))
             } catch {
                 failed = true
                 FileHandle.standardError.write(Data("webimage: \(path): \(error)\n".utf8))

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs the test suite. Installs the system libraries first when they are missing
+# (Debian/Ubuntu, as root or with sudo). The corpus is read from ../shared/testdata.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/install-deps.sh
+# Our own code builds without warnings (dependencies' warnings are theirs).
+swift build --build-tests 2>&1 | tee .build-warnings.log
+if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-warnings.log; then
+  echo "test.sh: warnings in the project's code" >&2
+  exit 1
+fi
+swift test
