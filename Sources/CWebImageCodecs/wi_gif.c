@@ -57,6 +57,9 @@ static int skip_image_data(GifFileType *gif) {
 // Reads the raster of the image whose descriptor was just read into frame f.
 static int read_raster(GifFileType *gif, gif_frame *f, int interlaced) {
     if (!interlaced) {
+        // One call for the whole frame (rows are contiguous), as DGifSlurp reads it.
+        if ((uint64_t)f->width * f->height <= INT32_MAX)
+            return DGifGetLine(gif, f->indices, (int)(f->width * f->height)) != GIF_ERROR;
         for (uint32_t y = 0; y < f->height; y++)
             if (DGifGetLine(gif, f->indices + (size_t)y * f->width, (int)f->width) == GIF_ERROR) return 0;
         return 1;
@@ -243,7 +246,7 @@ int wi_gif_render(wi_gif *g, uint32_t index, wi_image *out) {
         draw_frame(g, &g->frames[i]);
         g->next++;
     }
-    out->pixels = malloc(size);
+    out->pixels = wi_alloc_bytes(size, 0);
     if (!out->pixels) return WI_ERR_NO_MEMORY;
     memcpy(out->pixels, g->canvas, size);
     out->width = g->width; out->height = g->height; out->rows_decoded = g->height;

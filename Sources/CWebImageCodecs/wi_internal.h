@@ -4,5 +4,4 @@
 #include "wi_codecs.h"
 int wi_buffer_append(wi_buffer *buffer, const uint8_t *data, size_t length);
 void wi_set_message(char *message, const char *text);
-uint8_t *wi_alloc_pixels(uint32_t width, uint32_t height, int zeroed);
 #endif

@@ -100,7 +100,7 @@ int wi_png_decoder_snapshot(const wi_png_decoder *d, wi_image *out) {
     memset(out, 0, sizeof *out);
     if (!d->pixels) return WI_NEED_MORE;
     size_t size = (size_t)d->width * d->height * 4;
-    out->pixels = malloc(size);
+    out->pixels = wi_alloc_bytes(size, 0);
     if (!out->pixels) return WI_ERR_NO_MEMORY;
     memcpy(out->pixels, d->pixels, size);
     out->width = d->width; out->height = d->height;

@@ -44,6 +44,10 @@ typedef struct {
 
 uint32_t wi_crc32(uint32_t crc, const uint8_t *data, size_t length);
 
+/// Allocates a pixel buffer (huge pages for large ones); release with free().
+uint8_t *wi_alloc_bytes(size_t size, int zeroed);
+uint8_t *wi_alloc_pixels(uint32_t width, uint32_t height, int zeroed);
+
 // ---- PNG (libpng progressive reader; used for whole files and incremental data)
 typedef struct wi_png_decoder wi_png_decoder;
 wi_png_decoder *wi_png_decoder_create(uint64_t max_pixels);

@@ -1,9 +1,10 @@
 extension Bitmap {
     /// The bitmap reduced to `targetWidth` x `targetHeight` by area averaging (each output pixel
     /// is the coverage-weighted mean of the source pixels under it), in premultiplied alpha so
-    /// transparent edges get no dark fringe. Used after DCT or codec scaling for decode-at-size;
-    /// enlarging is not its job and returns the bitmap unchanged.
-    func areaDownscaled(toWidth targetWidth: Int, height targetHeight: Int) -> Bitmap {
+    /// transparent edges get no dark fringe. Decode-at-size uses it after DCT or codec scaling.
+    /// A target larger than the bitmap in either direction returns the bitmap unchanged
+    /// (enlarging is a transformer's job). Synchronous CPU work.
+    public func areaDownscaled(toWidth targetWidth: Int, height targetHeight: Int) -> Bitmap {
         guard targetWidth > 0, targetHeight > 0, targetWidth <= width, targetHeight <= height,
               targetWidth != width || targetHeight != height else { return self }
         let horizontal = AreaWeights(source: width, target: targetWidth)

@@ -1,3 +1,4 @@
+import CWebImageCodecs
 import Foundation
 
 /// The pixels of one frame: 8-bit RGBA, rows top to bottom, tightly packed (`width * 4` bytes a row).
@@ -100,13 +101,13 @@ final class PixelStorage: @unchecked Sendable {
     }
 
     convenience init(zeroedCount count: Int) {
-        guard let raw = calloc(max(count, 1), 1) else { fatalError("out of memory allocating \(count) bytes") }
-        self.init(adopting: raw.assumingMemoryBound(to: UInt8.self), count: count)
+        guard let raw = wi_alloc_bytes(count, 1) else { fatalError("out of memory allocating \(count) bytes") }
+        self.init(adopting: raw, count: count)
     }
 
     convenience init(uninitializedCount count: Int) {
-        guard let raw = malloc(max(count, 1)) else { fatalError("out of memory allocating \(count) bytes") }
-        self.init(adopting: raw.assumingMemoryBound(to: UInt8.self), count: count)
+        guard let raw = wi_alloc_bytes(count, 0) else { fatalError("out of memory allocating \(count) bytes") }
+        self.init(adopting: raw, count: count)
     }
 
     convenience init(copying other: PixelStorage) {

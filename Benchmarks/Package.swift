@@ -1,0 +1,25 @@
+// swift-tools-version: 6.1
+import Foundation
+import PackageDescription
+
+// A path dependency is named after its folder: "swift-web-image" in a usual clone.
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+
+// Benchmarks live in their own package so that the library's build stays light.
+let package = Package(
+    name: "WebImageBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(path: "..")],
+    targets: [
+        // The raw C libraries called directly: the floor each of our decoders is compared with.
+        .target(
+            name: "CRawDecoders",
+            linkerSettings: ["png16", "jpeg", "webp", "webpdemux", "gif"].map { .linkedLibrary($0) }
+        ),
+        .executableTarget(
+            name: "CodecBenchmarks",
+            dependencies: [.product(name: "WebImage", package: root), "CRawDecoders"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+    ]
+)

@@ -1,0 +1,12 @@
+// Direct calls into libjpeg-turbo, libpng, libwebp and giflib, decoding to RGBA8 and freeing
+// the result: the in-process floor for the codec benchmarks. Each returns 0 on success.
+#ifndef RAW_DECODERS_H
+#define RAW_DECODERS_H
+#include <stddef.h>
+#include <stdint.h>
+int raw_jpeg_decode(const uint8_t *data, size_t length, int scale_num);
+int raw_png_decode(const uint8_t *data, size_t length);
+int raw_webp_decode(const uint8_t *data, size_t length);
+int raw_webp_anim_decode_all(const uint8_t *data, size_t length);
+int raw_gif_decode_all(const uint8_t *data, size_t length);
+#endif

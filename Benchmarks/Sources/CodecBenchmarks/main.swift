@@ -1,0 +1,111 @@
+import CRawDecoders
+import Foundation
+import WebImage
+
+// Decode benchmarks for issue "codecs": our decoders against the raw C libraries called directly
+// in the same process, plus the anchors measured by ../shared/bench/anchors.sh in the same run.
+// Usage: CodecBenchmarks FIXTURES_DIR [ANCHORS_FILE]
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2 else {
+    FileHandle.standardError.write(Data("usage: CodecBenchmarks FIXTURES_DIR [ANCHORS_FILE]\n".utf8))
+    exit(2)
+}
+let fixtures = URL(fileURLWithPath: arguments[1])
+var anchors: [String: Double] = [:]
+if arguments.count >= 3, let text = try? String(contentsOfFile: arguments[2], encoding: .utf8) {
+    for line in text.split(separator: "\n") {
+        let parts = line.split(separator: " ")
+        if parts.count == 3, parts[2] == "ms", let value = Double(parts[1]) { anchors[String(parts[0])] = value }
+    }
+}
+
+func load(_ name: String) -> Data {
+    guard let data = try? Data(contentsOf: fixtures.appendingPathComponent(name)) else {
+        FileHandle.standardError.write(Data("missing fixture \(name): run ../shared/bench/fixtures.py first\n".utf8))
+        exit(1)
+    }
+    return data
+}
+
+/// Median wall time in milliseconds of `body` over `runs` runs after one warm-up.
+func median(runs: Int, _ body: () throws -> Void) rethrows -> Double {
+    try body()
+    var times: [Double] = []
+    let clock = ContinuousClock()
+    for _ in 0..<runs {
+        let elapsed = try clock.measure(body)
+        times.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
+    }
+    return times.sorted()[times.count / 2]
+}
+
+struct Row { var name: String; var ours: Double; var floor: Double; var floorName: String; var anchors: [(String, Double)] }
+var rows: [Row] = []
+
+@MainActor func bench(_ name: String, runs: Int, floorName: String, anchorKeys: [(String, String)], ours: () throws -> Void, raw: () -> Int32) throws {
+    let oursMs = try median(runs: runs, ours)
+    let rawMs = median(runs: runs) { precondition(raw() == 0, "raw decode failed") }
+    let found = anchorKeys.compactMap { label, key in anchors[key].map { (label, $0) } }
+    rows.append(Row(name: name, ours: oursMs, floor: rawMs, floorName: floorName, anchors: found))
+}
+
+func withBytes<R>(_ data: Data, _ body: (UnsafePointer<UInt8>, Int) -> R) -> R {
+    data.withUnsafeBytes { body($0.bindMemory(to: UInt8.self).baseAddress!, $0.count) }
+}
+
+let jpeg = load("photo-4000x3000.jpg")
+let progressive = load("photo-4000x3000-progressive.jpg")
+let png = load("rgba-1024x768.png")
+let webpLossy = load("photo-1024x768.webp")
+let webpLossless = load("rgba-1024x768-lossless.webp")
+let gif = load("anim-400x300-30f.gif")
+let awebp = load("anim-400x300-30f.webp")
+let preload = ImageDecodingOptions(preloadAllFrames: true)
+
+try bench("12 MP JPEG decode", runs: 9, floorName: "libjpeg-turbo direct",
+          anchorKeys: [("tjbench", "jpeg12mp_decode_libjpegturbo"), ("Pillow", "jpeg12mp_decode_pillow")],
+          ours: { _ = try Image(data: jpeg) }, raw: { withBytes(jpeg) { raw_jpeg_decode($0, $1, 8) } })
+try bench("12 MP progressive JPEG decode", runs: 5, floorName: "libjpeg-turbo direct",
+          anchorKeys: [("Pillow", "jpeg12mp_progressive_decode_pillow")],
+          ours: { _ = try Image(data: progressive) }, raw: { withBytes(progressive) { raw_jpeg_decode($0, $1, 8) } })
+try bench("12 MP JPEG -> 256 px (decode at size)", runs: 15, floorName: "libjpeg-turbo 1/8 direct",
+          anchorKeys: [("djpeg -scale 1/8", "jpeg12mp_decode_scale1_8_djpeg_process"), ("Pillow draft+thumbnail", "jpeg12mp_thumb256_pillow_draft"),
+                       ("Pillow full+LANCZOS", "jpeg12mp_thumb256_pillow_nodraft"), ("vipsthumbnail", "jpeg12mp_thumb256_vipsthumbnail")],
+          ours: { _ = try Image(data: jpeg, options: ImageDecodingOptions(maxPixelSize: 256)) },
+          raw: { withBytes(jpeg) { raw_jpeg_decode($0, $1, 1) } })
+let fullPlusResize = try median(runs: 5) {
+    _ = try Image(data: jpeg).bitmap.areaDownscaled(toWidth: 256, height: 192)
+}
+try bench("1024x768 RGBA PNG decode", runs: 21, floorName: "libpng simplified API",
+          anchorKeys: [("Pillow", "png1024_decode_pillow")],
+          ours: { _ = try Image(data: png) }, raw: { withBytes(png) { raw_png_decode($0, $1) } })
+try bench("1024x768 lossy WebP decode", runs: 21, floorName: "WebPDecodeRGBA",
+          anchorKeys: [("Pillow", "webp1024_lossy_decode_pillow"), ("dwebp process", "webp1024_lossy_decode_dwebp_process")],
+          ours: { _ = try Image(data: webpLossy) }, raw: { withBytes(webpLossy) { raw_webp_decode($0, $1) } })
+try bench("1024x768 lossless WebP decode", runs: 21, floorName: "WebPDecodeRGBA",
+          anchorKeys: [("Pillow", "webp1024_lossless_decode_pillow")],
+          ours: { _ = try Image(data: webpLossless) }, raw: { withBytes(webpLossless) { raw_webp_decode($0, $1) } })
+try bench("30-frame GIF, all frames", runs: 15, floorName: "giflib DGifSlurp + draw",
+          anchorKeys: [("Pillow", "gif30_all_frames_pillow")],
+          ours: { _ = try Image(data: gif, options: preload) }, raw: { withBytes(gif) { raw_gif_decode_all($0, $1) } })
+try bench("30-frame animated WebP, all frames", runs: 15, floorName: "WebPAnimDecoder",
+          anchorKeys: [("Pillow", "awebp30_all_frames_pillow")],
+          ours: { _ = try Image(data: awebp, options: preload) }, raw: { withBytes(awebp) { raw_webp_anim_decode_all($0, $1) } })
+
+let fullJPEG = rows[0].ours
+let atSize = rows[2].ours
+func f(_ v: Double) -> String { String(format: "%.2f", v) }
+print("| benchmark | ours ms | raw C ms (\u{2009}floor\u{2009}) | ours / raw | anchors (ms, ours / anchor) |")
+print("| --- | ---: | ---: | ---: | --- |")
+for row in rows {
+    let anchorText = row.anchors.map { "\($0.0) \(f($0.1)) (\(f(row.ours / $0.1))x)" }.joined(separator: "; ")
+    print("| \(row.name) | \(f(row.ours)) | \(f(row.floor)) (\(row.floorName)) | \(f(row.ours / row.floor))x | \(anchorText) |")
+}
+print("")
+print("decode at size vs full decode alone (before any resize): \(f(fullJPEG / atSize))x faster")
+print("decode at size vs our full decode + area resize (\(f(fullPlusResize)) ms): \(f(fullPlusResize / atSize))x faster")
+if let nodraft = anchors["jpeg12mp_thumb256_pillow_nodraft"] {
+    print("decode at size vs full decode + LANCZOS (Pillow): \(f(nodraft / atSize))x faster")
+}
+print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs the codec benchmarks beside their anchors in one run and prints ratios.
+# Installs what it needs (Debian packages and PyPI, via ../shared/bench/anchors.sh).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+shared=$(cd "$here/../../shared" && pwd)
+fixtures=${FIXTURES:-/tmp/bench-fixtures}
+. "$here/../scripts/install-deps.sh"
+bash "$shared/bench/anchors.sh" "$fixtures" | tee /tmp/webimage-anchors.txt
+cd "$here"
+swift build -c release --product CodecBenchmarks
+.build/release/CodecBenchmarks "$fixtures" /tmp/webimage-anchors.txt
