@@ -9,59 +9,64 @@ extension Bitmap {
               targetWidth != width || targetHeight != height else { return self }
         let horizontal = AreaWeights(source: width, target: targetWidth)
         let vertical = AreaWeights(source: height, target: targetHeight)
-        let w = width
+        let w = width, h = height
         // Horizontal pass into premultiplied floats: targetWidth x height x 4.
-        var rows = [Float](repeating: 0, count: targetWidth * height * 4)
+        let rows = UnsafeMutableBufferPointer<Float>.allocate(capacity: targetWidth * h * 4)
+        defer { rows.deallocate() }
         withUnsafeBytes { raw in
-            let src = raw.bindMemory(to: UInt8.self)
-            rows.withUnsafeMutableBufferPointer { out in
-                for y in 0..<height {
-                    let srcRow = y * w * 4
-                    let outRow = y * targetWidth * 4
-                    for tx in 0..<targetWidth {
-                        var r: Float = 0, g: Float = 0, b: Float = 0, a: Float = 0
-                        let span = horizontal.spans[tx]
-                        for k in 0..<span.count {
-                            let p = srcRow + (span.start + k) * 4
-                            let weight = horizontal.weights[span.offset + k]
-                            let alpha = Float(src[p + 3]) * weight
-                            r += Float(src[p]) * alpha
-                            g += Float(src[p + 1]) * alpha
-                            b += Float(src[p + 2]) * alpha
-                            a += alpha
+            let src = raw.bindMemory(to: UInt8.self).baseAddress!
+            horizontal.spans.withUnsafeBufferPointer { spans in
+                horizontal.weights.withUnsafeBufferPointer { weights in
+                    for y in 0..<h {
+                        let srcRow = src + y * w * 4
+                        var out = rows.baseAddress! + y * targetWidth * 4
+                        for span in spans {
+                            var r: Float = 0, g: Float = 0, b: Float = 0, a: Float = 0
+                            var p = srcRow + span.start * 4
+                            for k in 0..<span.count {
+                                let alpha = Float(p[3]) * weights[span.offset + k]
+                                r += Float(p[0]) * alpha
+                                g += Float(p[1]) * alpha
+                                b += Float(p[2]) * alpha
+                                a += alpha
+                                p += 4
+                            }
+                            out[0] = r; out[1] = g; out[2] = b; out[3] = a
+                            out += 4
                         }
-                        out[outRow + tx * 4] = r
-                        out[outRow + tx * 4 + 1] = g
-                        out[outRow + tx * 4 + 2] = b
-                        out[outRow + tx * 4 + 3] = a
                     }
                 }
             }
         }
+        // Vertical pass, back to straight alpha.
         let storage = PixelStorage(uninitializedCount: targetWidth * targetHeight * 4)
-        rows.withUnsafeBufferPointer { src in
-            let dst = storage.pointer
-            for ty in 0..<targetHeight {
-                let span = vertical.spans[ty]
-                let outRow = ty * targetWidth * 4
-                for tx in 0..<targetWidth {
-                    var r: Float = 0, g: Float = 0, b: Float = 0, a: Float = 0
+        let accumulator = UnsafeMutableBufferPointer<Float>.allocate(capacity: targetWidth * 4)
+        defer { accumulator.deallocate() }
+        vertical.spans.withUnsafeBufferPointer { spans in
+            vertical.weights.withUnsafeBufferPointer { weights in
+                let rowFloats = targetWidth * 4
+                for ty in 0..<targetHeight {
+                    let span = spans[ty]
+                    accumulator.update(repeating: 0)
                     for k in 0..<span.count {
-                        let p = ((span.start + k) * targetWidth + tx) * 4
-                        let weight = vertical.weights[span.offset + k]
-                        r += src[p] * weight
-                        g += src[p + 1] * weight
-                        b += src[p + 2] * weight
-                        a += src[p + 3] * weight
+                        let weight = weights[span.offset + k]
+                        let source = rows.baseAddress! + (span.start + k) * rowFloats
+                        for i in 0..<rowFloats { accumulator[i] += source[i] * weight }
                     }
-                    let o = outRow + tx * 4
-                    if a <= 0.0001 {
-                        dst[o] = 0; dst[o + 1] = 0; dst[o + 2] = 0; dst[o + 3] = 0
-                    } else {
-                        dst[o] = UInt8(min(255, (r / a).rounded()))
-                        dst[o + 1] = UInt8(min(255, (g / a).rounded()))
-                        dst[o + 2] = UInt8(min(255, (b / a).rounded()))
-                        dst[o + 3] = UInt8(min(255, a.rounded()))
+                    let dst = storage.pointer + ty * rowFloats
+                    var i = 0
+                    while i < rowFloats {
+                        let a = accumulator[i + 3]
+                        if a <= 0.0001 {
+                            dst[i] = 0; dst[i + 1] = 0; dst[i + 2] = 0; dst[i + 3] = 0
+                        } else {
+                            let inverse = 1 / a
+                            dst[i] = UInt8(min(255, (accumulator[i] * inverse).rounded()))
+                            dst[i + 1] = UInt8(min(255, (accumulator[i + 1] * inverse).rounded()))
+                            dst[i + 2] = UInt8(min(255, (accumulator[i + 2] * inverse).rounded()))
+                            dst[i + 3] = UInt8(min(255, a.rounded()))
+                        }
+                        i += 4
                     }
                 }
             }
