@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import WebImage
+
+@Suite
+struct InfoCommandTests {
+    func json(_ path: String, _ extra: [String] = []) throws -> [String: Any] {
+        let output = try CLIRunner.run(["info", "--json"] + extra + [Corpus.directory.appendingPathComponent(path).path])
+        #expect(output.status == 0, "\(output.stderr)")
+        let lines = output.stdout.split(separator: "\n")
+        #expect(lines.count == 1, "exactly one JSON object")
+        return try #require(JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+    }
+
+    @Test func animatedGIFReportsFramesDurationsLoopAndHashes() throws {
+        let object = try json("gif/chi.gif")
+        #expect(object["format"] as? String == "gif")
+        #expect(object["width"] as? Int == 320 && object["height"] as? Int == 240)
+        #expect(object["frameCount"] as? Int == 31)
+        #expect(object["loopCount"] as? Int == 0)
+        #expect((object["durationsMs"] as? [Double])?.count == 31)
+        #expect(object["exifOrientation"] is NSNull)
+        let frames = try #require(object["frames"] as? [[String: String]])
+        #expect(frames.count == 31)
+        #expect(frames[0]["rgbaSHA256"] == "36ec6104a312ddeda9fe6e63ef430ff7c43e635b947eb5e029f027c4bdd032c5")
+    }
+
+    @Test func orientationIsAppliedUnlessRaw() throws {
+        let upright = try json("jpeg/hopper_orientation_6.jpg")
+        let raw = try json("jpeg/hopper_orientation_6.jpg", ["--raw-orientation"])
+        #expect(upright["exifOrientation"] as? Int == 6 && raw["exifOrientation"] as? Int == 6)
+        #expect(upright["width"] as? Int == raw["height"] as? Int)
+        #expect((upright["durationsMs"] as? [Any])?.isEmpty == true)
+        #expect(upright["loopCount"] is NSNull)
+    }
+
+    @Test func undecodableFileExitsOneWithOneLine() throws {
+        let output = try CLIRunner.run(["info", "--json", Corpus.directory.appendingPathComponent("png/xc1n0g08.png").path])
+        #expect(output.status == 1)
+        #expect(output.stdout.isEmpty)
+        #expect(output.stderr.split(separator: "\n").count == 1)
+        let missing = try CLIRunner.run(["info", "/nonexistent.png"])
+        #expect(missing.status == 1)
+    }
+
+    @Test func bundledSamplesAreTheDefault() throws {
+        let output = try CLIRunner.run(["info", "--json"])
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(output.stdout.split(separator: "\n").count >= 7)
+    }
+
+    @Test func convertReencodesByExtensionAndFitsTheSize() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = Corpus.directory.appendingPathComponent("webp/1.webp").path
+        for ext in ["png", "jpg", "webp", "gif"] {
+            let out = directory.appendingPathComponent("out.\(ext)").path
+            let result = try CLIRunner.run(["convert", input, out, "--max-pixel-size", "100", "--quality", "80"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let image = try Image(contentsOf: URL(fileURLWithPath: out))
+            #expect(image.format == ImageFormat(fileExtension: ext) && image.width == 100)
+        }
+        #expect(try CLIRunner.run(["convert", input, directory.appendingPathComponent("x.bmp").path]).status != 0)
+        #expect(try CLIRunner.run(["convert", input, "/nonexistent-dir/x.png"]).status != 0)
+        #expect(try CLIRunner.run(["convert", "/nonexistent.png", directory.appendingPathComponent("x.png").path]).status == 1)
+    }
+}
