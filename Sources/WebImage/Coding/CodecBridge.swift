@@ -39,6 +39,22 @@ enum CodecBridge {
         return Data(bytesNoCopy: bytes, count: buffer.size, deallocator: .free)
     }
 
+    /// Encodes `bitmap` with a C encoder that fills a `wi_buffer`.
+    /// - Throws: `ImageError.encodingFailed` with the encoder's message.
+    static func encodeStill(_ format: ImageFormat, _ bitmap: Bitmap,
+                            _ encoder: (UnsafePointer<UInt8>?, UInt32, UInt32, UnsafeMutablePointer<wi_buffer>) -> Int32) throws -> Data {
+        var buffer = wi_buffer()
+        let status = bitmap.withUnsafeBytes { raw in
+            encoder(raw.bindMemory(to: UInt8.self).baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), &buffer)
+        }
+        guard status == WI_OK else {
+            free(buffer.data)
+            let message = message(buffer.message)
+            throw ImageError.encodingFailed(format, reason: message.isEmpty ? "the encoder refused the image" : message)
+        }
+        return takeData(&buffer)
+    }
+
     /// `limit` as the C side's unsigned pixel count.
     static func pixelLimit(_ options: ImageDecodingOptions) -> UInt64 { UInt64(max(0, options.pixelLimit)) }
 }

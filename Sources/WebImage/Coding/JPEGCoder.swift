@@ -58,18 +58,9 @@ public struct JPEGCoder: ImageCoder {
 
     public func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions) throws -> Data {
         guard format == .jpeg else { throw ImageError.encodingFailed(format, reason: "the JPEG coder writes JPEG only") }
-        let bitmap = image.bitmap
         let quality = Int32(max(1, min(100, (options.quality * 100).rounded())))
-        var buffer = wi_buffer()
-        let status = bitmap.withUnsafeBytes { raw in
-            wi_jpeg_encode(raw.bindMemory(to: UInt8.self).baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), quality,
-                           options.progressive ? 1 : 0, &buffer)
-        }
-        guard status == WI_OK else {
-            free(buffer.data)
-            throw ImageError.encodingFailed(.jpeg, reason: CodecBridge.message(buffer.message))
-        }
-        return CodecBridge.takeData(&buffer)
+        let progressive: Int32 = options.progressive ? 1 : 0
+        return try CodecBridge.encodeStill(.jpeg, image.bitmap) { wi_jpeg_encode($0, $1, $2, quality, progressive, $3) }
     }
 
     public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {

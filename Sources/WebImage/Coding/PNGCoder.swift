@@ -63,17 +63,8 @@ public struct PNGCoder: ImageCoder {
 
     public func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions) throws -> Data {
         guard format == .png else { throw ImageError.encodingFailed(format, reason: "the PNG coder writes PNG only") }
-        let bitmap = image.bitmap
-        var buffer = wi_buffer()
-        let status = bitmap.withUnsafeBytes { raw in
-            wi_png_encode(raw.bindMemory(to: UInt8.self).baseAddress, UInt32(bitmap.width), UInt32(bitmap.height),
-                          bitmap.hasTransparency ? 1 : 0, 6, &buffer)
-        }
-        guard status == WI_OK else {
-            free(buffer.data)
-            throw ImageError.encodingFailed(.png, reason: CodecBridge.message(buffer.message))
-        }
-        return CodecBridge.takeData(&buffer)
+        let alpha: Int32 = image.bitmap.hasTransparency ? 1 : 0
+        return try CodecBridge.encodeStill(.png, image.bitmap) { wi_png_encode($0, $1, $2, alpha, 6, $3) }
     }
 
     public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {

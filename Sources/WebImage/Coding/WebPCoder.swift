@@ -85,17 +85,8 @@ public struct WebPCoder: ImageCoder {
             }
             return CodecBridge.takeData(&buffer)
         }
-        let bitmap = image.bitmap
-        let status = bitmap.withUnsafeBytes { raw in
-            wi_webp_encode(raw.bindMemory(to: UInt8.self).baseAddress, UInt32(bitmap.width), UInt32(bitmap.height),
-                           quality, options.lossless ? 1 : 0, &buffer)
-        }
-        guard status == WI_OK else {
-            free(buffer.data)
-            throw ImageError.encodingFailed(.webp, reason: CodecBridge.message(buffer.message).isEmpty
-                                                ? "the image is too large for WebP" : CodecBridge.message(buffer.message))
-        }
-        return CodecBridge.takeData(&buffer)
+        let lossless: Int32 = options.lossless ? 1 : 0
+        return try CodecBridge.encodeStill(.webp, image.bitmap) { wi_webp_encode($0, $1, $2, quality, lossless, $3) }
     }
 
     public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {
