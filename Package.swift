@@ -34,7 +34,7 @@ let package = Package(
         ),
         .target(
             name: "WebImage",
-            dependencies: ["CWebImageCodecs"],
+            dependencies: ["CWebImageCodecs", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(

@@ -150,6 +150,13 @@ int wi_gif_encoder_add(wi_gif_encoder *encoder, const uint8_t *rgba, uint32_t de
 int wi_gif_encoder_finish(wi_gif_encoder *encoder, wi_buffer *out);
 void wi_gif_encoder_destroy(wi_gif_encoder *encoder);
 
+// ---- Extended attributes (for the disk cache's extended data)
+/// 0 on success, else the errno (ENOTSUP where the file system has no user xattrs).
+int wi_xattr_set(const char *path, const char *name, const void *value, size_t size);
+/// The attribute's size (value NULL) or bytes read; -1 when absent or unsupported.
+long wi_xattr_get(const char *path, const char *name, void *value, size_t size);
+void wi_xattr_remove(const char *path, const char *name);
+
 // ---- Compositing helpers for APNG (straight alpha RGBA8)
 /// Copies (blend 0) or alpha-composites "over" (blend 1) a w x h frame onto the canvas at x, y.
 void wi_composite(uint8_t *canvas, uint32_t canvas_width, uint32_t canvas_height,

@@ -8,33 +8,41 @@ import Foundation
 /// `Sendable`; lazy decoding is serialised internally, so frames can be read from any task.
 public struct Image: Sendable {
     /// Width in pixels of the displayed image (after EXIF orientation when applied).
-    public var width: Int { firstFrame.bitmap.width }
+    public var width: Int { content.firstFrame.bitmap.width }
     /// Height in pixels of the displayed image (after EXIF orientation when applied).
-    public var height: Int { firstFrame.bitmap.height }
+    public var height: Int { content.firstFrame.bitmap.height }
     /// The format the image was decoded from (`.unknown` for images built in memory).
-    public let format: ImageFormat
+    public var format: ImageFormat { content.format }
     /// Points-to-pixels scale factor (1 unless the caller set one).
     public var scale: Double
     /// Number of frames (1 for still images).
-    public var frameCount: Int { frames.count }
+    public var frameCount: Int { content.frames.count }
     /// How many times the animation plays: 0 forever, nil when the file does not say.
-    public let loopCount: Int?
+    public var loopCount: Int? { content.loopCount }
     /// The EXIF orientation tag as stored in the file, if any.
-    public let exifOrientation: Int?
+    public var exifOrientation: Int? { content.exifOrientation }
     /// Whether the EXIF orientation was applied to the pixels.
-    public let isOrientationApplied: Bool
+    public var isOrientationApplied: Bool { content.orientationApplied }
     /// Whether the image has more than one frame.
-    public var isAnimated: Bool { frames.count > 1 }
+    public var isAnimated: Bool { content.frames.count > 1 }
     /// Frame durations in seconds, one per frame (0 for still images).
-    public var frameDurations: [Double] { frames.durations }
+    public var frameDurations: [Double] { content.frames.durations }
     /// The first frame's pixels.
-    public var bitmap: Bitmap { firstFrame.bitmap }
+    public var bitmap: Bitmap { content.firstFrame.bitmap }
     /// Bytes of decoded pixels this image holds: every frame when preloaded, else frame 0 and
     /// the one canvas that lazy decoding keeps.
-    public var memoryCost: Int { frames.memoryCost(firstFrame: firstFrame.bitmap.byteCount) }
+    public var memoryCost: Int { content.frames.memoryCost(firstFrame: content.firstFrame.bitmap.byteCount) }
 
-    let firstFrame: ImageFrame
-    let frames: FrameStore
+    /// The decoded content, shared by copies of this image (and found again by the memory
+    /// cache's weak table while any copy is alive).
+    let content: ImageContent
+    var firstFrame: ImageFrame { content.firstFrame }
+    var frames: FrameStore { content.frames }
+
+    init(content: ImageContent, scale: Double) {
+        self.content = content
+        self.scale = scale
+    }
 
     /// A still image from one bitmap.
     public init(bitmap: Bitmap, format: ImageFormat = .unknown, scale: Double = 1) {
@@ -51,13 +59,9 @@ public struct Image: Sendable {
 
     init(firstFrame: ImageFrame, frames: FrameStore, format: ImageFormat, loopCount: Int?, scale: Double,
          exifOrientation: Int?, orientationApplied: Bool) {
-        self.firstFrame = firstFrame
-        self.frames = frames
-        self.format = format
-        self.loopCount = loopCount
+        self.content = ImageContent(firstFrame: firstFrame, frames: frames, format: format, loopCount: loopCount,
+                                    exifOrientation: exifOrientation, orientationApplied: orientationApplied)
         self.scale = scale
-        self.exifOrientation = exifOrientation
-        self.isOrientationApplied = orientationApplied
     }
 
     /// Decodes `data` with the shared coders (`ImageCoders.shared`).
@@ -105,6 +109,26 @@ public struct Image: Sendable {
     public func encoded(as format: ImageFormat? = nil, quality: Double = 0.9) throws -> Data {
         let target = format ?? (self.format.isDecodable ? self.format : .png)
         return try ImageCoders.shared.encode(self, as: target, options: ImageEncodingOptions(quality: quality))
+    }
+}
+
+/// The immutable decoded content of an `Image`.
+final class ImageContent: Sendable {
+    let firstFrame: ImageFrame
+    let frames: FrameStore
+    let format: ImageFormat
+    let loopCount: Int?
+    let exifOrientation: Int?
+    let orientationApplied: Bool
+
+    init(firstFrame: ImageFrame, frames: FrameStore, format: ImageFormat, loopCount: Int?, exifOrientation: Int?,
+         orientationApplied: Bool) {
+        self.firstFrame = firstFrame
+        self.frames = frames
+        self.format = format
+        self.loopCount = loopCount
+        self.exifOrientation = exifOrientation
+        self.orientationApplied = orientationApplied
     }
 }
 

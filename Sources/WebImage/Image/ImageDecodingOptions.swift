@@ -2,7 +2,7 @@
 ///
 /// The defaults decode every frame lazily, apply EXIF orientation, and refuse images over
 /// 100 megapixels before allocating any pixel memory.
-public struct ImageDecodingOptions: Sendable, Equatable {
+public struct ImageDecodingOptions: Sendable, Hashable {
     /// When set, the decoded image fits in `maxPixelSize` x `maxPixelSize` (aspect ratio kept,
     /// never enlarged). JPEG uses libjpeg's DCT scaling and WebP libwebp's scaler first, so the
     /// full-size pixels are never held.

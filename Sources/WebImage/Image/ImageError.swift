@@ -19,6 +19,9 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
     case frameOutOfRange(index: Int, count: Int)
     /// The file could not be read.
     case unreadableFile(path: String, reason: String)
+    /// The disk cache could not write an entry (full disk, read-only or missing directory, ...).
+    /// Entries stored before are unaffected.
+    case cacheWriteFailed(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -32,6 +35,7 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
         case .encodingFailed(let format, let reason): "The image could not be encoded as \(format): \(reason)."
         case .frameOutOfRange(let index, let count): "Frame \(index) was asked for, but the image has \(count) frames."
         case .unreadableFile(let path, let reason): "The file \(path) could not be read: \(reason)."
+        case .cacheWriteFailed(let path, let reason): "The disk cache could not write \(path): \(reason)."
         }
     }
 }

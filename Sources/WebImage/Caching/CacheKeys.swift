@@ -1,0 +1,40 @@
+import Foundation
+
+/// SDWebImage's cache-key rules for transformed and thumbnail images, so that keys written by
+/// one agree with the other: `image.png` with transformer key `T` becomes `image-T.png`; for a
+/// URL only the path changes and the query and fragment are kept.
+public enum CacheKeys {
+    /// Joins a key and a transformer key, and the keys of a pipeline's transformers.
+    public static let separator = "-"
+
+    /// The key of `key` transformed by a transformer whose key is `transformerKey`.
+    public static func transformedKey(for key: String, transformerKey: String) -> String {
+        if let components = URLComponents(string: key), components.scheme?.lowercased() != "file" {
+            let ext = PathExtension.of(components.path)
+            guard !ext.isEmpty else { return key + separator + transformerKey }
+            var changed = components
+            let base = String(components.path.dropLast(ext.count + 1))
+            changed.path = base + separator + transformerKey + "." + ext
+            if let string = changed.string { return string }
+        }
+        let ext = PathExtension.of(key)
+        guard !ext.isEmpty else { return key + separator + transformerKey }
+        return String(key.dropLast(ext.count + 1)) + separator + transformerKey + "." + ext
+    }
+
+    /// The key of `key` decoded as a thumbnail of `width` x `height` pixels.
+    public static func thumbnailedKey(for key: String, width: Double, height: Double, preserveAspectRatio: Bool) -> String {
+        let thumbnailKey = String(format: "Thumbnail({%f,%f},%d)", width, height, preserveAspectRatio ? 1 : 0)
+        return transformedKey(for: key, transformerKey: thumbnailKey)
+    }
+}
+
+/// The extension of the last path component, as `NSString.pathExtension` reads it: the text
+/// after the last dot, empty when there is none or the dot starts or ends the component.
+enum PathExtension {
+    static func of(_ path: String) -> String {
+        let component = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? ""
+        guard let dot = component.lastIndex(of: "."), dot != component.startIndex else { return "" }
+        return String(component[component.index(after: dot)...])
+    }
+}

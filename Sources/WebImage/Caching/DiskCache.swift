@@ -1,0 +1,421 @@
+import CWebImageCodecs
+import Crypto
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Encoded image data on disk, one file per key (SDWebImage's `SDDiskCache`).
+///
+/// The actor runs on an executor of its own (a dedicated thread), so every blocking file
+/// operation happens off Swift's cooperative pool. Files are named with the lowercase hex MD5
+/// of the key plus the key's path extension; every write goes to a temporary file that is then
+/// renamed, so no reader ever sees a partial entry and a crash leaves none. Sizes and dates are
+/// kept in an index built once, so cleanup does not re-read every file's attributes.
+public actor DiskCache {
+    /// Which date makes an entry old.
+    public enum ExpireType: Sendable {
+        /// When the entry was last written (the default).
+        case modificationDate
+        /// When it was last read or written, recorded by the cache itself (many Linux mounts
+        /// do not update atime).
+        case accessDate
+    }
+
+    /// Limits and policies. Every default is the one in DESIGN.md.
+    public struct Configuration: Sendable {
+        /// Entries older than this are removed by cleanup (default 7 days; nil keeps them).
+        public var maxAge: Duration?
+        /// Above this many bytes, cleanup removes the oldest entries down to half of it
+        /// (default 0: no limit).
+        public var maxSize: Int
+        /// Which date counts for `maxAge` and for "oldest".
+        public var expireType: ExpireType
+        /// Cleanup also runs this often while the cache is in use (default one hour; nil: only
+        /// when asked and after a store goes over `maxSize`).
+        public var cleanupInterval: Duration?
+        /// Read-only directories searched after a miss (pre-populated caches, same file names).
+        public var additionalDirectories: [URL]
+        /// Keep extended data in extended attributes when the file system allows (default
+        /// true); false always uses hidden side files (network file systems, backups that drop xattrs).
+        public var usesExtendedAttributes: Bool
+        /// Runs on the cache's I/O thread before each file operation. For tests that simulate
+        /// a slow disk; nil in production.
+        public var ioHook: (@Sendable () -> Void)?
+
+        /// A configuration; every argument has the documented default.
+        public init(maxAge: Duration? = .seconds(7 * 24 * 3600), maxSize: Int = 0, expireType: ExpireType = .modificationDate,
+                    cleanupInterval: Duration? = .seconds(3600), additionalDirectories: [URL] = [],
+                    usesExtendedAttributes: Bool = true, ioHook: (@Sendable () -> Void)? = nil) {
+            self.usesExtendedAttributes = usesExtendedAttributes
+            self.maxAge = maxAge
+            self.maxSize = maxSize
+            self.expireType = expireType
+            self.cleanupInterval = cleanupInterval
+            self.additionalDirectories = additionalDirectories
+            self.ioHook = ioHook
+        }
+    }
+
+    /// What a cleanup removed.
+    public struct CleanupReport: Sendable, Equatable {
+        /// Entries removed.
+        public var removedCount: Int
+        /// Bytes freed.
+        public var removedBytes: Int
+    }
+
+    struct Entry {
+        var size: Int
+        var modified: Date
+        var accessed: Date
+    }
+
+    /// The folder holding the entries.
+    public nonisolated let directory: URL
+    /// The limits in force.
+    public nonisolated let configuration: Configuration
+    private nonisolated let executor: ThreadExecutor
+    private var index: [String: Entry]?
+    private var indexedSize = 0
+    private var cleanupTask: Task<Void, Never>?
+
+    /// The executor every method runs on: the cache's own I/O thread.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// A cache in `directory` (created when first written).
+    public init(directory: URL, configuration: Configuration = .init()) {
+        self.directory = directory.standardizedFileURL
+        self.configuration = configuration
+        self.executor = ThreadExecutor(name: "webimage.disk-cache")
+    }
+
+    deinit {
+        cleanupTask?.cancel()
+        executor.stop()
+    }
+
+    /// `$XDG_CACHE_HOME` (or `~/.cache`) `/com.webimage.cache/<namespace>`.
+    public static func defaultDirectory(namespace: String) -> URL {
+        let environment = ProcessInfo.processInfo.environment
+        let base = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
+        return base.appendingPathComponent("com.webimage.cache").appendingPathComponent(namespace)
+    }
+
+    /// The file name for `key`: lowercase hex MD5 of its UTF-8 bytes, plus `.` and the key's
+    /// path extension when it is plain (letters and digits) and the name stays within 255 bytes.
+    public nonisolated static func fileName(forKey key: String) -> String {
+        let digest = Insecure.MD5.hash(data: Data(key.utf8)).map { String(format: "%02x", $0) }.joined()
+        let ext = URLComponents(string: key).map { PathExtension.of($0.path) } ?? PathExtension.of(key)
+        guard !ext.isEmpty, ext.utf8.count <= 255 - 33, ext.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+            return digest
+        }
+        return digest + "." + ext
+    }
+
+    /// Where the entry for `key` lives (whether or not it exists).
+    public nonisolated func fileURL(forKey key: String) -> URL {
+        directory.appendingPathComponent(DiskCache.fileName(forKey: key))
+    }
+
+    // MARK: - Reading
+
+    /// The stored data for `key`, or nil (missing, unreadable, or not a file). Looks in the
+    /// additional read-only directories after a miss.
+    public func data(forKey key: String) -> Data? {
+        let name = DiskCache.fileName(forKey: key)
+        configuration.ioHook?()
+        if let data = read(directory.appendingPathComponent(name)) {
+            if configuration.expireType == .accessDate { recordAccess(name) }
+            return data
+        }
+        for extra in configuration.additionalDirectories {
+            if let data = read(extra.appendingPathComponent(name)) { return data }
+        }
+        return nil
+    }
+
+    private func read(_ url: URL) -> Data? {
+        var info = stat()
+        guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return try? Data(contentsOf: url)
+    }
+
+    /// Whether an entry for `key` exists (here or in an additional directory).
+    public func contains(_ key: String) -> Bool {
+        let name = DiskCache.fileName(forKey: key)
+        configuration.ioHook?()
+        if isRegularFile(directory.appendingPathComponent(name)) { return true }
+        return configuration.additionalDirectories.contains { isRegularFile($0.appendingPathComponent(name)) }
+    }
+
+    private func isRegularFile(_ url: URL) -> Bool {
+        var info = stat()
+        return stat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
+    // MARK: - Writing
+
+    /// Writes `data` for `key` atomically (temporary file, then rename).
+    /// - Throws: `ImageError.cacheWriteFailed` (full disk, read-only or unusable directory);
+    ///   the previous entry for `key`, if any, and every other entry are unaffected.
+    public func store(_ data: Data, forKey key: String) throws {
+        configuration.ioHook?()
+        let name = DiskCache.fileName(forKey: key)
+        let destination = directory.appendingPathComponent(name)
+        do {
+            try writeAtomically(data, to: destination)
+        } catch let error as POSIXError where error.code == .ENOENT {
+            // The directory was removed under us: make it again and retry once.
+            try createDirectory()
+            try writeAtomically(data, to: destination)
+        }
+        ensureIndex()
+        let now = Date()
+        if let old = index?[name] { indexedSize -= old.size }
+        index?[name] = Entry(size: data.count, modified: now, accessed: now)
+        indexedSize += data.count
+        if configuration.maxSize > 0, indexedSize > configuration.maxSize { removeExpiredData() }
+    }
+
+    private func createDirectory() throws {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ImageError.cacheWriteFailed(path: directory.path, reason: (error as NSError).localizedDescription)
+        }
+    }
+
+    private func writeAtomically(_ data: Data, to destination: URL) throws {
+        if index == nil, !FileManager.default.fileExists(atPath: directory.path) { try createDirectory() }
+        let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw failure(errno, destination) }
+        var failedWith: Int32 = 0
+        data.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failedWith = errno
+                    return
+                }
+                offset += written
+            }
+        }
+        if close(fd) != 0 && failedWith == 0 { failedWith = errno }
+        if failedWith == 0, rename(temporary.path, destination.path) != 0 {
+            failedWith = errno
+            if failedWith == EISDIR || failedWith == ENOTEMPTY || failedWith == EEXIST {
+                // A directory stands where the entry goes: it is ours (named by our hash), replace it.
+                try? FileManager.default.removeItem(at: destination)
+                failedWith = rename(temporary.path, destination.path) == 0 ? 0 : errno
+            }
+        }
+        if failedWith != 0 {
+            unlink(temporary.path)
+            throw failure(failedWith, destination)
+        }
+    }
+
+    private func failure(_ code: Int32, _ url: URL) -> Error {
+        if code == ENOENT { return POSIXError(.ENOENT) }
+        return ImageError.cacheWriteFailed(path: url.path, reason: String(cString: strerror(code)))
+    }
+
+    /// Removes the entry for `key` (and its extended data).
+    public func removeData(forKey key: String) {
+        configuration.ioHook?()
+        let name = DiskCache.fileName(forKey: key)
+        removeFile(name)
+    }
+
+    private func removeFile(_ name: String) {
+        let url = directory.appendingPathComponent(name)
+        if unlink(url.path) != 0, errno == EISDIR || errno == EPERM { try? FileManager.default.removeItem(at: url) }
+        unlink(directory.appendingPathComponent(".ext-\(name)").path)
+        if let old = index?.removeValue(forKey: name) { indexedSize -= old.size }
+    }
+
+    /// Removes every entry (the directory itself stays).
+    public func removeAll() {
+        configuration.ioHook?()
+        if let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) {
+            for name in names { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
+        }
+        index = [:]
+        indexedSize = 0
+    }
+
+    // MARK: - Size and cleanup
+
+    /// Bytes held by the entries.
+    public func totalSize() -> Int {
+        ensureIndex()
+        return indexedSize
+    }
+
+    /// Number of entries.
+    public func count() -> Int {
+        ensureIndex()
+        return index?.count ?? 0
+    }
+
+    /// Removes entries older than `maxAge`, then, if the total is over `maxSize`, the oldest
+    /// ones until at most half of `maxSize` is used. Uses the in-memory index (built once).
+    @discardableResult
+    public func removeExpiredData() -> CleanupReport {
+        ensureIndex()
+        guard let entries = index else { return CleanupReport(removedCount: 0, removedBytes: 0) }
+        var report = CleanupReport(removedCount: 0, removedBytes: 0)
+        func date(_ entry: Entry) -> Date { configuration.expireType == .accessDate ? entry.accessed : entry.modified }
+        if let maxAge = configuration.maxAge {
+            let seconds = Double(maxAge.components.seconds) + Double(maxAge.components.attoseconds) / 1e18
+            let limit = Date().addingTimeInterval(-seconds)
+            for (name, entry) in entries where date(entry) < limit {
+                removeFile(name)
+                report.removedCount += 1
+                report.removedBytes += entry.size
+            }
+        }
+        if configuration.maxSize > 0, indexedSize > configuration.maxSize, let remaining = index {
+            let target = configuration.maxSize / 2
+            for (name, entry) in remaining.sorted(by: { date($0.value) < date($1.value) }) {
+                if indexedSize <= target { break }
+                removeFile(name)
+                report.removedCount += 1
+                report.removedBytes += entry.size
+            }
+        }
+        return report
+    }
+
+    /// Builds the index from the directory once; removes temporary files a crash left behind.
+    private func ensureIndex() {
+        guard index == nil else { return }
+        var entries: [String: Entry] = [:]
+        var total = 0
+        let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey, .contentAccessDateKey, .isRegularFileKey]
+        let urls = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys)) ?? []
+        let stale = Date().addingTimeInterval(-3600)
+        for url in urls {
+            let name = url.lastPathComponent
+            guard let values = try? url.resourceValues(forKeys: Set(keys)) else { continue }
+            if name.hasPrefix(".tmp-") {
+                if (values.contentModificationDate ?? .distantPast) < stale { unlink(url.path) }
+                continue
+            }
+            guard !name.hasPrefix("."), values.isRegularFile == true else { continue }
+            let size = values.fileSize ?? 0
+            let modified = values.contentModificationDate ?? Date()
+            entries[name] = Entry(size: size, modified: modified, accessed: max(values.contentAccessDate ?? modified, modified))
+            total += size
+        }
+        index = entries
+        indexedSize = total
+        startCleanupTimer()
+    }
+
+    private func recordAccess(_ name: String) {
+        ensureIndex()
+        let now = Date()
+        index?[name]?.accessed = now
+        // Persist it in the file's atime too, so a new index sees it.
+        var times = [timespec(tv_sec: Int(now.timeIntervalSince1970), tv_nsec: 0), timespec(tv_sec: 0, tv_nsec: DiskCache.timeOmit)]
+        utimensat(AT_FDCWD, directory.appendingPathComponent(name).path, &times, 0)
+    }
+
+    /// Linux's UTIME_OMIT: leave that time unchanged.
+    private static let timeOmit = (1 << 30) - 2
+
+    private func startCleanupTimer() {
+        guard cleanupTask == nil, let interval = configuration.cleanupInterval else { return }
+        cleanupTask = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard let self, !Task.isCancelled else { return }
+                await self.removeExpiredData()
+            }
+        }
+    }
+
+    // MARK: - Extended data
+
+    private static let attributeName = "user.com.webimage.extended"
+
+    /// Attaches `data` to the entry for `key` (SDWebImage's `setExtendedData`), in an extended
+    /// attribute, or in a hidden side file where the file system refuses them. nil removes it.
+    /// - Throws: `ImageError.cacheWriteFailed` when there is no entry for `key` or nothing can be written.
+    public func setExtendedData(_ data: Data?, forKey key: String) throws {
+        configuration.ioHook?()
+        let name = DiskCache.fileName(forKey: key)
+        let path = directory.appendingPathComponent(name).path
+        guard isRegularFile(URL(fileURLWithPath: path)) else {
+            throw ImageError.cacheWriteFailed(path: path, reason: "no cache entry to attach extended data to")
+        }
+        let side = directory.appendingPathComponent(".ext-\(name)")
+        guard let data else {
+            wi_xattr_remove(path, DiskCache.attributeName)
+            unlink(side.path)
+            return
+        }
+        let status = configuration.usesExtendedAttributes
+            ? data.withUnsafeBytes { wi_xattr_set(path, DiskCache.attributeName, $0.baseAddress, $0.count) } : -1
+        if status == 0 {
+            unlink(side.path)
+            return
+        }
+        try writeAtomically(data, to: side)
+    }
+
+    /// The extended data attached to the entry for `key`, if any.
+    public func extendedData(forKey key: String) -> Data? {
+        configuration.ioHook?()
+        let name = DiskCache.fileName(forKey: key)
+        let path = directory.appendingPathComponent(name).path
+        let size = configuration.usesExtendedAttributes ? wi_xattr_get(path, DiskCache.attributeName, nil, 0) : -1
+        if size >= 0 {
+            var bytes = [UInt8](repeating: 0, count: size)
+            let read = wi_xattr_get(path, DiskCache.attributeName, &bytes, size)
+            if read >= 0 { return Data(bytes.prefix(read)) }
+        }
+        return read(directory.appendingPathComponent(".ext-\(name)"))
+    }
+
+    // MARK: - Migration
+
+    /// Moves the entries of an old cache directory into this one; where both have an entry the
+    /// newer file wins. Returns how many entries moved. The old directory is removed when empty.
+    @discardableResult
+    public func migrate(from oldDirectory: URL) -> Int {
+        configuration.ioHook?()
+        let fm = FileManager.default
+        guard let names = try? fm.contentsOfDirectory(atPath: oldDirectory.path), !names.isEmpty else { return 0 }
+        try? createDirectory()
+        ensureIndex()
+        var moved = 0
+        for name in names where !name.hasPrefix(".") {
+            let source = oldDirectory.appendingPathComponent(name)
+            let destination = directory.appendingPathComponent(name)
+            let sourceDate = (try? source.resourceValues(forKeys: [.contentModificationDateKey]))?.contentModificationDate ?? .distantPast
+            if let existing = index?[name], existing.modified >= sourceDate {
+                try? fm.removeItem(at: source)
+                continue
+            }
+            if rename(source.path, destination.path) != 0 {
+                guard (try? fm.copyItem(at: source, to: destination)) != nil || (try? fm.replaceItemAt(destination, withItemAt: source)) != nil else { continue }
+                try? fm.removeItem(at: source)
+            }
+            let size = (try? destination.resourceValues(forKeys: [.fileSizeKey]))?.fileSize ?? 0
+            if let old = index?[name] { indexedSize -= old.size }
+            index?[name] = Entry(size: size, modified: sourceDate, accessed: sourceDate)
+            indexedSize += size
+            moved += 1
+        }
+        try? fm.removeItem(at: oldDirectory.appendingPathComponent(".DS_Store"))
+        if (try? fm.contentsOfDirectory(atPath: oldDirectory.path))?.isEmpty == true { try? fm.removeItem(at: oldDirectory) }
+        return moved
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+
+/// The default `ImageCaching`: a `MemoryCache` in front of a `DiskCache` (SDWebImage's
+/// `SDImageCache`).
+///
+/// A memory hit costs one actor hop. A disk hit is read on the disk cache's own thread,
+/// decoded on the cooperative pool (CPU work), and put into memory; concurrent queries of the
+/// same key share one read and one decode. A disk entry that does not decode is deleted and
+/// reported as a miss.
+public final class ImageCache: ImageCaching {
+    /// The cache the library uses by default: namespace "default" in the user cache directory.
+    public static let shared = ImageCache(namespace: "default")
+
+    /// The memory layer.
+    public let memory: MemoryCache
+    /// The disk layer.
+    public let disk: DiskCache
+    /// The configuration this cache was made with.
+    public let config: ImageCacheConfig
+    /// The coders used to decode disk hits and to encode images stored without data.
+    public let coders: ImageCoders
+    private let coalescer = DiskQueryCoalescer()
+    private let watcher: MemoryPressureWatcher?
+
+    /// A cache named `namespace`, in `directory` (default
+    /// `$XDG_CACHE_HOME/com.webimage.cache/<namespace>`). Named instances with different
+    /// directories are independent.
+    public convenience init(namespace: String, directory: URL? = nil, config: ImageCacheConfig = .init(),
+                            coders: ImageCoders = .shared) {
+        let memory = MemoryCache(configuration: .init(costLimit: config.maxMemoryCost, countLimit: config.maxMemoryCount,
+                                                      usesWeakCache: config.shouldUseWeakMemoryCache))
+        let disk = DiskCache(directory: directory ?? DiskCache.defaultDirectory(namespace: namespace),
+                             configuration: .init(maxAge: config.maxDiskAge, maxSize: config.maxDiskSize,
+                                                  expireType: config.diskCacheExpireType, cleanupInterval: config.cleanupInterval,
+                                                  additionalDirectories: config.additionalCacheDirectories))
+        self.init(memory: memory, disk: disk, config: config, coders: coders)
+    }
+
+    /// A cache over layers made by the caller (their own configurations apply; `config`
+    /// supplies `shouldCacheImagesInMemory` and `watchesMemoryPressure`).
+    public init(memory: MemoryCache, disk: DiskCache, config: ImageCacheConfig = .init(), coders: ImageCoders = .shared) {
+        self.config = config
+        self.coders = coders
+        self.memory = memory
+        self.disk = disk
+        if config.watchesMemoryPressure {
+            let watcher = MemoryPressureWatcher()
+            let memory = self.memory
+            Task { await watcher.start { await memory.handleMemoryPressure() } }
+            self.watcher = watcher
+        } else {
+            watcher = nil
+        }
+    }
+
+    deinit {
+        if let watcher { Task { await watcher.stop() } }
+    }
+
+    // MARK: - ImageCaching
+
+    public func image(forKey key: String, from scope: ImageCacheType = .all, options: ImageDecodingOptions = .init(),
+                      includingData: Bool = false) async -> ImageCacheResult? {
+        if scope.includesMemory, let image = await memory.image(forKey: key) {
+            let data = includingData && scope.includesDisk ? await disk.data(forKey: key) : nil
+            return ImageCacheResult(image: image, data: data, cacheType: .memory)
+        }
+        guard scope.includesDisk, !Task.isCancelled else { return nil }
+        let disk = self.disk, memory = self.memory, coders = self.coders
+        let keepInMemory = config.shouldCacheImagesInMemory
+        return await coalescer.result(forKey: key, options: options) {
+            guard let data = await disk.data(forKey: key) else { return nil }
+            guard let image = try? coders.decode(data, options: options) else {
+                // Truncated or not an image: the entry is useless, drop it.
+                await disk.removeData(forKey: key)
+                return nil
+            }
+            if keepInMemory { await memory.setImage(image, forKey: key) }
+            return ImageCacheResult(image: image, data: data, cacheType: .disk)
+        }
+    }
+
+    public func store(_ image: Image?, data: Data?, forKey key: String, to destination: ImageCacheType = .all) async throws {
+        if destination.includesMemory, config.shouldCacheImagesInMemory, let image {
+            await memory.setImage(image, forKey: key)
+        }
+        guard destination.includesDisk else { return }
+        let bytes: Data
+        if let data {
+            bytes = data
+        } else if let image {
+            bytes = try ImageCache.encodeForDisk(image, coders: coders)
+        } else {
+            return
+        }
+        try await disk.store(bytes, forKey: key)
+    }
+
+    /// The encoding used when an image is stored without data: its source format, else PNG
+    /// when it has transparency, else JPEG.
+    static func encodeForDisk(_ image: Image, coders: ImageCoders) throws -> Data {
+        let format: ImageFormat = image.format.isDecodable ? image.format : (image.bitmap.hasTransparency ? .png : .jpeg)
+        return try coders.encode(image, as: format)
+    }
+
+    public func removeImage(forKey key: String, from scope: ImageCacheType = .all) async {
+        if scope.includesMemory { await memory.removeImage(forKey: key) }
+        if scope.includesDisk { await disk.removeData(forKey: key) }
+    }
+
+    public func containsImage(forKey key: String, in scope: ImageCacheType = .all) async -> ImageCacheType {
+        let inMemory = scope.includesMemory ? await memory.contains(key) : false
+        let onDisk = scope.includesDisk ? await disk.contains(key) : false
+        return ImageCacheType(memory: inMemory, disk: onDisk)
+    }
+
+    public func clear(_ scope: ImageCacheType) async {
+        if scope.includesMemory { await memory.removeAll() }
+        if scope.includesDisk { await disk.removeAll() }
+    }
+
+    /// Empties the memory cache.
+    public func clearMemory() async { await clear(.memory) }
+
+    /// Empties the disk cache.
+    public func clearDisk() async { await clear(.disk) }
+
+    /// Removes expired disk entries and trims the disk cache to its size limit.
+    @discardableResult
+    public func removeExpiredData() async -> DiskCache.CleanupReport {
+        await disk.removeExpiredData()
+    }
+}

@@ -1,0 +1,21 @@
+import Foundation
+
+/// The cache an image manager talks to (SDWebImage's `SDImageCache` protocol). `ImageCache` is
+/// the default; any other store (a shared Redis, a CDN edge, an in-memory fake in tests) can
+/// conform. Methods may be called from many tasks at once.
+public protocol ImageCaching: Sendable {
+    /// The image stored under `key`, looking in `scope` (memory first), decoded with `options`
+    /// on a disk hit. With `includingData` a memory hit also reads the encoded data from disk.
+    func image(forKey key: String, from scope: ImageCacheType, options: ImageDecodingOptions, includingData: Bool) async
+        -> ImageCacheResult?
+    /// Stores `image` and/or its encoded `data` under `key` in `destination`. For the disk,
+    /// missing data is encoded from the image.
+    /// - Throws: `ImageError.cacheWriteFailed` or `ImageError.encodingFailed` for the disk part.
+    func store(_ image: Image?, data: Data?, forKey key: String, to destination: ImageCacheType) async throws
+    /// Removes the entry for `key` from `scope`.
+    func removeImage(forKey key: String, from scope: ImageCacheType) async
+    /// Where an entry for `key` exists, within `scope`.
+    func containsImage(forKey key: String, in scope: ImageCacheType) async -> ImageCacheType
+    /// Removes every entry in `scope`.
+    func clear(_ scope: ImageCacheType) async
+}

@@ -1,0 +1,115 @@
+import Testing
+@testable import WebImage
+
+@Suite struct MemoryCacheTests {
+    func image(_ side: Int = 10) -> Image { Image(bitmap: Fixtures.gradient(width: side, height: side)) }
+
+    @Test func evictsLeastRecentlyUsedByCost() async {
+        let cache = MemoryCache(configuration: .init(costLimit: 1000, maxEntryFraction: 1, usesWeakCache: false))
+        for key in ["a", "b", "c"] { await cache.setImage(image(), forKey: key, cost: 300) }
+        _ = await cache.image(forKey: "a")              // a becomes the most recent
+        await cache.setImage(image(), forKey: "d", cost: 300)
+        #expect(await cache.image(forKey: "b") == nil)  // the oldest went
+        #expect(await cache.image(forKey: "a") != nil)
+        #expect(await cache.totalCost == 900)
+        #expect(await cache.count == 3)
+    }
+
+    @Test func evictsByCount() async {
+        let cache = MemoryCache(configuration: .init(costLimit: 1 << 30, countLimit: 2, usesWeakCache: false))
+        for key in ["a", "b", "c"] { await cache.setImage(image(), forKey: key) }
+        #expect(await cache.count == 2)
+        #expect(await !cache.contains("a"))
+    }
+
+    @Test func entryOverTheFractionIsNotKept() async {
+        let cache = MemoryCache(configuration: .init(costLimit: 10_000, usesWeakCache: false))
+        await cache.setImage(image(), forKey: "small", cost: 1000)
+        await cache.setImage(image(), forKey: "big", cost: 1001)   // over 10 %
+        #expect(await cache.contains("small"))
+        #expect(await !cache.contains("big"))
+        #expect(await cache.totalCost == 1000)
+    }
+
+    @Test func replacingAKeyKeepsTheCostRight() async {
+        let cache = MemoryCache(configuration: .init(costLimit: 10_000, maxEntryFraction: 1))
+        await cache.setImage(image(), forKey: "a", cost: 100)
+        await cache.setImage(image(), forKey: "a", cost: 250)
+        #expect(await cache.totalCost == 250)
+        #expect(await cache.count == 1)
+        await cache.removeImage(forKey: "a")
+        #expect(await cache.totalCost == 0)
+    }
+
+    @Test func weakCacheFindsEvictedImagesStillHeld() async {
+        let cache = MemoryCache(configuration: .init(costLimit: 1000, maxEntryFraction: 1))
+        let held = image()
+        await cache.setImage(held, forKey: "held", cost: 600)
+        await cache.setImage(image(), forKey: "dropped", cost: 600)    // evicts "held", and "dropped" has no owner
+        await cache.setImage(image(), forKey: "other", cost: 600)      // evicts "dropped"
+        let found = await cache.image(forKey: "held")
+        #expect(found?.bitmap == held.bitmap)
+        #expect(await cache.image(forKey: "dropped") == nil)          // nobody held it
+        withExtendedLifetime(held) {}
+    }
+
+    @Test func memoryPressureEmptiesTheStrongCacheButKeepsTheWeakOne() async {
+        let cache = MemoryCache(configuration: .init(costLimit: 1 << 20))
+        let held = image()
+        await cache.setImage(held, forKey: "held")
+        await cache.setImage(image(), forKey: "loose")
+        await cache.handleMemoryPressure()
+        #expect(await cache.count == 0)
+        #expect(await cache.totalCost == 0)
+        #expect(await cache.image(forKey: "held") != nil)
+        #expect(await cache.image(forKey: "loose") == nil)
+        withExtendedLifetime(held) {}
+    }
+
+    @Test func entriesExpire() async throws {
+        let cache = MemoryCache(configuration: .init(costLimit: 1 << 20, entryLifetime: .milliseconds(50), usesWeakCache: false))
+        await cache.setImage(image(), forKey: "a")
+        #expect(await cache.image(forKey: "a") != nil)
+        try await Task.sleep(for: .milliseconds(80))
+        #expect(await cache.image(forKey: "a") == nil)
+        #expect(await cache.totalCost == 0)
+    }
+
+    @Test func trimAndRemoveAll() async {
+        let cache = MemoryCache(configuration: .init(costLimit: 1 << 20, maxEntryFraction: 1))
+        for index in 0..<10 { await cache.setImage(image(), forKey: "\(index)", cost: 100) }
+        await cache.trim(toCost: 450)
+        #expect(await cache.count == 4)
+        #expect(await cache.contains("9"))
+        #expect(await !cache.contains("0"))
+        await cache.trim(toCount: 1)
+        #expect(await cache.count == 1)
+        await cache.removeAll()
+        #expect(await cache.count == 0)
+        #expect(await cache.totalCost == 0)
+    }
+
+    @Test func defaultLimitIsFifteenPercentOfProcessMemory() {
+        let limit = ProcessMemory.limit()
+        #expect(limit > 0)
+        #expect(abs(MemoryCache.Configuration.defaultCostLimit - Int(Double(limit) * 0.15)) <= 1)
+    }
+
+    @Test func lruListStaysConsistent() {
+        var list = LRUList<Int, Int>()
+        for i in 0..<100 { list.set(i, for: i) }
+        for i in stride(from: 0, to: 100, by: 2) { _ = list.touch(i) }
+        for i in stride(from: 1, to: 100, by: 4) { list.remove(i) }
+        var order: [Int] = []
+        while let (key, _) = list.popOldest() { order.append(key) }
+        let expected = stride(from: 3, to: 100, by: 4).map { $0 } + stride(from: 0, to: 100, by: 2).map { $0 }
+        #expect(order == expected)
+        #expect(list.isEmpty)
+    }
+
+    @Test func memoryPressureParsers() {
+        #expect(MemoryPressureWatcher.eventCount("low 0\nhigh 3\nmax 2\noom 0\noom_kill 0\n") == 5)
+        #expect(MemoryPressureWatcher.eventCount(nil) == 0)
+        #expect(MemoryPressureWatcher.someAverage10("some avg10=12.50 avg60=1.00 avg300=0.10 total=1\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0") == 12.5)
+    }
+}
