@@ -21,5 +21,10 @@ let package = Package(
             dependencies: [.product(name: "WebImage", package: root), "CRawDecoders"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        .executableTarget(
+            name: "CacheBenchmarks",
+            dependencies: [.product(name: "WebImage", package: root)],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
     ]
 )

@@ -69,6 +69,7 @@ public actor DiskCache {
         var size: Int
         var modified: Date
         var accessed: Date
+        var hasSideFile = false
     }
 
     /// The folder holding the entries.
@@ -76,6 +77,8 @@ public actor DiskCache {
     /// The limits in force.
     public nonisolated let configuration: Configuration
     private nonisolated let executor: ThreadExecutor
+    /// `directory.path`, to build entry paths without URL arithmetic on the hot paths.
+    private nonisolated let directoryPath: String
     private var index: [String: Entry]?
     private var indexedSize = 0
     private var cleanupTask: Task<Void, Never>?
@@ -86,6 +89,7 @@ public actor DiskCache {
     /// A cache in `directory` (created when first written).
     public init(directory: URL, configuration: Configuration = .init()) {
         self.directory = directory.standardizedFileURL
+        self.directoryPath = self.directory.path
         self.configuration = configuration
         self.executor = ThreadExecutor(name: "webimage.disk-cache")
     }
@@ -106,7 +110,7 @@ public actor DiskCache {
     /// The file name for `key`: lowercase hex MD5 of its UTF-8 bytes, plus `.` and the key's
     /// path extension when it is plain (letters and digits) and the name stays within 255 bytes.
     public nonisolated static func fileName(forKey key: String) -> String {
-        let digest = Insecure.MD5.hash(data: Data(key.utf8)).map { String(format: "%02x", $0) }.joined()
+        let digest = Insecure.MD5.hash(data: Data(key.utf8)).lowercaseHex
         let ext = URLComponents(string: key).map { PathExtension.of($0.path) } ?? PathExtension.of(key)
         guard !ext.isEmpty, ext.utf8.count <= 255 - 33, ext.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
             return digest
@@ -126,33 +130,50 @@ public actor DiskCache {
     public func data(forKey key: String) -> Data? {
         let name = DiskCache.fileName(forKey: key)
         configuration.ioHook?()
-        if let data = read(directory.appendingPathComponent(name)) {
+        if let data = read(path(name)) {
             if configuration.expireType == .accessDate { recordAccess(name) }
             return data
         }
         for extra in configuration.additionalDirectories {
-            if let data = read(extra.appendingPathComponent(name)) { return data }
+            if let data = read(extra.path + "/" + name) { return data }
         }
         return nil
     }
 
-    private func read(_ url: URL) -> Data? {
+    private nonisolated func path(_ name: String) -> String { directoryPath + "/" + name }
+
+    /// The whole file, or nil when it is missing, not a regular file, or unreadable.
+    private func read(_ path: String) -> Data? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
         var info = stat()
-        guard stat(url.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return try? Data(contentsOf: url)
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        var data = Data(count: Int(info.st_size))
+        let complete = data.withUnsafeMutableBytes { raw -> Bool in
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.read(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return false }
+                offset += n
+            }
+            return true
+        }
+        return complete ? data : nil
     }
 
     /// Whether an entry for `key` exists (here or in an additional directory).
     public func contains(_ key: String) -> Bool {
         let name = DiskCache.fileName(forKey: key)
         configuration.ioHook?()
-        if isRegularFile(directory.appendingPathComponent(name)) { return true }
-        return configuration.additionalDirectories.contains { isRegularFile($0.appendingPathComponent(name)) }
+        if isRegularFile(path(name)) { return true }
+        return configuration.additionalDirectories.contains { isRegularFile($0.path + "/" + name) }
     }
 
-    private func isRegularFile(_ url: URL) -> Bool {
+    private func isRegularFile(_ path: String) -> Bool {
         var info = stat()
-        return stat(url.path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
     // MARK: - Writing
@@ -163,7 +184,7 @@ public actor DiskCache {
     public func store(_ data: Data, forKey key: String) throws {
         configuration.ioHook?()
         let name = DiskCache.fileName(forKey: key)
-        let destination = directory.appendingPathComponent(name)
+        let destination = path(name)
         do {
             try writeAtomically(data, to: destination)
         } catch let error as POSIXError where error.code == .ENOENT {
@@ -187,10 +208,10 @@ public actor DiskCache {
         }
     }
 
-    private func writeAtomically(_ data: Data, to destination: URL) throws {
-        if index == nil, !FileManager.default.fileExists(atPath: directory.path) { try createDirectory() }
-        let temporary = directory.appendingPathComponent(".tmp-\(UUID().uuidString)")
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+    private func writeAtomically(_ data: Data, to destination: String) throws {
+        if index == nil, !FileManager.default.fileExists(atPath: directoryPath) { try createDirectory() }
+        let temporary = path(".tmp-\(UUID().uuidString)")
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw failure(errno, destination) }
         var failedWith: Int32 = 0
         data.withUnsafeBytes { raw in
@@ -206,23 +227,23 @@ public actor DiskCache {
             }
         }
         if close(fd) != 0 && failedWith == 0 { failedWith = errno }
-        if failedWith == 0, rename(temporary.path, destination.path) != 0 {
+        if failedWith == 0, rename(temporary, destination) != 0 {
             failedWith = errno
             if failedWith == EISDIR || failedWith == ENOTEMPTY || failedWith == EEXIST {
                 // A directory stands where the entry goes: it is ours (named by our hash), replace it.
-                try? FileManager.default.removeItem(at: destination)
-                failedWith = rename(temporary.path, destination.path) == 0 ? 0 : errno
+                try? FileManager.default.removeItem(atPath: destination)
+                failedWith = rename(temporary, destination) == 0 ? 0 : errno
             }
         }
         if failedWith != 0 {
-            unlink(temporary.path)
+            unlink(temporary)
             throw failure(failedWith, destination)
         }
     }
 
-    private func failure(_ code: Int32, _ url: URL) -> Error {
+    private func failure(_ code: Int32, _ path: String) -> Error {
         if code == ENOENT { return POSIXError(.ENOENT) }
-        return ImageError.cacheWriteFailed(path: url.path, reason: String(cString: strerror(code)))
+        return ImageError.cacheWriteFailed(path: path, reason: String(cString: strerror(code)))
     }
 
     /// Removes the entry for `key` (and its extended data).
@@ -233,10 +254,12 @@ public actor DiskCache {
     }
 
     private func removeFile(_ name: String) {
-        let url = directory.appendingPathComponent(name)
-        if unlink(url.path) != 0, errno == EISDIR || errno == EPERM { try? FileManager.default.removeItem(at: url) }
-        unlink(directory.appendingPathComponent(".ext-\(name)").path)
-        if let old = index?.removeValue(forKey: name) { indexedSize -= old.size }
+        let file = path(name)
+        if unlink(file) != 0, errno == EISDIR || errno == EPERM { try? FileManager.default.removeItem(atPath: file) }
+        let old = index?.removeValue(forKey: name)
+        if let old { indexedSize -= old.size }
+        // Side files exist only where extended data was kept in one (or the index is unknown).
+        if old?.hasSideFile != false { unlink(path(".ext-\(name)")) }
     }
 
     /// Removes every entry (the directory itself stays).
@@ -292,31 +315,44 @@ public actor DiskCache {
         return report
     }
 
-    /// Builds the index from the directory once; removes temporary files a crash left behind.
+    /// Builds the index from the directory once (readdir and fstatat, no per-file URL work);
+    /// removes temporary files a crash left behind.
     private func ensureIndex() {
         guard index == nil else { return }
         var entries: [String: Entry] = [:]
+        var sideFiles: [String] = []
         var total = 0
-        let keys: [URLResourceKey] = [.fileSizeKey, .contentModificationDateKey, .contentAccessDateKey, .isRegularFileKey]
-        let urls = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: keys)) ?? []
-        let stale = Date().addingTimeInterval(-3600)
-        for url in urls {
-            let name = url.lastPathComponent
-            guard let values = try? url.resourceValues(forKeys: Set(keys)) else { continue }
-            if name.hasPrefix(".tmp-") {
-                if (values.contentModificationDate ?? .distantPast) < stale { unlink(url.path) }
-                continue
+        if let directoryStream = opendir(directoryPath) {
+            defer { closedir(directoryStream) }
+            let fd = dirfd(directoryStream)
+            let stale = Date().timeIntervalSince1970 - 3600
+            while let item = readdir(directoryStream) {
+                let name = withUnsafeBytes(of: item.pointee.d_name) { raw in
+                    String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+                }
+                if name == "." || name == ".." { continue }
+                var info = stat()
+                guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+                let modified = DiskCache.seconds(info.st_mtim)
+                if name.hasPrefix(".tmp-") {
+                    if modified < stale { unlinkat(fd, name, 0) }
+                    continue
+                }
+                if name.hasPrefix(".ext-") { sideFiles.append(String(name.dropFirst(5))); continue }
+                guard !name.hasPrefix("."), (info.st_mode & S_IFMT) == S_IFREG else { continue }
+                let size = Int(info.st_size)
+                entries[name] = Entry(size: size, modified: Date(timeIntervalSince1970: modified),
+                                      accessed: Date(timeIntervalSince1970: max(DiskCache.seconds(info.st_atim), modified)))
+                total += size
             }
-            guard !name.hasPrefix("."), values.isRegularFile == true else { continue }
-            let size = values.fileSize ?? 0
-            let modified = values.contentModificationDate ?? Date()
-            entries[name] = Entry(size: size, modified: modified, accessed: max(values.contentAccessDate ?? modified, modified))
-            total += size
         }
+        for name in sideFiles { entries[name]?.hasSideFile = true }
         index = entries
         indexedSize = total
         startCleanupTimer()
     }
+
+    private static func seconds(_ time: timespec) -> Double { Double(time.tv_sec) + Double(time.tv_nsec) / 1e9 }
 
     private func recordAccess(_ name: String) {
         ensureIndex()
@@ -324,7 +360,7 @@ public actor DiskCache {
         index?[name]?.accessed = now
         // Persist it in the file's atime too, so a new index sees it.
         var times = [timespec(tv_sec: Int(now.timeIntervalSince1970), tv_nsec: 0), timespec(tv_sec: 0, tv_nsec: DiskCache.timeOmit)]
-        utimensat(AT_FDCWD, directory.appendingPathComponent(name).path, &times, 0)
+        utimensat(AT_FDCWD, path(name), &times, 0)
     }
 
     /// Linux's UTIME_OMIT: leave that time unchanged.
@@ -351,37 +387,39 @@ public actor DiskCache {
     public func setExtendedData(_ data: Data?, forKey key: String) throws {
         configuration.ioHook?()
         let name = DiskCache.fileName(forKey: key)
-        let path = directory.appendingPathComponent(name).path
-        guard isRegularFile(URL(fileURLWithPath: path)) else {
-            throw ImageError.cacheWriteFailed(path: path, reason: "no cache entry to attach extended data to")
+        let file = path(name)
+        guard isRegularFile(file) else {
+            throw ImageError.cacheWriteFailed(path: file, reason: "no cache entry to attach extended data to")
         }
-        let side = directory.appendingPathComponent(".ext-\(name)")
+        let side = path(".ext-\(name)")
         guard let data else {
-            wi_xattr_remove(path, DiskCache.attributeName)
-            unlink(side.path)
+            wi_xattr_remove(file, DiskCache.attributeName)
+            unlink(side)
             return
         }
         let status = configuration.usesExtendedAttributes
-            ? data.withUnsafeBytes { wi_xattr_set(path, DiskCache.attributeName, $0.baseAddress, $0.count) } : -1
+            ? data.withUnsafeBytes { wi_xattr_set(file, DiskCache.attributeName, $0.baseAddress, $0.count) } : -1
         if status == 0 {
-            unlink(side.path)
+            unlink(side)
             return
         }
         try writeAtomically(data, to: side)
+        ensureIndex()
+        index?[name]?.hasSideFile = true
     }
 
     /// The extended data attached to the entry for `key`, if any.
     public func extendedData(forKey key: String) -> Data? {
         configuration.ioHook?()
         let name = DiskCache.fileName(forKey: key)
-        let path = directory.appendingPathComponent(name).path
-        let size = configuration.usesExtendedAttributes ? wi_xattr_get(path, DiskCache.attributeName, nil, 0) : -1
+        let file = path(name)
+        let size = configuration.usesExtendedAttributes ? wi_xattr_get(file, DiskCache.attributeName, nil, 0) : -1
         if size >= 0 {
             var bytes = [UInt8](repeating: 0, count: size)
-            let read = wi_xattr_get(path, DiskCache.attributeName, &bytes, size)
+            let read = wi_xattr_get(file, DiskCache.attributeName, &bytes, size)
             if read >= 0 { return Data(bytes.prefix(read)) }
         }
-        return read(directory.appendingPathComponent(".ext-\(name)"))
+        return read(path(".ext-\(name)"))
     }
 
     // MARK: - Migration
@@ -417,5 +455,19 @@ public actor DiskCache {
         try? fm.removeItem(at: oldDirectory.appendingPathComponent(".DS_Store"))
         if (try? fm.contentsOfDirectory(atPath: oldDirectory.path))?.isEmpty == true { try? fm.removeItem(at: oldDirectory) }
         return moved
+    }
+}
+
+extension Sequence<UInt8> {
+    /// The bytes as lowercase hexadecimal.
+    var lowercaseHex: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(underestimatedCount * 2)
+        for byte in self {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -90,6 +90,15 @@ import Testing
         #expect(await cache.totalSize() <= 8000)
     }
 
+    @Test func cleanupAlsoRunsOnATimer() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let cache = DiskCache(directory: dir.url, configuration: .init(maxAge: .milliseconds(100), cleanupInterval: .milliseconds(50)))
+        try await cache.store(payload(1), forKey: "short-lived")
+        #expect(await cache.contains("short-lived"))
+        for _ in 0..<100 where await cache.contains("short-lived") { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(await !cache.contains("short-lived"))
+    }
+
     @Test func accessDateExpiryCountsReads() async throws {
         let dir = TemporaryDirectory(); defer { dir.remove() }
         let writer = DiskCache(directory: dir.url)

@@ -1,3 +1,5 @@
+import Foundation
+import Synchronization
 import Testing
 @testable import WebImage
 
@@ -111,5 +113,19 @@ import Testing
         #expect(MemoryPressureWatcher.eventCount("low 0\nhigh 3\nmax 2\noom 0\noom_kill 0\n") == 5)
         #expect(MemoryPressureWatcher.eventCount(nil) == 0)
         #expect(MemoryPressureWatcher.someAverage10("some avg10=12.50 avg60=1.00 avg300=0.10 total=1\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0") == 12.5)
+    }
+
+    @Test func watcherCallsBackWhenTheCgroupReportsPressure() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let events = dir.url.appendingPathComponent("memory.events")
+        try "low 0\nhigh 0\nmax 0\n".write(to: events, atomically: true, encoding: .utf8)
+        let fired = Mutex(false)
+        let watcher = MemoryPressureWatcher()
+        await watcher.start(interval: .milliseconds(20), cgroupRoot: dir.url.path) { fired.withLock { $0 = true } }
+        try await Task.sleep(for: .milliseconds(100))
+        try "low 0\nhigh 4\nmax 0\n".write(to: events, atomically: true, encoding: .utf8)
+        for _ in 0..<100 where !fired.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        await watcher.stop()
+        #expect(fired.withLock { $0 })
     }
 }
