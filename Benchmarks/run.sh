@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the codec benchmarks beside their anchors in one run and prints ratios.
+# Runs the codec and cache benchmarks beside their anchors in one run and prints ratios.
 # Installs what it needs (Debian packages and PyPI, via ../shared/bench/anchors.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -8,5 +8,7 @@ fixtures=${FIXTURES:-/tmp/bench-fixtures}
 . "$here/../scripts/install-deps.sh"
 bash "$shared/bench/anchors.sh" "$fixtures" | tee /tmp/webimage-anchors.txt
 cd "$here"
-swift build -c release --product CodecBenchmarks
+swift build -c release
 .build/release/CodecBenchmarks "$fixtures" /tmp/webimage-anchors.txt
+.build/release/CacheBenchmarks "$fixtures" /tmp/webimage-anchors.txt
+WEBIMAGE_BENCH_DIR=/dev/shm .build/release/CacheBenchmarks "$fixtures" /tmp/webimage-anchors.txt
