@@ -184,20 +184,26 @@ public actor DiskCache {
     public func store(_ data: Data, forKey key: String) throws {
         configuration.ioHook?()
         let name = DiskCache.fileName(forKey: key)
-        let destination = path(name)
-        do {
-            try writeAtomically(data, to: destination)
-        } catch let error as POSIXError where error.code == .ENOENT {
-            // The directory was removed under us: make it again and retry once.
-            try createDirectory()
-            try writeAtomically(data, to: destination)
-        }
+        try writeFile(data, to: path(name))
         ensureIndex()
         let now = Date()
         if let old = index?[name] { indexedSize -= old.size }
         index?[name] = Entry(size: data.count, modified: now, accessed: now)
         indexedSize += data.count
         if configuration.maxSize > 0, indexedSize > configuration.maxSize { removeExpiredData() }
+    }
+
+    /// Writes atomically; when the directory was removed under us, makes it again and retries once.
+    /// Throws only `ImageError.cacheWriteFailed`.
+    private func writeFile(_ data: Data, to destination: String) throws {
+        do {
+            try writeAtomically(data, to: destination)
+        } catch let error as POSIXError where error.code == .ENOENT {
+            try createDirectory()
+            do { try writeAtomically(data, to: destination) } catch let error as POSIXError {
+                throw ImageError.cacheWriteFailed(path: destination, reason: String(cString: strerror(error.code.rawValue)))
+            }
+        }
     }
 
     private func createDirectory() throws {
@@ -403,7 +409,7 @@ public actor DiskCache {
             unlink(side)
             return
         }
-        try writeAtomically(data, to: side)
+        try writeFile(data, to: side)
         ensureIndex()
         index?[name]?.hasSideFile = true
     }

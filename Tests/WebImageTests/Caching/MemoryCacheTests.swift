@@ -97,6 +97,14 @@ import Testing
         #expect(abs(MemoryCache.Configuration.defaultCostLimit - Int(Double(limit) * 0.15)) <= 1)
     }
 
+    @Test func cgroupLimitCapsTheProcessMemory() throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        try "1073741824\n".write(to: dir.url.appendingPathComponent("memory.max"), atomically: true, encoding: .utf8)
+        #expect(ProcessMemory.limit(cgroupRoot: dir.url.path) == min(1 << 30, ProcessInfo.processInfo.physicalMemory))
+        try "max\n".write(to: dir.url.appendingPathComponent("memory.max"), atomically: true, encoding: .utf8)
+        #expect(ProcessMemory.limit(cgroupRoot: dir.url.path) == ProcessInfo.processInfo.physicalMemory)
+    }
+
     @Test func lruListStaysConsistent() {
         var list = LRUList<Int, Int>()
         for i in 0..<100 { list.set(i, for: i) }
