@@ -22,6 +22,11 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
+            name: "TransformBenchmarks",
+            dependencies: [.product(name: "WebImage", package: root)],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
             name: "CacheBenchmarks",
             dependencies: [.product(name: "WebImage", package: root)],
             swiftSettings: [.swiftLanguageMode(.v6)]

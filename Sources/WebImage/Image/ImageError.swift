@@ -19,6 +19,8 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
     case frameOutOfRange(index: Int, count: Int)
     /// The file could not be read.
     case unreadableFile(path: String, reason: String)
+    /// A transformer could not produce an image (invalid parameters, empty result, ...).
+    case transformFailed(String)
     /// The disk cache could not write an entry (full disk, read-only or missing directory, ...).
     /// Entries stored before are unaffected.
     case cacheWriteFailed(path: String, reason: String)
@@ -35,6 +37,7 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
         case .encodingFailed(let format, let reason): "The image could not be encoded as \(format): \(reason)."
         case .frameOutOfRange(let index, let count): "Frame \(index) was asked for, but the image has \(count) frames."
         case .unreadableFile(let path, let reason): "The file \(path) could not be read: \(reason)."
+        case .transformFailed(let reason): "The image could not be transformed: \(reason)."
         case .cacheWriteFailed(let path, let reason): "The disk cache could not write \(path): \(reason)."
         }
     }

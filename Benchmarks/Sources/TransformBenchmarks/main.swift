@@ -1,0 +1,50 @@
+import Foundation
+import WebImage
+
+// Transformer benchmarks for issue "transformers", beside Pillow (and libvips) measured by
+// ../shared/bench/anchors.sh in the same run. Usage: TransformBenchmarks FIXTURES_DIR [ANCHORS_FILE]
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2 else {
+    FileHandle.standardError.write(Data("usage: TransformBenchmarks FIXTURES_DIR [ANCHORS_FILE]\n".utf8))
+    exit(2)
+}
+let fixtures = URL(fileURLWithPath: arguments[1])
+var anchors: [String: Double] = [:]
+if arguments.count >= 3, let text = try? String(contentsOfFile: arguments[2], encoding: .utf8) {
+    for line in text.split(separator: "\n") {
+        let parts = line.split(separator: " ")
+        if parts.count == 3, parts[2] == "ms", let value = Double(parts[1]) { anchors[String(parts[0])] = value }
+    }
+}
+let clock = ContinuousClock()
+func ms(_ d: Duration) -> Double { Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15 }
+func f(_ v: Double) -> String { String(format: "%.2f", v) }
+func median(_ runs: Int, _ body: () throws -> Void) rethrows -> Double {
+    try body()
+    var times: [Double] = []
+    for _ in 0..<runs { times.append(ms(try clock.measure(body))) }
+    return times.sorted()[times.count / 2]
+}
+
+let big = try Image(contentsOf: fixtures.appendingPathComponent("rgba-4000x3000.png"))
+let medium = try Image(contentsOf: fixtures.appendingPathComponent("rgba-1024x768.png"))
+let jpeg = try Data(contentsOf: fixtures.appendingPathComponent("photo-4000x3000.jpg"))
+
+let rows: [(String, Double, [(String, String)])] = [
+    ("4000x3000 RGBA -> 256x192, Lanczos-3", try median(7) { _ = try ResizingTransformer(width: 256, height: 192).transform(big) },
+     [("Pillow LANCZOS", "resize_rgba12mp_to256_pillow"), ("vips resize (process)", "resize_rgba12mp_to256_vips_process")]),
+    ("Gaussian blur r=8, 1024x768 RGBA", try median(11) { _ = try BlurTransformer(radius: 8).transform(medium) },
+     [("Pillow GaussianBlur(8)", "blur_r8_1024_pillow")]),
+    ("rotate 30 degrees, fit size, 1024x768 RGBA", try median(11) { _ = try RotationTransformer(angle: .pi / 6, fitSize: true).transform(medium) },
+     [("Pillow rotate(30, BILINEAR, expand)", "rotate30_1024_pillow")]),
+    ("12 MP JPEG -> 256 px thumbnail (decode at size)", try median(15) { _ = try Image(data: jpeg, options: ImageDecodingOptions(maxPixelSize: 256)) },
+     [("Pillow draft + thumbnail", "jpeg12mp_thumb256_pillow_draft"), ("vipsthumbnail (process)", "jpeg12mp_thumb256_vipsthumbnail")]),
+]
+print("| benchmark | ours ms | anchors (ms, ours / anchor) |")
+print("| --- | ---: | --- |")
+for (name, value, keys) in rows {
+    let text = keys.compactMap { label, key in anchors[key].map { "\(label) \(f($0)) (\(f(value / $0))x)" } }.joined(separator: "; ")
+    print("| \(name) | \(f(value)) | \(text) |")
+}
+print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")
