@@ -16,19 +16,20 @@ let package = Package(
             name: "CRawDecoders",
             linkerSettings: ["png16", "jpeg", "webp", "webpdemux", "gif"].map { .linkedLibrary($0) }
         ),
+        .target(name: "BenchSupport", swiftSettings: [.swiftLanguageMode(.v6)]),
         .executableTarget(
             name: "CodecBenchmarks",
-            dependencies: [.product(name: "WebImage", package: root), "CRawDecoders"],
+            dependencies: [.product(name: "WebImage", package: root), "CRawDecoders", "BenchSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
             name: "TransformBenchmarks",
-            dependencies: [.product(name: "WebImage", package: root)],
+            dependencies: [.product(name: "WebImage", package: root), "BenchSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
             name: "CacheBenchmarks",
-            dependencies: [.product(name: "WebImage", package: root)],
+            dependencies: [.product(name: "WebImage", package: root), "BenchSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
     ]

@@ -1,22 +1,12 @@
+import BenchSupport
 import Foundation
 import WebImage
 
 // Cache benchmarks for issue "caching", beside the disk floor measured by
 // ../shared/bench/anchors.sh in the same run. Usage: CacheBenchmarks FIXTURES_DIR [ANCHORS_FILE]
 
-let arguments = CommandLine.arguments
-guard arguments.count >= 2 else {
-    FileHandle.standardError.write(Data("usage: CacheBenchmarks FIXTURES_DIR [ANCHORS_FILE]\n".utf8))
-    exit(2)
-}
-let fixtures = URL(fileURLWithPath: arguments[1])
-var anchors: [String: Double] = [:]
-if arguments.count >= 3, let text = try? String(contentsOfFile: arguments[2], encoding: .utf8) {
-    for line in text.split(separator: "\n") {
-        let parts = line.split(separator: " ")
-        if parts.count == 3, parts[2] == "ms", let value = Double(parts[1]) { anchors[String(parts[0])] = value }
-    }
-}
+let run = BenchRun(usage: "CacheBenchmarks")
+let anchors = run.anchors, fixtures = run.fixtures
 let smallFiles = (0..<1000).map { fixtures.appendingPathComponent(String(format: "small/%04d.jpg", $0)) }
 let blobs = smallFiles.map { try! Data(contentsOf: $0) }
 // WEBIMAGE_BENCH_DIR=/dev/shm runs on tmpfs: the library's overhead without the disk's noise.
@@ -25,10 +15,8 @@ let workBase = ProcessInfo.processInfo.environment["WEBIMAGE_BENCH_DIR"].map { U
 let work = workBase.appendingPathComponent("webimage-cache-bench-\(getpid())")
 defer { try? FileManager.default.removeItem(at: work) }
 
-func ms(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
-}
-func f(_ value: Double) -> String { String(format: "%.2f", value) }
+func ms(_ duration: Duration) -> Double { milliseconds(duration) }
+func f(_ value: Double) -> String { formatted(value) }
 let clock = ContinuousClock()
 
 // 1. Memory hit through ImageCache, from a non-main task: median of 21 batches of 100,000.

@@ -1,3 +1,4 @@
+import BenchSupport
 import CRawDecoders
 import Foundation
 import WebImage
@@ -6,39 +7,10 @@ import WebImage
 // in the same process, plus the anchors measured by ../shared/bench/anchors.sh in the same run.
 // Usage: CodecBenchmarks FIXTURES_DIR [ANCHORS_FILE]
 
-let arguments = CommandLine.arguments
-guard arguments.count >= 2 else {
-    FileHandle.standardError.write(Data("usage: CodecBenchmarks FIXTURES_DIR [ANCHORS_FILE]\n".utf8))
-    exit(2)
-}
-let fixtures = URL(fileURLWithPath: arguments[1])
-var anchors: [String: Double] = [:]
-if arguments.count >= 3, let text = try? String(contentsOfFile: arguments[2], encoding: .utf8) {
-    for line in text.split(separator: "\n") {
-        let parts = line.split(separator: " ")
-        if parts.count == 3, parts[2] == "ms", let value = Double(parts[1]) { anchors[String(parts[0])] = value }
-    }
-}
-
-func load(_ name: String) -> Data {
-    guard let data = try? Data(contentsOf: fixtures.appendingPathComponent(name)) else {
-        FileHandle.standardError.write(Data("missing fixture \(name): run ../shared/bench/fixtures.py first\n".utf8))
-        exit(1)
-    }
-    return data
-}
-
-/// Median wall time in milliseconds of `body` over `runs` runs after one warm-up.
-func median(runs: Int, _ body: () throws -> Void) rethrows -> Double {
-    try body()
-    var times: [Double] = []
-    let clock = ContinuousClock()
-    for _ in 0..<runs {
-        let elapsed = try clock.measure(body)
-        times.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
-    }
-    return times.sorted()[times.count / 2]
-}
+let run = BenchRun(usage: "CodecBenchmarks")
+let anchors = run.anchors
+func load(_ name: String) -> Data { run.load(name) }
+func median(runs: Int, _ body: () throws -> Void) rethrows -> Double { try medianMilliseconds(runs: runs, body) }
 
 struct Row { var name: String; var ours: Double; var floor: Double; var floorName: String; var anchors: [(String, Double)] }
 var rows: [Row] = []
@@ -95,7 +67,7 @@ try bench("30-frame animated WebP, all frames", runs: 15, floorName: "WebPAnimDe
 
 let fullJPEG = rows[0].ours
 let atSize = rows[2].ours
-func f(_ v: Double) -> String { String(format: "%.2f", v) }
+func f(_ v: Double) -> String { formatted(v) }
 print("| benchmark | ours ms | raw C ms (\u{2009}floor\u{2009}) | ours / raw | anchors (ms, ours / anchor) |")
 print("| --- | ---: | ---: | ---: | --- |")
 for row in rows {

@@ -1,31 +1,14 @@
+import BenchSupport
 import Foundation
 import WebImage
 
 // Transformer benchmarks for issue "transformers", beside Pillow (and libvips) measured by
 // ../shared/bench/anchors.sh in the same run. Usage: TransformBenchmarks FIXTURES_DIR [ANCHORS_FILE]
 
-let arguments = CommandLine.arguments
-guard arguments.count >= 2 else {
-    FileHandle.standardError.write(Data("usage: TransformBenchmarks FIXTURES_DIR [ANCHORS_FILE]\n".utf8))
-    exit(2)
-}
-let fixtures = URL(fileURLWithPath: arguments[1])
-var anchors: [String: Double] = [:]
-if arguments.count >= 3, let text = try? String(contentsOfFile: arguments[2], encoding: .utf8) {
-    for line in text.split(separator: "\n") {
-        let parts = line.split(separator: " ")
-        if parts.count == 3, parts[2] == "ms", let value = Double(parts[1]) { anchors[String(parts[0])] = value }
-    }
-}
-let clock = ContinuousClock()
-func ms(_ d: Duration) -> Double { Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15 }
-func f(_ v: Double) -> String { String(format: "%.2f", v) }
-func median(_ runs: Int, _ body: () throws -> Void) rethrows -> Double {
-    try body()
-    var times: [Double] = []
-    for _ in 0..<runs { times.append(ms(try clock.measure(body))) }
-    return times.sorted()[times.count / 2]
-}
+let run = BenchRun(usage: "TransformBenchmarks")
+let anchors = run.anchors, fixtures = run.fixtures
+func f(_ v: Double) -> String { formatted(v) }
+func median(_ runs: Int, _ body: () throws -> Void) rethrows -> Double { try medianMilliseconds(runs: runs, body) }
 
 let big = try Image(contentsOf: fixtures.appendingPathComponent("rgba-4000x3000.png"))
 let medium = try Image(contentsOf: fixtures.appendingPathComponent("rgba-1024x768.png"))

@@ -8,16 +8,10 @@ public struct GrayscaleTransformer: BitmapTransformer {
 
     public func transform(_ bitmap: Bitmap) throws -> Bitmap {
         var out = bitmap
-        out.withUnsafeMutableBytes { raw in
-            let p = raw.bindMemory(to: UInt8.self)
-            Parallel.rows(p.count / 4, grain: 262_144) { range in
-                for i in range {
-                    let o = i * 4
-                    let luma = (UInt32(p[o]) * 19595 + UInt32(p[o + 1]) * 38470 + UInt32(p[o + 2]) * 7471 + 0x8000) >> 16
-                    let l = UInt8(luma)
-                    p[o] = l; p[o + 1] = l; p[o + 2] = l
-                }
-            }
+        out.updatePixels { p in
+            let r: UInt32 = UInt32(p.x) * 19595, g: UInt32 = UInt32(p.y) * 38470, b: UInt32 = UInt32(p.z) * 7471
+            let luma = UInt8((r + g + b + 0x8000) >> 16)
+            p = SIMD4(luma, luma, luma, p.w)
         }
         return out
     }

@@ -68,6 +68,20 @@ enum PixelMath {
     }
 }
 
+extension Bitmap {
+    /// Rewrites every pixel in place with `body` (RGBA8, straight alpha), across the cores for
+    /// large bitmaps.
+    @inline(__always)
+    mutating func updatePixels(_ body: (inout SIMD4<UInt8>) -> Void) {
+        withUnsafeMutableBytes { raw in
+            let pixels = raw.bindMemory(to: SIMD4<UInt8>.self)
+            Parallel.rows(pixels.count, grain: 262_144) { range in
+                for i in range { body(&pixels[i]) }
+            }
+        }
+    }
+}
+
 /// Bounded parallelism for pixel loops: at most one chunk per core, none for small work.
 enum Parallel {
     static let cores = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))

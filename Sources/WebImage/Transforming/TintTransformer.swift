@@ -12,15 +12,9 @@ public struct TintTransformer: BitmapTransformer {
         let ta = Float(color.alpha)
         let tint = SIMD3<Float>(Float(color.red), Float(color.green), Float(color.blue)) * 255 * ta
         var out = bitmap
-        out.withUnsafeMutableBytes { raw in
-            let p = raw.bindMemory(to: UInt8.self)
-            Parallel.rows(p.count / 4, grain: 262_144) { range in
-                for i in range {
-                    let o = i * 4
-                    let c = SIMD3<Float>(Float(p[o]), Float(p[o + 1]), Float(p[o + 2])) * (1 - ta) + tint + 0.5
-                    p[o] = UInt8(min(255, c.x)); p[o + 1] = UInt8(min(255, c.y)); p[o + 2] = UInt8(min(255, c.z))
-                }
-            }
+        out.updatePixels { p in
+            let c = SIMD3<Float>(Float(p.x), Float(p.y), Float(p.z)) * (1 - ta) + tint + 0.5
+            p = SIMD4(UInt8(min(255, c.x)), UInt8(min(255, c.y)), UInt8(min(255, c.z)), p.w)
         }
         return out
     }

@@ -1,0 +1,54 @@
+import Foundation
+
+/// What every benchmark executable shares: its arguments, the anchors measured by
+/// ../shared/bench/anchors.sh in the same run, and timing helpers.
+public struct BenchRun: Sendable {
+    /// The fixtures folder made by ../shared/bench/fixtures.py.
+    public let fixtures: URL
+    /// Anchor figures in milliseconds, by the name anchors.sh prints.
+    public let anchors: [String: Double]
+
+    /// Reads `FIXTURES_DIR [ANCHORS_FILE]` from the command line, or exits with a usage line.
+    public init(usage name: String) {
+        let arguments = CommandLine.arguments
+        guard arguments.count >= 2 else {
+            FileHandle.standardError.write(Data("usage: \(name) FIXTURES_DIR [ANCHORS_FILE]\n".utf8))
+            exit(2)
+        }
+        fixtures = URL(fileURLWithPath: arguments[1])
+        var anchors: [String: Double] = [:]
+        if arguments.count >= 3, let text = try? String(contentsOfFile: arguments[2], encoding: .utf8) {
+            for line in text.split(separator: "\n") {
+                let parts = line.split(separator: " ")
+                if parts.count == 3, parts[2] == "ms", let value = Double(parts[1]) { anchors[String(parts[0])] = value }
+            }
+        }
+        self.anchors = anchors
+    }
+
+    /// The bytes of a fixture, or exit with a clear line.
+    public func load(_ name: String) -> Data {
+        guard let data = try? Data(contentsOf: fixtures.appendingPathComponent(name)) else {
+            FileHandle.standardError.write(Data("missing fixture \(name): run ../shared/bench/fixtures.py first\n".utf8))
+            exit(1)
+        }
+        return data
+    }
+}
+
+/// Milliseconds in a duration.
+public func milliseconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+}
+
+/// A number with two decimals.
+public func formatted(_ value: Double) -> String { String(format: "%.2f", value) }
+
+/// Median wall time in milliseconds of `body` over `runs` runs after one warm-up.
+public func medianMilliseconds(runs: Int, _ body: () throws -> Void) rethrows -> Double {
+    try body()
+    let clock = ContinuousClock()
+    var times: [Double] = []
+    for _ in 0..<runs { times.append(milliseconds(try clock.measure(body))) }
+    return times.sorted()[times.count / 2]
+}
