@@ -19,6 +19,20 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
     case frameOutOfRange(index: Int, count: Int)
     /// The file could not be read.
     case unreadableFile(path: String, reason: String)
+    /// The URL is empty, relative, or has a scheme no registered loader handles.
+    case invalidURL(String)
+    /// The server answered with a status code outside the acceptable ones.
+    case badStatusCode(Int, url: URL)
+    /// The response's content type is not one of the acceptable ones.
+    case invalidContentType(String?, url: URL)
+    /// Nothing arrived within the timeout (no connection, no first byte, or a stall).
+    case timedOut(url: URL)
+    /// The transfer failed: DNS, refused or reset connection, TLS, too many redirects, short body.
+    case network(url: URL, reason: String)
+    /// The response is larger than the loader's maximum size; the transfer was aborted.
+    case responseTooLarge(url: URL, limit: Int)
+    /// A request modifier refused the request.
+    case requestCancelledByModifier(url: URL)
     /// A transformer could not produce an image (invalid parameters, empty result, ...).
     case transformFailed(String)
     /// The disk cache could not write an entry (full disk, read-only or missing directory, ...).
@@ -37,6 +51,13 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
         case .encodingFailed(let format, let reason): "The image could not be encoded as \(format): \(reason)."
         case .frameOutOfRange(let index, let count): "Frame \(index) was asked for, but the image has \(count) frames."
         case .unreadableFile(let path, let reason): "The file \(path) could not be read: \(reason)."
+        case .invalidURL(let url): "The URL \"\(url)\" cannot be loaded: it is empty, relative, or of an unsupported scheme."
+        case .badStatusCode(let code, let url): "The server answered \(url.absoluteString) with status \(code)."
+        case .invalidContentType(let type, let url): "The response for \(url.absoluteString) has content type \(type ?? "(none)"), which is not accepted."
+        case .timedOut(let url): "Loading \(url.absoluteString) timed out."
+        case .network(let url, let reason): "Loading \(url.absoluteString) failed: \(reason)."
+        case .responseTooLarge(let url, let limit): "The response for \(url.absoluteString) is larger than \(limit) bytes."
+        case .requestCancelledByModifier(let url): "The request modifier refused to load \(url.absoluteString)."
         case .transformFailed(let reason): "The image could not be transformed: \(reason)."
         case .cacheWriteFailed(let path, let reason): "The disk cache could not write \(path): \(reason)."
         }

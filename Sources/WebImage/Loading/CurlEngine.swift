@@ -1,0 +1,130 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// One libcurl multi handle driven from one dedicated thread: every transfer of a loader runs
+/// here (no thread per transfer, no `curl_easy_perform`). Other threads hand it work through a
+/// locked queue and `curl_multi_wakeup`.
+// @unchecked Sendable: `queue`, `cancellations` and `stopped` are only touched under `lock`;
+// `multi`, `share` and `running` belong to the engine thread after init.
+final class CurlEngine: @unchecked Sendable {
+    private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+
+    private let lock = NSLock()
+    private var queue: [CurlTransfer] = []
+    private var cancellations: Set<Int> = []
+    private var stopped = false
+    private let multi: UnsafeMutableRawPointer
+    private let share: UnsafeMutableRawPointer?
+    private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    private let nextID = Atomic<Int>(0)
+    private let live = Atomic<Int>(0)
+    let configuration: HTTPImageLoader.Configuration
+
+    /// Transfers queued or running (tests check it returns to zero).
+    var liveTransfers: Int { live.load(ordering: .relaxed) }
+
+    init(configuration: HTTPImageLoader.Configuration) {
+        _ = CurlEngine.globalInit
+        self.configuration = configuration
+        guard let handle = curl_multi_init() else { fatalError("libcurl could not create a multi handle (out of memory)") }
+        multi = handle
+        share = curl_share_init()
+        if let share { _ = wi_curl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_COOKIE.rawValue)) }
+        _ = wi_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maximumConcurrentDownloads)
+        let thread = Thread { [self] in run() }
+        thread.name = "webimage.http"
+        thread.start()
+    }
+
+    /// Stops the thread once the queue is empty (the loader went away).
+    func stop() {
+        lock.withLock { stopped = true }
+        curl_multi_wakeup(multi)
+    }
+
+    /// Queues a transfer for `request`; its events go to the returned stream.
+    func start(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        return AsyncThrowingStream { continuation in
+            let transfer = CurlTransfer(id: id, request: request, configuration: configuration, continuation: continuation)
+            continuation.onTermination = { [weak self] termination in
+                if case .cancelled = termination { self?.cancel(id) }
+            }
+            live.add(1, ordering: .relaxed)
+            lock.withLock { queue.append(transfer) }
+            curl_multi_wakeup(multi)
+        }
+    }
+
+    private func cancel(_ id: Int) {
+        lock.withLock { _ = cancellations.insert(id) }
+        curl_multi_wakeup(multi)
+    }
+
+    private func run() {
+        while true {
+            let (cancelled, isStopped) = lock.withLock { () -> (Set<Int>, Bool) in
+                let taken = cancellations
+                cancellations = []
+                return (taken, stopped)
+            }
+            for id in cancelled { abort(id) }
+            startQueued()
+            if isStopped && running.isEmpty && lock.withLock({ queue.isEmpty }) { break }
+            var stillRunning: Int32 = 0
+            curl_multi_perform(multi, &stillRunning)
+            var left: Int32 = 0
+            while let message = curl_multi_info_read(multi, &left) {
+                var easy: UnsafeMutableRawPointer?
+                var result = CURLE_OK
+                guard wi_curl_message_done(message, &easy, &result) != 0, let easy, let transfer = running.removeValue(forKey: easy) else { continue }
+                curl_multi_remove_handle(multi, easy)
+                transfer.complete(result)
+                live.subtract(1, ordering: .relaxed)
+            }
+            curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+        curl_multi_cleanup(multi)
+        if let share { curl_share_cleanup(share) }
+    }
+
+    /// Starts queued transfers while fewer than the maximum run, by priority, then FIFO or LIFO.
+    private func startQueued() {
+        while running.count < configuration.maximumConcurrentDownloads {
+            let next: CurlTransfer? = lock.withLock {
+                guard !queue.isEmpty else { return nil }
+                let top = queue.map(\.request.priority).max()!
+                let candidates = queue.indices.filter { queue[$0].request.priority == top }
+                let index = configuration.executionOrder == .fifo ? candidates.first! : candidates.last!
+                return queue.remove(at: index)
+            }
+            guard let transfer = next else { return }
+            guard transfer.makeHandle(share: share), let easy = transfer.easy else {
+                live.subtract(1, ordering: .relaxed)
+                continue
+            }
+            running[easy] = transfer
+            curl_multi_add_handle(multi, easy)
+        }
+    }
+
+    /// Removes a transfer whose consumer went away: the connection closes at once.
+    private func abort(_ id: Int) {
+        if let (easy, transfer) = running.first(where: { $0.value.id == id }) {
+            running.removeValue(forKey: easy)
+            curl_multi_remove_handle(multi, easy)
+            transfer.continuation.finish(throwing: CancellationError())
+            live.subtract(1, ordering: .relaxed)
+            return
+        }
+        let removed: CurlTransfer? = lock.withLock {
+            guard let index = queue.firstIndex(where: { $0.id == id }) else { return nil }
+            return queue.remove(at: index)
+        }
+        if let removed {
+            removed.continuation.finish(throwing: CancellationError())
+            live.subtract(1, ordering: .relaxed)
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import CCurl
+import Foundation
+
+/// One HTTP transfer driven by a `CurlEngine`. Created on any thread; after `start` it is used
+/// only on the engine's thread (the libcurl callbacks run there).
+final class CurlTransfer {
+    let id: Int
+    let request: ImageLoaderRequest
+    let configuration: HTTPImageLoader.Configuration
+    let continuation: AsyncThrowingStream<ImageLoaderEvent, any Error>.Continuation
+    var easy: UnsafeMutableRawPointer?
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    private var headers: [String: String] = [:]
+    private var response: ImageLoaderResponse?
+    private var received: Int64 = 0
+    private var lastProgress = ContinuousClock.now
+    /// Set when a callback aborts the transfer; reported instead of libcurl's write error.
+    private var failure: (any Error)?
+
+    init(id: Int, request: ImageLoaderRequest, configuration: HTTPImageLoader.Configuration,
+         continuation: AsyncThrowingStream<ImageLoaderEvent, any Error>.Continuation) {
+        self.id = id
+        self.request = request
+        self.configuration = configuration
+        self.continuation = continuation
+        errorBuffer.initialize(to: 0)
+    }
+
+    deinit {
+        if let easy { curl_easy_cleanup(easy) }
+        curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+    }
+
+    /// Makes the easy handle. Returns false (and finishes the stream) when libcurl refuses.
+    func makeHandle(share: UnsafeMutableRawPointer?) -> Bool {
+        guard let easy = curl_easy_init() else {
+            continuation.finish(throwing: ImageError.network(url: request.url, reason: "libcurl could not create a transfer"))
+            return false
+        }
+        self.easy = easy
+        let timeout = request.timeout ?? configuration.timeout
+        let timeoutMs = max(1, Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        _ = wi_curl_setopt_string(easy, CURLOPT_URL, request.url.absoluteString)
+        _ = wi_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = wi_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, configuration.maximumRedirects > 0 ? 1 : 0)
+        _ = wi_curl_setopt_long(easy, CURLOPT_MAXREDIRS, configuration.maximumRedirects)
+        _ = wi_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, timeoutMs)
+        _ = wi_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeoutMs * max(1, configuration.totalTimeoutFactor))
+        // A stall: less than one byte a second for the timeout.
+        _ = wi_curl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
+        _ = wi_curl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, timeoutMs / 1000))
+        _ = wi_curl_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")   // every encoding libcurl decodes
+        _ = wi_curl_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
+        _ = wi_curl_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
+        _ = wi_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
+        _ = wi_curl_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(configuration.maximumResponseSize))
+        if request.allowsInvalidCertificates {
+            _ = wi_curl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0)
+            _ = wi_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0)
+        }
+        if request.handlesCookies, let share {
+            _ = wi_curl_setopt_string(easy, CURLOPT_COOKIEFILE, "")
+            _ = wi_curl_setopt_share(easy, share)
+        }
+        if let credentials = configuration.credentials {
+            _ = wi_curl_setopt_string(easy, CURLOPT_USERNAME, credentials.user)
+            _ = wi_curl_setopt_string(easy, CURLOPT_PASSWORD, credentials.password)
+            _ = wi_curl_setopt_long(easy, CURLOPT_HTTPAUTH, wi_curl_auth_basic_or_digest())
+        }
+        if let proxy = configuration.proxy { _ = wi_curl_setopt_string(easy, CURLOPT_PROXY, proxy) }
+        var all = configuration.headers
+        for (name, value) in request.headers { all[name] = value }
+        for (name, value) in all.sorted(by: { $0.key < $1.key }) { headerList = curl_slist_append(headerList, "\(name): \(value)") }
+        _ = wi_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        _ = wi_curl_setopt_write(easy, { data, size, count, context in
+            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().receive(data!, size * count)
+        }, context)
+        _ = wi_curl_setopt_header(easy, { data, size, count, context in
+            Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().header(data!, size * count)
+        }, context)
+        return true
+    }
+
+    private func header(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
+        let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        if line.hasPrefix("HTTP/") {
+            headers = [:]   // a new response (after a redirect or a 100 Continue)
+        } else if let colon = line.firstIndex(of: ":") {
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[name] = headers[name].map { "\($0), \(value)" } ?? value
+        }
+        return length
+    }
+
+    private func receive(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
+        if response == nil {
+            if let error = sendResponse() {
+                failure = error
+                return 0   // aborts the transfer
+            }
+        }
+        received += Int64(length)
+        if received > Int64(configuration.maximumResponseSize) {
+            failure = ImageError.responseTooLarge(url: request.url, limit: configuration.maximumResponseSize)
+            return 0
+        }
+        continuation.yield(.data(Data(bytes: data, count: length)))
+        let now = ContinuousClock.now
+        if now - lastProgress >= configuration.minimumProgressInterval {
+            lastProgress = now
+            continuation.yield(.progress(ImageProgress(receivedBytes: received, expectedBytes: response?.expectedContentLength)))
+        }
+        return length
+    }
+
+    /// Builds and checks the response; an error means the transfer must stop.
+    private func sendResponse() -> (any Error)? {
+        guard let easy else { return nil }
+        var code = 0
+        _ = wi_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
+        var length: curl_off_t = -1
+        _ = wi_curl_getinfo_offset(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
+        var effective: UnsafeMutablePointer<CChar>?
+        _ = wi_curl_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &effective)
+        let finalURL = effective.flatMap { URL(string: String(cString: $0)) } ?? request.url
+        var built = ImageLoaderResponse(statusCode: code, headers: headers, expectedContentLength: length >= 0 ? Int64(length) : nil,
+                                        url: finalURL)
+        let accepted = configuration.acceptableStatusCodes.contains(code) || (code == 304 && request.acceptsNotModified)
+        guard accepted else { return ImageError.badStatusCode(code, url: request.url) }
+        if let types = configuration.acceptableContentTypes, !types.contains(built.mimeType ?? "") {
+            return ImageError.invalidContentType(built.mimeType, url: request.url)
+        }
+        if let expected = built.expectedContentLength, expected > Int64(configuration.maximumResponseSize) {
+            return ImageError.responseTooLarge(url: request.url, limit: configuration.maximumResponseSize)
+        }
+        if let modifier = configuration.responseModifier {
+            guard let modified = modifier(built) else { return ImageError.badStatusCode(code, url: request.url) }
+            built = modified
+        }
+        response = built
+        continuation.yield(.response(built))
+        continuation.yield(.progress(ImageProgress(receivedBytes: 0, expectedBytes: built.expectedContentLength)))
+        return nil
+    }
+
+    /// Ends the stream for libcurl's result.
+    func complete(_ result: CURLcode) {
+        if let failure {
+            continuation.finish(throwing: failure)
+            return
+        }
+        if result != CURLE_OK {
+            continuation.finish(throwing: error(for: result))
+            return
+        }
+        if response == nil, let error = sendResponse() {
+            continuation.finish(throwing: error)
+            return
+        }
+        continuation.yield(.progress(ImageProgress(receivedBytes: received, expectedBytes: response?.expectedContentLength)))
+        continuation.finish()
+    }
+
+    private func error(for result: CURLcode) -> ImageError {
+        let detail = String(cString: errorBuffer)
+        let reason = detail.isEmpty ? String(cString: curl_easy_strerror(result)) : detail
+        switch result {
+        case CURLE_OPERATION_TIMEDOUT: return .timedOut(url: request.url)
+        case CURLE_FILESIZE_EXCEEDED: return .responseTooLarge(url: request.url, limit: configuration.maximumResponseSize)
+        default: return .network(url: request.url, reason: reason)
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+/// HTTP and HTTPS through libcurl (SDWebImage's `SDWebImageDownloader`): one multi handle on one
+/// thread for all transfers, connection reuse (keep-alive, HTTP/2 multiplexing), gzip/deflate/br
+/// decoded by libcurl, and SDWebImageDownloaderConfig's knobs in `Configuration`.
+public final class HTTPImageLoader: ImageLoader {
+    /// The loader `ImageLoaders.shared` uses.
+    public static let shared = HTTPImageLoader()
+
+    /// Execution order of queued requests of equal priority.
+    public enum ExecutionOrder: Sendable { case fifo, lifo }
+
+    /// The loader's settings; every default is the one in DESIGN.md.
+    public struct Configuration: Sendable {
+        /// Transfers running at once (default 6); later ones wait in the queue without a connection.
+        public var maximumConcurrentDownloads: Int = 6
+        /// Stall and connect timeout (default 15 s).
+        public var timeout: Duration = .seconds(15)
+        /// The total time a transfer may take, in multiples of `timeout` (default 4).
+        public var totalTimeoutFactor: Int = 4
+        public var executionOrder: ExecutionOrder = .fifo
+        /// Sent with every request; a request's own headers override them.
+        public var headers: [String: String] = ["Accept": "image/*,*/*;q=0.8", "User-Agent": "WebImage/0.1 (swift-web-image; libcurl)"]
+        /// Status codes that count as success after redirects (default 200..<300).
+        public var acceptableStatusCodes: Set<Int> = Set(200..<300)
+        /// MIME types accepted; nil accepts any (the default).
+        public var acceptableContentTypes: Set<String>?
+        /// Basic or digest credentials.
+        public var credentials: (user: String, password: String)?
+        /// A proxy URL, e.g. `http://proxy:3128`.
+        public var proxy: String?
+        /// Redirects followed (default 10).
+        public var maximumRedirects: Int = 10
+        /// Larger responses fail with `ImageError.responseTooLarge` and are aborted (default 64 MiB).
+        public var maximumResponseSize: Int = 64 << 20
+        /// Progress is reported at most this often, and always at start and end (default 0.1 s).
+        public var minimumProgressInterval: Duration = .milliseconds(100)
+        /// Changes a request before it starts; nil refuses it.
+        public var requestModifier: (@Sendable (ImageLoaderRequest) -> ImageLoaderRequest?)?
+        /// Inspects or rewrites a response; nil refuses it (the transfer stops).
+        public var responseModifier: (@Sendable (ImageLoaderResponse) -> ImageLoaderResponse?)?
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// The settings this loader was made with.
+    public let configuration: Configuration
+    private let engine: CurlEngine
+
+    /// A loader with its own libcurl thread and connection pool.
+    public init(configuration: Configuration = .init()) {
+        self.configuration = configuration
+        engine = CurlEngine(configuration: configuration)
+    }
+
+    deinit { engine.stop() }
+
+    /// Transfers queued or running.
+    public var liveTransferCount: Int { engine.liveTransfers }
+
+    public func canLoad(_ url: URL) -> Bool {
+        guard let scheme = url.scheme?.lowercased() else { return false }
+        return (scheme == "http" || scheme == "https") && url.host?.isEmpty == false
+    }
+
+    public func load(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {
+        guard canLoad(request.url) else {
+            return AsyncThrowingStream { $0.finish(throwing: ImageError.invalidURL(request.url.absoluteString)) }
+        }
+        var request = request
+        if let modifier = configuration.requestModifier {
+            guard let modified = modifier(request) else {
+                return AsyncThrowingStream { $0.finish(throwing: ImageError.requestCancelledByModifier(url: request.url)) }
+            }
+            request = modified
+        }
+        return engine.start(request)
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+
+/// Loads the bytes of an image from a URL (SDWebImage's `SDImageLoader`).
+///
+/// `load(_:)` returns a stream: one `.response`, then `.data` chunks as they arrive with
+/// `.progress` along the way, then the end of the stream (or an `ImageError`). Cancelling the
+/// task that iterates the stream (or dropping the stream) aborts the transfer; the iteration
+/// then simply ends, so a streaming consumer checks `Task.isCancelled` (`data(for:)` throws
+/// `CancellationError`).
+public protocol ImageLoader: Sendable {
+    /// Whether this loader handles `url` (by scheme).
+    func canLoad(_ url: URL) -> Bool
+    /// Starts loading; the stream reports the response, data and progress.
+    func load(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error>
+}
+
+/// How urgently a request should start when the loader queues requests.
+public enum ImageLoaderPriority: Int, Sendable, Comparable {
+    case low = 0, normal = 1, high = 2
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// What to load and how.
+public struct ImageLoaderRequest: Sendable {
+    public var url: URL
+    /// Extra request headers, added to (and overriding) the loader's defaults.
+    public var headers: [String: String]
+    /// Stall and total timeout; nil uses the loader's default (15 s for HTTP).
+    public var timeout: Duration?
+    public var priority: ImageLoaderPriority
+    /// Accept TLS certificates that do not verify (SDWebImage's `allowInvalidSSLCertificates`).
+    public var allowsInvalidCertificates: Bool
+    /// Send and store cookies in the loader's cookie store (SDWebImage's `handleCookies`).
+    public var handlesCookies: Bool
+    /// Treat 304 Not Modified as a response (for `refreshCached` revalidation) instead of an error.
+    public var acceptsNotModified: Bool
+
+    /// A request for `url`; every other argument has the documented default.
+    public init(url: URL, headers: [String: String] = [:], timeout: Duration? = nil, priority: ImageLoaderPriority = .normal,
+                allowsInvalidCertificates: Bool = false, handlesCookies: Bool = false, acceptsNotModified: Bool = false) {
+        self.url = url
+        self.headers = headers
+        self.timeout = timeout
+        self.priority = priority
+        self.allowsInvalidCertificates = allowsInvalidCertificates
+        self.handlesCookies = handlesCookies
+        self.acceptsNotModified = acceptsNotModified
+    }
+}
+
+/// The response that came back (after redirects).
+public struct ImageLoaderResponse: Sendable {
+    /// The HTTP status (200 for file and data URLs).
+    public var statusCode: Int
+    /// Header names in lowercase.
+    public var headers: [String: String]
+    /// The announced length, when there is one.
+    public var expectedContentLength: Int64?
+    /// The URL after redirects.
+    public var url: URL
+    /// The MIME type without parameters, when known.
+    public var mimeType: String? { headers["content-type"]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }
+
+    /// A response.
+    public init(statusCode: Int, headers: [String: String], expectedContentLength: Int64?, url: URL) {
+        self.statusCode = statusCode
+        self.headers = headers
+        self.expectedContentLength = expectedContentLength
+        self.url = url
+    }
+}
+
+/// Byte counts so far.
+public struct ImageProgress: Sendable, Equatable {
+    public var receivedBytes: Int64
+    public var expectedBytes: Int64?
+
+    /// Progress of `receivedBytes` out of `expectedBytes` (nil when unknown).
+    public init(receivedBytes: Int64, expectedBytes: Int64?) {
+        self.receivedBytes = receivedBytes
+        self.expectedBytes = expectedBytes
+    }
+
+    /// 0...1 when the total is known.
+    public var fraction: Double? {
+        guard let expectedBytes, expectedBytes > 0 else { return nil }
+        return min(1, Double(receivedBytes) / Double(expectedBytes))
+    }
+}
+
+/// What a loader reports while it loads.
+public enum ImageLoaderEvent: Sendable {
+    case response(ImageLoaderResponse)
+    case data(Data)
+    case progress(ImageProgress)
+}
+
+extension ImageLoader {
+    /// Loads the whole body (convenience for callers that do not stream).
+    /// - Throws: the loader's `ImageError`, or `CancellationError`.
+    public func data(for request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse) {
+        var body = Data()
+        var response: ImageLoaderResponse?
+        for try await event in load(request) {
+            switch event {
+            case .response(let r):
+                response = r
+                if let expected = r.expectedContentLength, expected > 0, expected < 256 << 20 { body.reserveCapacity(Int(expected)) }
+            case .data(let chunk): body.append(chunk)
+            case .progress: break
+            }
+        }
+        try Task.checkCancellation()
+        guard let response else { throw ImageError.network(url: request.url, reason: "no response") }
+        return (body, response)
+    }
+}

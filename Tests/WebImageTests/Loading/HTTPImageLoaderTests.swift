@@ -1,0 +1,256 @@
+import Foundation
+import Testing
+@testable import WebImage
+
+/// The libcurl loader against the in-process server: every misbehaviour ends the stream with a
+/// typed `ImageError` naming the URL, never a hang, and no transfer is left in flight.
+@Suite struct HTTPImageLoaderTests {
+    static let png = try! Image(bitmap: Fixtures.gradient(width: 64, height: 64)).encoded(as: .png)
+    static let big = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+
+    /// Runs `body` with a started server and a fresh loader, then checks nothing is left running.
+    func withServer(_ configuration: HTTPImageLoader.Configuration = .init(),
+                    _ body: (TestHTTPServer, HTTPImageLoader) async throws -> Void) async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        let loader = HTTPImageLoader(configuration: configuration)
+        do { try await body(server, loader) } catch { await server.stop(); throw error }
+        for _ in 0..<100 where loader.liveTransferCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(loader.liveTransferCount == 0, "transfers left in flight")
+        await server.stop()
+    }
+
+    func expectError(_ loader: HTTPImageLoader, _ request: ImageLoaderRequest, sourceLocation: SourceLocation = #_sourceLocation,
+                     _ matches: (ImageError) -> Bool) async {
+        do {
+            _ = try await loader.data(for: request)
+            Issue.record("loaded, but an error was expected", sourceLocation: sourceLocation)
+        } catch let error as ImageError {
+            #expect(matches(error), "unexpected \(error)", sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("not an ImageError: \(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func loadsABodyWithResponseAndProgress() async throws {
+        try await withServer { server, loader in
+            server.route("/a.png", .respond(body: Self.png))
+            var events: [ImageLoaderEvent] = []
+            var body = Data()
+            for try await event in loader.load(ImageLoaderRequest(url: server.url("/a.png"))) {
+                events.append(event)
+                if case .data(let d) = event { body.append(d) }
+            }
+            #expect(body == Self.png)
+            guard case .response(let response) = events.first else { Issue.record("no response first"); return }
+            #expect(response.statusCode == 200 && response.mimeType == "image/png")
+            #expect(response.expectedContentLength == Int64(Self.png.count))
+            guard case .progress(let last) = events.last else { Issue.record("no final progress"); return }
+            #expect(last == ImageProgress(receivedBytes: Int64(Self.png.count), expectedBytes: Int64(Self.png.count)))
+            let sent = Dictionary(server.headers(of: "/a.png").map { ($0.0.lowercased(), $0.1) }, uniquingKeysWith: { a, _ in a })
+            #expect(sent["accept"] == "image/*,*/*;q=0.8")
+            #expect(sent["user-agent"]?.hasPrefix("WebImage/") == true)
+        }
+    }
+
+    @Test func chunkedAndDrippedBodiesStreamWithThrottledProgress() async throws {
+        var configuration = HTTPImageLoader.Configuration()
+        configuration.minimumProgressInterval = .milliseconds(20)
+        try await withServer(configuration) { server, loader in
+            server.route("/chunked", .chunked(body: Self.big, chunk: 10_000))
+            let loaded = try await loader.data(for: ImageLoaderRequest(url: server.url("/chunked"))).0
+            #expect(loaded == Self.big)
+            server.route("/drip", .drip(body: Self.big.prefix(40_000), chunk: 4000, interval: .milliseconds(30)))
+            var progress: [ImageProgress] = []
+            var chunks = 0
+            for try await event in loader.load(ImageLoaderRequest(url: server.url("/drip"))) {
+                if case .progress(let p) = event { progress.append(p) }
+                if case .data = event { chunks += 1 }
+            }
+            #expect(chunks >= 5)
+            #expect(progress.count >= 4 && progress.count <= chunks + 2)
+            #expect(progress.map(\.receivedBytes) == progress.map(\.receivedBytes).sorted())
+            #expect(progress.last?.receivedBytes == 40_000)
+        }
+    }
+
+    @Test func statusCodesOutsideTheAcceptableOnesFail() async throws {
+        try await withServer { server, loader in
+            server.route("/missing", .respond(status: 404, contentType: "text/html", body: Data("<h1>404</h1>".utf8)))
+            server.route("/broken", .respond(status: 500, contentType: "text/html", body: Data("<h1>oops</h1>".utf8)))
+            server.route("/unchanged", .respond(status: 304, body: Data()))
+            await expectError(loader, ImageLoaderRequest(url: server.url("/missing"))) { $0 == .badStatusCode(404, url: server.url("/missing")) }
+            await expectError(loader, ImageLoaderRequest(url: server.url("/broken"))) { $0 == .badStatusCode(500, url: server.url("/broken")) }
+            await expectError(loader, ImageLoaderRequest(url: server.url("/unchanged"))) { $0 == .badStatusCode(304, url: server.url("/unchanged")) }
+            let revalidation = try await loader.data(for: ImageLoaderRequest(url: server.url("/unchanged"), acceptsNotModified: true))
+            #expect(revalidation.1.statusCode == 304 && revalidation.0.isEmpty)
+        }
+    }
+
+    @Test func connectionRefusedDNSAndTLSFailures() async throws {
+        try await withServer { server, loader in
+            let closed = TestHTTPServer()
+            try await closed.start()
+            let refusedURL = closed.url("/x.png")
+            await closed.stop()
+            await expectError(loader, ImageLoaderRequest(url: refusedURL)) { if case .network(let url, _) = $0 { url == refusedURL } else { false } }
+            let dns = URL(string: "http://nonexistent.invalid/x.png")!
+            await expectError(loader, ImageLoaderRequest(url: dns, timeout: .seconds(3))) {
+                if case .network(let url, _) = $0 { return url == dns }
+                if case .timedOut = $0 { return true }
+                return false
+            }
+            server.route("/tls", .respond(body: Self.png))
+            let https = URL(string: "https://127.0.0.1:\(server.port)/tls")!   // the server speaks plain HTTP
+            await expectError(loader, ImageLoaderRequest(url: https, timeout: .seconds(3))) { if case .network = $0 { true } else { false } }
+        }
+    }
+
+    @Test func timeoutsWithNoBytesAndAfterAStall() async throws {
+        try await withServer { server, loader in
+            server.route("/silent", .delayed(.seconds(30), .respond(body: Self.png)))
+            server.route("/stall", .stallAfter(bytes: 1000, body: Self.big))
+            let clock = ContinuousClock()
+            for path in ["/silent", "/stall"] {
+                let start = clock.now
+                await expectError(loader, ImageLoaderRequest(url: server.url(path), timeout: .seconds(1))) { $0 == .timedOut(url: server.url(path)) }
+                #expect(clock.now - start < .seconds(5), "\(path) took \(clock.now - start)")
+            }
+        }
+    }
+
+    @Test func resetsAndLyingContentLength() async throws {
+        try await withServer { server, loader in
+            server.route("/reset", .resetAfter(bytes: 5000, body: Self.big))
+            server.route("/long", .lyingLength(claimed: Self.png.count + 500, body: Self.png))
+            server.route("/short", .lyingLength(claimed: 100, body: Self.png))
+            server.route("/huge", .lyingLength(claimed: 2_000_000_000, body: Self.png))
+            await expectError(loader, ImageLoaderRequest(url: server.url("/reset"))) { if case .network = $0 { true } else { false } }
+            await expectError(loader, ImageLoaderRequest(url: server.url("/long"))) { if case .network = $0 { true } else { false } }
+            let short = try await loader.data(for: ImageLoaderRequest(url: server.url("/short")))
+            #expect(short.0 == Self.png.prefix(100))   // only what was announced; decoding will say it is truncated
+            await expectError(loader, ImageLoaderRequest(url: server.url("/huge"))) {
+                $0 == .responseTooLarge(url: server.url("/huge"), limit: 64 << 20)
+            }
+        }
+    }
+
+    @Test func redirectsAreFollowedAndLoopsStop() async throws {
+        try await withServer { server, loader in
+            server.route("/final.png", .respond(body: Self.png))
+            server.route("/hop", .redirect(to: "/final.png"))
+            server.route("/loop-a", .redirect(to: "/loop-b"))
+            server.route("/loop-b", .redirect(to: "/loop-a"))
+            let (data, response) = try await loader.data(for: ImageLoaderRequest(url: server.url("/hop")))
+            #expect(data == Self.png && response.url == server.url("/final.png"))
+            await expectError(loader, ImageLoaderRequest(url: server.url("/loop-a"))) { if case .network = $0 { true } else { false } }
+            #expect(server.requestCount("/loop-a") == 6)   // the first request and five follows, up to the limit of 10 in all
+        }
+    }
+
+    @Test func emptyBodiesAndContentTypes() async throws {
+        var configuration = HTTPImageLoader.Configuration()
+        configuration.acceptableContentTypes = ["image/png", "image/jpeg"]
+        try await withServer(configuration) { server, loader in
+            server.route("/empty", .respond(body: Data()))
+            server.route("/html", .respond(contentType: "text/html; charset=utf-8", body: Data("<p>hi</p>".utf8)))
+            let empty = try await loader.data(for: ImageLoaderRequest(url: server.url("/empty"))).0
+            #expect(empty.isEmpty)
+            await expectError(loader, ImageLoaderRequest(url: server.url("/html"))) {
+                $0 == .invalidContentType("text/html", url: server.url("/html"))
+            }
+        }
+    }
+
+    @Test func basicAuthCredentials() async throws {
+        var configuration = HTTPImageLoader.Configuration()
+        configuration.credentials = ("ada", "secret")
+        try await withServer(configuration) { server, loader in
+            server.route("/private", .basicAuth(user: "ada", password: "secret", then: .respond(body: Self.png)))
+            let loaded = try await loader.data(for: ImageLoaderRequest(url: server.url("/private"))).0
+            #expect(loaded == Self.png)
+            let anonymous = HTTPImageLoader()
+            await expectError(anonymous, ImageLoaderRequest(url: server.url("/private"))) { $0 == .badStatusCode(401, url: server.url("/private")) }
+        }
+    }
+
+    @Test func cookiesOnlyWhenAsked() async throws {
+        try await withServer { server, loader in
+            server.route("/login", .setCookie("session=42", then: .respond(body: Self.png)))
+            server.route("/members", .requireCookie("session=42", then: .respond(body: Self.png)))
+            _ = try await loader.data(for: ImageLoaderRequest(url: server.url("/login"), handlesCookies: true))
+            let loaded = try await loader.data(for: ImageLoaderRequest(url: server.url("/members"), handlesCookies: true)).0
+            #expect(loaded == Self.png)
+            await expectError(loader, ImageLoaderRequest(url: server.url("/members"))) { $0 == .badStatusCode(403, url: server.url("/members")) }
+        }
+    }
+
+    @Test func cancellingTheConsumerAbortsTheTransferPromptly() async throws {
+        try await withServer { server, loader in
+            server.route("/slow", .drip(body: Self.big, chunk: 1000, interval: .milliseconds(50)))
+            let task = Task {
+                var chunks = 0
+                for try await event in loader.load(ImageLoaderRequest(url: server.url("/slow"))) { if case .data = event { chunks += 1 } }
+                return chunks
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(loader.liveTransferCount == 1)
+            let clock = ContinuousClock(), start = clock.now
+            task.cancel()
+            // A cancelled iteration ends (AsyncThrowingStream returns nil); the transfer is aborted.
+            let chunks = try await task.value
+            #expect(chunks < Self.big.count / 1000)
+            while loader.liveTransferCount > 0 && clock.now - start < .seconds(1) { try await Task.sleep(for: .milliseconds(2)) }
+            #expect(clock.now - start < .milliseconds(100), "took \(clock.now - start) to abort")
+            // Whole-body loads report the cancellation as CancellationError.
+            let whole = Task { try await loader.data(for: ImageLoaderRequest(url: server.url("/slow"))) }
+            try await Task.sleep(for: .milliseconds(150))
+            whole.cancel()
+            do { _ = try await whole.value; Issue.record("finished after cancellation") } catch { #expect(error is CancellationError) }
+        }
+    }
+
+    @Test func concurrencyLimitQueuesTheRest() async throws {
+        var configuration = HTTPImageLoader.Configuration()
+        configuration.maximumConcurrentDownloads = 2
+        try await withServer(configuration) { server, loader in
+            server.route("/wait", .delayed(.milliseconds(300), .respond(body: Self.png)))
+            let clock = ContinuousClock(), start = clock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in 0..<6 { group.addTask { _ = try await loader.data(for: ImageLoaderRequest(url: server.url("/wait?\(i)"))) } }
+                try await group.waitForAll()
+            }
+            let elapsed = clock.now - start
+            #expect(elapsed >= .milliseconds(850) && elapsed < .seconds(3), "6 requests, 2 at a time, 300 ms each: \(elapsed)")
+            #expect(server.requestCount("/wait") == 6)
+        }
+    }
+
+    @Test func requestModifierCanRefuseOrChangeHeaders() async throws {
+        var configuration = HTTPImageLoader.Configuration()
+        configuration.requestModifier = { request in
+            guard !request.url.path.contains("forbidden") else { return nil }
+            var changed = request
+            changed.headers["X-Token"] = "t0k3n"
+            return changed
+        }
+        try await withServer(configuration) { server, loader in
+            server.route("/ok", .respond(body: Self.png))
+            _ = try await loader.data(for: ImageLoaderRequest(url: server.url("/ok")))
+            #expect(server.headers(of: "/ok").contains { $0.0.lowercased() == "x-token" && $0.1 == "t0k3n" })
+            await expectError(loader, ImageLoaderRequest(url: server.url("/forbidden"))) {
+                $0 == .requestCancelledByModifier(url: server.url("/forbidden"))
+            }
+            #expect(server.requestCount("/forbidden") == 0)
+        }
+    }
+
+    @Test func keepAliveReusesOneConnection() async throws {
+        try await withServer { server, loader in
+            server.route("/k", .respond(body: Self.png))
+            for _ in 0..<20 { _ = try await loader.data(for: ImageLoaderRequest(url: server.url("/k"))) }
+            #expect(server.requestCount("/k") == 20)
+            #expect(server.connectionCount <= 2, "\(server.connectionCount) connections for 20 sequential requests")
+        }
+    }
+}
