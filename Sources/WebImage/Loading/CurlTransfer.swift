@@ -17,6 +17,8 @@ final class CurlTransfer {
     private var lastProgress = ContinuousClock.now
     /// Set when a callback aborts the transfer; reported instead of libcurl's write error.
     private var failure: (any Error)?
+    /// The body kept for the decryptor, which needs all of it.
+    private var held = Data()
 
     init(id: Int, request: ImageLoaderRequest, configuration: HTTPImageLoader.Configuration,
          continuation: AsyncThrowingStream<ImageLoaderEvent, any Error>.Continuation) {
@@ -109,7 +111,11 @@ final class CurlTransfer {
             failure = ImageError.responseTooLarge(url: request.url, limit: configuration.maximumResponseSize)
             return 0
         }
-        continuation.yield(.data(Data(bytes: data, count: length)))
+        if configuration.decryptor != nil {
+            held.append(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: length)
+        } else {
+            continuation.yield(.data(Data(bytes: data, count: length)))
+        }
         let now = ContinuousClock.now
         if now - lastProgress >= configuration.minimumProgressInterval {
             lastProgress = now
@@ -139,7 +145,9 @@ final class CurlTransfer {
             return ImageError.responseTooLarge(url: request.url, limit: configuration.maximumResponseSize)
         }
         if let modifier = configuration.responseModifier {
-            guard let modified = modifier(built) else { return ImageError.badStatusCode(code, url: request.url) }
+            guard let modified = modifier(built) else {
+                return ImageError.network(url: request.url, reason: "the response modifier refused the response")
+            }
             built = modified
         }
         response = built
@@ -161,6 +169,12 @@ final class CurlTransfer {
         if response == nil, let error = sendResponse() {
             continuation.finish(throwing: error)
             return
+        }
+        if let decryptor = configuration.decryptor, let response {
+            do { continuation.yield(.data(try decryptor.decrypt(held, response))) } catch {
+                continuation.finish(throwing: error)
+                return
+            }
         }
         continuation.yield(.progress(ImageProgress(receivedBytes: received, expectedBytes: response?.expectedContentLength)))
         continuation.finish()

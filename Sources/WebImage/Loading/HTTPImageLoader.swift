@@ -39,6 +39,8 @@ public final class HTTPImageLoader: ImageLoader {
         public var requestModifier: (@Sendable (ImageLoaderRequest) -> ImageLoaderRequest?)?
         /// Inspects or rewrites a response; nil refuses it (the transfer stops).
         public var responseModifier: (@Sendable (ImageLoaderResponse) -> ImageLoaderResponse?)?
+        /// Transforms the whole body before it is delivered (in one piece, at the end).
+        public var decryptor: Decryptor?
 
         /// The defaults.
         public init() {}

@@ -202,6 +202,10 @@ import Testing
             #expect(chunks < Self.big.count / 1000)
             while loader.liveTransferCount > 0 && clock.now - start < .seconds(1) { try await Task.sleep(for: .milliseconds(2)) }
             #expect(clock.now - start < .milliseconds(100), "took \(clock.now - start) to abort")
+            // The server sees the connection close within 100 ms.
+            while server.connectionCloses.isEmpty && clock.now - start < .seconds(1) { try await Task.sleep(for: .milliseconds(2)) }
+            let closed = try #require(server.connectionCloses.first)
+            #expect(closed - start < .milliseconds(100), "the server saw the close after \(closed - start)")
             // Whole-body loads report the cancellation as CancellationError.
             let whole = Task { try await loader.data(for: ImageLoaderRequest(url: server.url("/slow"))) }
             try await Task.sleep(for: .milliseconds(150))
@@ -251,6 +255,46 @@ import Testing
             for _ in 0..<20 { _ = try await loader.data(for: ImageLoaderRequest(url: server.url("/k"))) }
             #expect(server.requestCount("/k") == 20)
             #expect(server.connectionCount <= 2, "\(server.connectionCount) connections for 20 sequential requests")
+        }
+    }
+
+    @Test func priorityJumpsTheQueueAndOrderCanBeLIFO() async throws {
+        for order in [HTTPImageLoader.ExecutionOrder.fifo, .lifo] {
+            var configuration = HTTPImageLoader.Configuration()
+            configuration.maximumConcurrentDownloads = 1
+            configuration.executionOrder = order
+            try await withServer(configuration) { server, loader in
+                server.route("/q", .delayed(.milliseconds(100), .respond(body: Self.png)))
+                // The first request occupies the only slot; the rest queue behind it.
+                let first = Task { try await loader.data(for: ImageLoaderRequest(url: server.url("/q?first"))) }
+                try await Task.sleep(for: .milliseconds(50))
+                var tasks: [Task<(Data, ImageLoaderResponse), any Error>] = []
+                for (name, priority) in [("a", ImageLoaderPriority.normal), ("b", .low), ("c", .normal), ("d", .high)] {
+                    tasks.append(Task { try await loader.data(for: ImageLoaderRequest(url: server.url("/q?\(name)"), priority: priority)) })
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                _ = try await first.value
+                for task in tasks { _ = try await task.value }
+                let expected = order == .fifo ? ["/q?first", "/q?d", "/q?a", "/q?c", "/q?b"] : ["/q?first", "/q?d", "/q?c", "/q?a", "/q?b"]
+                #expect(server.requestOrder == expected, "\(order)")
+            }
+        }
+    }
+
+    @Test func responseModifierAndDecryptor() async throws {
+        var configuration = HTTPImageLoader.Configuration()
+        configuration.responseModifier = { response in response.headers["set-cookie"] == nil ? response : nil }
+        configuration.decryptor = .base64
+        try await withServer(configuration) { server, loader in
+            server.route("/encoded", .respond(contentType: "text/plain", body: Data(Self.png.base64EncodedString().utf8)))
+            let decoded = try await loader.data(for: ImageLoaderRequest(url: server.url("/encoded"))).0
+            #expect(decoded == Self.png)
+            server.route("/garbage", .respond(contentType: "text/plain", body: Data("***".utf8)))
+            await expectError(loader, ImageLoaderRequest(url: server.url("/garbage"))) { if case .network = $0 { true } else { false } }
+            server.route("/refused", .setCookie("a=b", then: .respond(body: Data(Self.png.base64EncodedString().utf8))))
+            await expectError(loader, ImageLoaderRequest(url: server.url("/refused"))) {
+                if case .network(_, let reason) = $0 { reason.contains("response modifier") } else { false }
+            }
         }
     }
 }

@@ -39,6 +39,13 @@ final class TestHTTPServer: Sendable {
     private let lastHeaders = Mutex<[String: [(String, String)]]>([:])
     private let channel: Mutex<(any Channel)?> = Mutex(nil)
     private let connections = Mutex(0)
+    private let closedAt = Mutex<[ContinuousClock.Instant]>([])
+    private let order = Mutex<[String]>([])
+
+    /// When each connection closed, in order.
+    var connectionCloses: [ContinuousClock.Instant] { closedAt.withLock { $0 } }
+    /// Request URIs (path and query) in the order they arrived.
+    var requestOrder: [String] { order.withLock { $0 } }
 
     /// TCP connections accepted so far.
     var connectionCount: Int { connections.withLock { $0 } }
@@ -76,6 +83,7 @@ final class TestHTTPServer: Sendable {
     fileprivate func record(_ head: HTTPRequestHead) -> Route? {
         let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "")
         counts.withLock { $0[path, default: 0] += 1 }
+        order.withLock { $0.append(head.uri) }
         lastHeaders.withLock { $0[path] = head.headers.map { ($0.name, $0.value) } }
         return routes.withLock { $0[path] }
     }
@@ -88,6 +96,11 @@ final class TestHTTPServer: Sendable {
         var head: HTTPRequestHead?
 
         init(server: TestHTTPServer) { self.server = server }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            server.closedAt.withLock { $0.append(.now) }
+            context.fireChannelInactive()
+        }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
