@@ -11,3 +11,5 @@ if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-warnings.log; then
   exit 1
 fi
 swift test
+# The loader against a real nginx (keep-alive, HTTP/2 over TLS, gzip).
+bash scripts/nginx-integration.sh
