@@ -9,7 +9,11 @@ let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingL
 let package = Package(
     name: "WebImageBenchmarks",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(path: "..")],
+    dependencies: [
+        .package(path: ".."),
+        // Only the HTTP benchmark's peers; the library itself does not depend on it.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    ],
     targets: [
         // The raw C libraries called directly: the floor each of our decoders is compared with.
         .target(
@@ -25,6 +29,14 @@ let package = Package(
         .executableTarget(
             name: "TransformBenchmarks",
             dependencies: [.product(name: "WebImage", package: root), "BenchSupport"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "HTTPBenchmarks",
+            dependencies: [
+                .product(name: "WebImage", package: root), "BenchSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(

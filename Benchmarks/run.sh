@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the codec, transformer and cache benchmarks beside their anchors in one run and prints ratios.
+# Runs the codec, transformer, cache and HTTP benchmarks beside their anchors in one run and prints ratios.
 # Installs what it needs (Debian packages and PyPI, via ../shared/bench/anchors.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,3 +14,4 @@ swift build -c release
 taskset -c 0 .build/release/TransformBenchmarks "$fixtures" /tmp/webimage-anchors.txt   # one core, as Pillow uses
 .build/release/CacheBenchmarks "$fixtures" /tmp/webimage-anchors.txt
 WEBIMAGE_BENCH_DIR=/dev/shm .build/release/CacheBenchmarks "$fixtures" /tmp/webimage-anchors.txt
+bash "$here/http-bench.sh" "$fixtures" /tmp/webimage-anchors.txt

@@ -47,14 +47,29 @@ final class CurlEngine: @unchecked Sendable {
     func start(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {
         let id = nextID.add(1, ordering: .relaxed).newValue
         return AsyncThrowingStream { continuation in
-            let transfer = CurlTransfer(id: id, request: request, configuration: configuration, continuation: continuation)
             continuation.onTermination = { [weak self] termination in
                 if case .cancelled = termination { self?.cancel(id) }
             }
-            live.add(1, ordering: .relaxed)
-            lock.withLock { queue.append(transfer) }
-            curl_multi_wakeup(multi)
+            enqueue(CurlTransfer(id: id, request: request, configuration: configuration, sink: .stream(continuation)))
         }
+    }
+
+    /// Loads the whole body, resuming the caller once at the end.
+    func wholeBody(_ request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse) {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                enqueue(CurlTransfer(id: id, request: request, configuration: configuration, sink: .whole(continuation)))
+            }
+        } onCancel: {
+            cancel(id)
+        }
+    }
+
+    private func enqueue(_ transfer: CurlTransfer) {
+        live.add(1, ordering: .relaxed)
+        lock.withLock { queue.append(transfer) }
+        curl_multi_wakeup(multi)
     }
 
     private func cancel(_ id: Int) {
@@ -75,6 +90,7 @@ final class CurlEngine: @unchecked Sendable {
             var stillRunning: Int32 = 0
             curl_multi_perform(multi, &stillRunning)
             var left: Int32 = 0
+            var completed = false
             while let message = curl_multi_info_read(multi, &left) {
                 var easy: UnsafeMutableRawPointer?
                 var result = CURLE_OK
@@ -82,7 +98,10 @@ final class CurlEngine: @unchecked Sendable {
                 curl_multi_remove_handle(multi, easy)
                 transfer.complete(result)
                 live.subtract(1, ordering: .relaxed)
+                completed = true
             }
+            // A finished transfer frees a slot: start the queue again before sleeping.
+            if completed && lock.withLock({ !queue.isEmpty }) { continue }
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
         curl_multi_cleanup(multi)
@@ -114,7 +133,7 @@ final class CurlEngine: @unchecked Sendable {
         if let (easy, transfer) = running.first(where: { $0.value.id == id }) {
             running.removeValue(forKey: easy)
             curl_multi_remove_handle(multi, easy)
-            transfer.continuation.finish(throwing: CancellationError())
+            transfer.fail(CancellationError())
             live.subtract(1, ordering: .relaxed)
             return
         }
@@ -123,7 +142,7 @@ final class CurlEngine: @unchecked Sendable {
             return queue.remove(at: index)
         }
         if let removed {
-            removed.continuation.finish(throwing: CancellationError())
+            removed.fail(CancellationError())
             live.subtract(1, ordering: .relaxed)
         }
     }

@@ -1,4 +1,5 @@
 import CCurl
+import CWebImageCodecs
 import Foundation
 
 /// One HTTP transfer driven by a `CurlEngine`. Created on any thread; after `start` it is used
@@ -7,7 +8,7 @@ final class CurlTransfer {
     let id: Int
     let request: ImageLoaderRequest
     let configuration: HTTPImageLoader.Configuration
-    let continuation: AsyncThrowingStream<ImageLoaderEvent, any Error>.Continuation
+    let sink: Sink
     var easy: UnsafeMutableRawPointer?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -17,19 +18,47 @@ final class CurlTransfer {
     private var lastProgress = ContinuousClock.now
     /// Set when a callback aborts the transfer; reported instead of libcurl's write error.
     private var failure: (any Error)?
-    /// The body kept for the decryptor, which needs all of it.
-    private var held = Data()
+    /// The body kept for the whole-body sink or the decryptor.
+    private var held = BodyBuffer()
 
-    init(id: Int, request: ImageLoaderRequest, configuration: HTTPImageLoader.Configuration,
-         continuation: AsyncThrowingStream<ImageLoaderEvent, any Error>.Continuation) {
+    /// Where a transfer's results go: a stream of events, or one resumption with the whole body
+    /// (fewer thread hand-offs when nobody watches progress).
+    enum Sink {
+        case stream(AsyncThrowingStream<ImageLoaderEvent, any Error>.Continuation)
+        case whole(CheckedContinuation<(Data, ImageLoaderResponse), any Error>)
+    }
+
+    init(id: Int, request: ImageLoaderRequest, configuration: HTTPImageLoader.Configuration, sink: Sink) {
         self.id = id
         self.request = request
         self.configuration = configuration
-        self.continuation = continuation
+        self.sink = sink
         errorBuffer.initialize(to: 0)
     }
 
+    private var streams: Bool { if case .stream = sink { true } else { false } }
+
+    private func emit(_ event: ImageLoaderEvent) {
+        if case .stream(let continuation) = sink { continuation.yield(event) }
+    }
+
+    /// Ends the transfer with an error (exactly once).
+    func fail(_ error: any Error) {
+        switch sink {
+        case .stream(let continuation): continuation.finish(throwing: error)
+        case .whole(let continuation): continuation.resume(throwing: error)
+        }
+    }
+
+    private func succeed() {
+        switch sink {
+        case .stream(let continuation): continuation.finish()
+        case .whole(let continuation): continuation.resume(returning: (held.take(), response!))
+        }
+    }
+
     deinit {
+        held.discard()
         if let easy { curl_easy_cleanup(easy) }
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
@@ -38,7 +67,7 @@ final class CurlTransfer {
     /// Makes the easy handle. Returns false (and finishes the stream) when libcurl refuses.
     func makeHandle(share: UnsafeMutableRawPointer?) -> Bool {
         guard let easy = curl_easy_init() else {
-            continuation.finish(throwing: ImageError.network(url: request.url, reason: "libcurl could not create a transfer"))
+            fail(ImageError.network(url: request.url, reason: "libcurl could not create a transfer"))
             return false
         }
         self.easy = easy
@@ -58,6 +87,7 @@ final class CurlTransfer {
         _ = wi_curl_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
         _ = wi_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = wi_curl_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(configuration.maximumResponseSize))
+        _ = wi_curl_setopt_long(easy, CURLOPT_BUFFERSIZE, 256 * 1024)   // fewer callbacks for large bodies
         if request.allowsInvalidCertificates {
             _ = wi_curl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0)
             _ = wi_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0)
@@ -111,15 +141,17 @@ final class CurlTransfer {
             failure = ImageError.responseTooLarge(url: request.url, limit: configuration.maximumResponseSize)
             return 0
         }
-        if configuration.decryptor != nil {
-            held.append(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: length)
+        if configuration.decryptor != nil || !streams {
+            held.append(UnsafeRawPointer(data), count: length)
         } else {
-            continuation.yield(.data(Data(bytes: data, count: length)))
+            emit(.data(Data(bytes: data, count: length)))
         }
-        let now = ContinuousClock.now
-        if now - lastProgress >= configuration.minimumProgressInterval {
-            lastProgress = now
-            continuation.yield(.progress(ImageProgress(receivedBytes: received, expectedBytes: response?.expectedContentLength)))
+        if streams {
+            let now = ContinuousClock.now
+            if now - lastProgress >= configuration.minimumProgressInterval {
+                lastProgress = now
+                emit(.progress(ImageProgress(receivedBytes: received, expectedBytes: response?.expectedContentLength)))
+            }
         }
         return length
     }
@@ -151,33 +183,37 @@ final class CurlTransfer {
             built = modified
         }
         response = built
-        continuation.yield(.response(built))
-        continuation.yield(.progress(ImageProgress(receivedBytes: 0, expectedBytes: built.expectedContentLength)))
+        if let expected = built.expectedContentLength, !streams || configuration.decryptor != nil, expected > 0 {
+            held.reserve(Int(expected))
+        }
+        emit(.response(built))
+        emit(.progress(ImageProgress(receivedBytes: 0, expectedBytes: built.expectedContentLength)))
         return nil
     }
 
     /// Ends the stream for libcurl's result.
     func complete(_ result: CURLcode) {
         if let failure {
-            continuation.finish(throwing: failure)
+            fail(failure)
             return
         }
         if result != CURLE_OK {
-            continuation.finish(throwing: error(for: result))
+            fail(error(for: result))
             return
         }
         if response == nil, let error = sendResponse() {
-            continuation.finish(throwing: error)
+            fail(error)
             return
         }
         if let decryptor = configuration.decryptor, let response {
-            do { continuation.yield(.data(try decryptor.decrypt(held, response))) } catch {
-                continuation.finish(throwing: error)
+            do { held = BodyBuffer(try decryptor.decrypt(held.take(), response)) } catch {
+                fail(error)
                 return
             }
+            if streams { emit(.data(held.take())) }
         }
-        continuation.yield(.progress(ImageProgress(receivedBytes: received, expectedBytes: response?.expectedContentLength)))
-        continuation.finish()
+        emit(.progress(ImageProgress(receivedBytes: received, expectedBytes: response?.expectedContentLength)))
+        succeed()
     }
 
     private func error(for result: CURLcode) -> ImageError {
@@ -188,5 +224,57 @@ final class CurlTransfer {
         case CURLE_FILESIZE_EXCEEDED: return .responseTooLarge(url: request.url, limit: configuration.maximumResponseSize)
         default: return .network(url: request.url, reason: reason)
         }
+    }
+}
+
+/// A growable byte buffer for response bodies: large ones (announced by Content-Length) go on
+/// huge pages, and the bytes become `Data` without a copy.
+struct BodyBuffer {
+    private var pointer: UnsafeMutableRawPointer?
+    private var capacity = 0
+    private(set) var count = 0
+
+    init() {}
+
+    init(_ data: Data) {
+        reserve(data.count)
+        data.withUnsafeBytes { if let base = $0.baseAddress { append(base, count: $0.count) } }
+    }
+
+    mutating func reserve(_ size: Int) {
+        guard size > capacity else { return }
+        if pointer == nil, count == 0, let fresh = wi_alloc_bytes(size, 0) {
+            pointer = UnsafeMutableRawPointer(fresh)
+            capacity = size
+            return
+        }
+        guard let grown = realloc(pointer, size) else { return }
+        pointer = grown
+        capacity = size
+    }
+
+    mutating func append(_ bytes: UnsafeRawPointer, count length: Int) {
+        if count + length > capacity { reserve(max(count + length, capacity * 2, 16 * 1024)) }
+        guard let pointer else { return }
+        (pointer + count).copyMemory(from: bytes, byteCount: length)
+        count += length
+    }
+
+    /// The bytes as `Data` (ownership moves out; the buffer is empty afterwards).
+    mutating func take() -> Data {
+        guard let pointer, count > 0 else { return Data() }
+        let data = Data(bytesNoCopy: pointer, count: count, deallocator: .free)
+        self.pointer = nil
+        capacity = 0
+        count = 0
+        return data
+    }
+
+    /// Frees what was not taken (a failed transfer).
+    mutating func discard() {
+        free(pointer)
+        pointer = nil
+        capacity = 0
+        count = 0
     }
 }

@@ -67,16 +67,23 @@ public final class HTTPImageLoader: ImageLoader {
     }
 
     public func load(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {
-        guard canLoad(request.url) else {
-            return AsyncThrowingStream { $0.finish(throwing: ImageError.invalidURL(request.url.absoluteString)) }
+        do {
+            return engine.start(try prepared(request))
+        } catch {
+            return AsyncThrowingStream { $0.finish(throwing: error) }
         }
-        var request = request
-        if let modifier = configuration.requestModifier {
-            guard let modified = modifier(request) else {
-                return AsyncThrowingStream { $0.finish(throwing: ImageError.requestCancelledByModifier(url: request.url)) }
-            }
-            request = modified
-        }
-        return engine.start(request)
+    }
+
+    /// The whole body in one resumption (the engine gathers it on its thread).
+    public func data(for request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse) {
+        try await engine.wholeBody(try prepared(request))
+    }
+
+    /// The request after the URL check and the request modifier.
+    private func prepared(_ request: ImageLoaderRequest) throws -> ImageLoaderRequest {
+        guard canLoad(request.url) else { throw ImageError.invalidURL(request.url.absoluteString) }
+        guard let modifier = configuration.requestModifier else { return request }
+        guard let modified = modifier(request) else { throw ImageError.requestCancelledByModifier(url: request.url) }
+        return modified
     }
 }

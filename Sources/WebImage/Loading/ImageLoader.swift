@@ -12,6 +12,9 @@ public protocol ImageLoader: Sendable {
     func canLoad(_ url: URL) -> Bool
     /// Starts loading; the stream reports the response, data and progress.
     func load(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error>
+    /// Loads the whole body when nobody watches progress (loaders may do it with fewer hand-offs).
+    /// - Throws: the loader's `ImageError`, or `CancellationError`.
+    func data(for request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse)
 }
 
 /// How urgently a request should start when the loader queues requests.
@@ -96,7 +99,7 @@ public enum ImageLoaderEvent: Sendable {
 }
 
 extension ImageLoader {
-    /// Loads the whole body (convenience for callers that do not stream).
+    /// Loads the whole body by gathering the stream's data.
     /// - Throws: the loader's `ImageError`, or `CancellationError`.
     public func data(for request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse) {
         var body = Data()

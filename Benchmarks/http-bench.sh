@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Serves the benchmark fixtures with nginx on 127.0.0.1 and runs HTTPBenchmarks against it.
+# Usage: http-bench.sh FIXTURES_DIR ANCHORS_FILE (run.sh calls it after anchors.sh).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+fixtures=$1; anchors=$2
+work=$(mktemp -d); chmod 755 "$work"
+trap 'kill "$(cat "$work/nginx.pid" 2>/dev/null)" 2>/dev/null || true; rm -rf "$work"' EXIT
+[ -f "$fixtures/large-50MiB.bin" ] || head -c 52428800 /dev/urandom > "$fixtures/large-50MiB.bin"
+port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
+cat > "$work/nginx.conf" <<NGX
+worker_processes 1; daemon on; pid $work/nginx.pid; error_log $work/error.log;
+events { worker_connections 2048; }
+http { access_log off; keepalive_requests 100000; sendfile on;
+  client_body_temp_path $work; proxy_temp_path $work; fastcgi_temp_path $work; uwsgi_temp_path $work; scgi_temp_path $work;
+  server { listen 127.0.0.1:$port; root $fixtures;
+           location /slow/ { alias $fixtures/small/; limit_rate 200; } } }
+NGX
+nginx -c "$work/nginx.conf"
+sleep 0.3
+"$here/.build/release/HTTPBenchmarks" "$fixtures" "$anchors" "http://127.0.0.1:$port"
