@@ -125,7 +125,7 @@ final class CountingCoder: ImageCoder {
             for _ in 0..<100 { if await cache.image(forKey: "hot", from: .memory) != nil { hits += 1 } }
         }
         #expect(hits == 100)
-        #expect(elapsed < .milliseconds(100), "memory hits took \(elapsed) beside blocked disks")
+        #expect(elapsed < .milliseconds(250), "memory hits took \(elapsed) beside blocked disks")
         await slow.value
     }
 
