@@ -10,6 +10,8 @@ if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build-warnings.log; then
   echo "test.sh: warnings in the project's code" >&2
   exit 1
 fi
-swift test
+# Serially: the loader tests assert timings (timeouts, prompt aborts) that CPU-heavy image tests
+# running beside them on two cores would distort. About 30 s.
+swift test --no-parallel
 # The loader against a real nginx (keep-alive, HTTP/2 over TLS, gzip).
 bash scripts/nginx-integration.sh
