@@ -56,6 +56,7 @@ for width in [6, 32] {
     configuration.maximumConcurrentDownloads = width
     let loader = HTTPImageLoader(configuration: configuration)
     let ours = try await medianAsync(5) { try await fetchAll(width: width) { try await loader.data(for: ImageLoaderRequest(url: $0)).0.count } }
+    if ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_ONLY_OURS"] != nil { print("ours \(width): \(ours)"); continue }
     let viaSession = try await medianAsync(5) { try await fetchAll(width: width) { try await session.data(from: $0).0.count } }
     let viaAHC = try await medianAsync(5) {
         try await fetchAll(width: width) { url in

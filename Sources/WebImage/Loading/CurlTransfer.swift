@@ -87,7 +87,7 @@ final class CurlTransfer {
         _ = wi_curl_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
         _ = wi_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = wi_curl_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(configuration.maximumResponseSize))
-        _ = wi_curl_setopt_long(easy, CURLOPT_BUFFERSIZE, 256 * 1024)   // fewer callbacks for large bodies
+        _ = wi_curl_setopt_long(easy, CURLOPT_BUFFERSIZE, 64 * 1024)   // fewer callbacks, below malloc's mmap threshold
         if request.allowsInvalidCertificates {
             _ = wi_curl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0)
             _ = wi_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0)
