@@ -9,6 +9,7 @@ struct PNGChunks {
         var data: Range<Int>
         /// Where the whole chunk (length, type, data, CRC) lies in the file.
         var whole: Range<Int>
+        /// Whether the stored CRC is right (always true for IDAT, which libpng checks itself).
         var crcMatches: Bool
     }
 
@@ -29,10 +30,12 @@ struct PNGChunks {
                 let length = Int(PNGChunks.u32(b, o))
                 guard length <= b.count - o - 12 else { endsMidChunk = true; break }
                 let type = String(decoding: b[(o + 4)..<(o + 8)], as: UTF8.self)
-                let stored = PNGChunks.u32(b, o + 8 + length)
-                let crc = wi_crc32(0, b.baseAddress! + o + 4, 4 + length)
+                // IDAT (the bulk of the file) is checked by libpng when it decodes; only the chunks
+                // read here (acTL, fcTL, fdAT, eXIf, ...) need their CRC computed.
+                let crcMatches = type == "IDAT"
+                    || wi_crc32(0, b.baseAddress! + o + 4, 4 + length) == PNGChunks.u32(b, o + 8 + length)
                 chunks.append(Chunk(type: type, data: (o + 8)..<(o + 8 + length), whole: o..<(o + 12 + length),
-                                    crcMatches: crc == stored))
+                                    crcMatches: crcMatches))
                 o += 12 + length
                 if type == "IEND" { break }
             }
