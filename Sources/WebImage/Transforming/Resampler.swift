@@ -109,7 +109,7 @@ enum Resampler {
                                 for x in 0..<targetWidth { accumulator[x] += source[x] * weight }
                             }
                             let out = dst + y * targetWidth
-                            for x in 0..<targetWidth { out[x] = unpremultiply(accumulator[x]) }
+                            for x in 0..<targetWidth { out[x] = PixelMath.unpremultiplied(accumulator[x]) }
                         }
                     }
                 }
@@ -118,7 +118,4 @@ enum Resampler {
         return Bitmap(width: targetWidth, height: targetHeight, storage: storage)
     }
 
-    /// A premultiplied 0...255 pixel as straight RGBA8.
-    @inline(__always)
-    static func unpremultiply(_ p: SIMD4<Float>) -> SIMD4<UInt8> { PixelMath.unpremultiplied(p) }
 }

@@ -62,7 +62,7 @@ public struct RotationTransformer: BitmapTransformer {
                         }
                         let top = at(x0, y0) * (1 - fx) + at(x0 + 1, y0) * fx
                         let bottom = at(x0, y0 + 1) * (1 - fx) + at(x0 + 1, y0 + 1) * fx
-                        dst[oy * ow + ox] = Resampler.unpremultiply(top * (1 - fy) + bottom * fy)
+                        dst[oy * ow + ox] = PixelMath.unpremultiplied(top * (1 - fy) + bottom * fy)
                     }
                 }
             }

@@ -52,7 +52,7 @@ public struct RoundCornerTransformer: BitmapTransformer {
                         // Image inside the inner shape, border colour between inner and outer shapes.
                         let ring = max(0, shape - inner)
                         let blended = pixel * inner + borderPremultiplied * ring
-                        p[y * w + x] = Resampler.unpremultiply(blended)
+                        p[y * w + x] = PixelMath.unpremultiplied(blended)
                     }
                 }
             }
