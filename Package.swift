@@ -12,6 +12,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // C shim over libpng, libjpeg-turbo, libwebp (+demux, mux) and giflib. Every
@@ -35,7 +36,11 @@ let package = Package(
         ),
         .target(
             name: "WebImage",
-            dependencies: ["CWebImageCodecs", "CCurl", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "CWebImageCodecs", "CCurl",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(

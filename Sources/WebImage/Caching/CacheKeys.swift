@@ -37,4 +37,12 @@ enum PathExtension {
         guard let dot = component.lastIndex(of: "."), dot != component.startIndex else { return "" }
         return String(component[component.index(after: dot)...])
     }
+
+    /// The last path component without its extension (and without a query or fragment).
+    static func stem(of key: String) -> String {
+        let path = key.split(whereSeparator: { $0 == "?" || $0 == "#" }).first.map(String.init) ?? key
+        let component = path.split(separator: "/").last.map(String.init) ?? ""
+        let ext = of(component)
+        return ext.isEmpty ? component : String(component.dropLast(ext.count + 1))
+    }
 }

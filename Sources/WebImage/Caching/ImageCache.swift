@@ -119,6 +119,14 @@ public final class ImageCache: ImageCaching {
         if scope.includesDisk { await disk.removeAll() }
     }
 
+    public func extendedData(forKey key: String) async -> Data? {
+        await disk.extendedData(forKey: key)
+    }
+
+    public func setExtendedData(_ data: Data?, forKey key: String) async {
+        try? await disk.setExtendedData(data, forKey: key)
+    }
+
     /// Empties the memory cache.
     public func clearMemory() async { await clear(.memory) }
 

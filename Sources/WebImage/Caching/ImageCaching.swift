@@ -18,4 +18,16 @@ public protocol ImageCaching: Sendable {
     func containsImage(forKey key: String, in scope: ImageCacheType) async -> ImageCacheType
     /// Removes every entry in `scope`.
     func clear(_ scope: ImageCacheType) async
+    /// Small metadata kept beside the entry for `key` (SDWebImage's extended data); the
+    /// manager keeps HTTP validators there for `.refreshCached`.
+    func extendedData(forKey key: String) async -> Data?
+    /// Stores (or with nil removes) the metadata for `key`; ignored when there is no entry.
+    func setExtendedData(_ data: Data?, forKey key: String) async
+}
+
+extension ImageCaching {
+    /// Caches without metadata support keep none.
+    public func extendedData(forKey key: String) async -> Data? { nil }
+    /// Caches without metadata support keep none.
+    public func setExtendedData(_ data: Data?, forKey key: String) async {}
 }

@@ -7,6 +7,10 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// never enlarged). JPEG uses libjpeg's DCT scaling and WebP libwebp's scaler first, so the
     /// full-size pixels are never held.
     public var maxPixelSize: Int?
+    /// When set, the decoded image holds at most this many pixels (aspect ratio kept, never
+    /// enlarged): SDWebImage's `scaleDownLargeImages` limit. Uses the same fast paths as
+    /// `maxPixelSize`.
+    public var maxPixelCount: Int?
     /// Decode only the first frame of an animated image (the result is a still image).
     public var firstFrameOnly: Bool
     /// Decode every frame now instead of on demand in `Image.frame(at:)`.
@@ -24,10 +28,11 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     public static let defaultPixelLimit = 100_000_000
 
     /// Decoding options; every argument has the documented default.
-    public init(maxPixelSize: Int? = nil, firstFrameOnly: Bool = false, preloadAllFrames: Bool = false,
+    public init(maxPixelSize: Int? = nil, maxPixelCount: Int? = nil, firstFrameOnly: Bool = false, preloadAllFrames: Bool = false,
                 appliesOrientation: Bool = true, pixelLimit: Int = ImageDecodingOptions.defaultPixelLimit,
                 scale: Double = 1) {
         self.maxPixelSize = maxPixelSize
+        self.maxPixelCount = maxPixelCount
         self.firstFrameOnly = firstFrameOnly
         self.preloadAllFrames = preloadAllFrames
         self.appliesOrientation = appliesOrientation
@@ -37,8 +42,14 @@ public struct ImageDecodingOptions: Sendable, Hashable {
 
     /// The size a `width` x `height` image is decoded at under `maxPixelSize`.
     func targetSize(width: Int, height: Int) -> (width: Int, height: Int) {
-        guard let limit = maxPixelSize, limit > 0, max(width, height) > limit else { return (width, height) }
-        let factor = Double(limit) / Double(max(width, height))
+        var factor = 1.0
+        if let limit = maxPixelSize, limit > 0, max(width, height) > limit {
+            factor = Double(limit) / Double(max(width, height))
+        }
+        if let count = maxPixelCount, count > 0, width * height > count {
+            factor = min(factor, (Double(count) / Double(width * height)).squareRoot())
+        }
+        guard factor < 1 else { return (width, height) }
         return (max(1, Int((Double(width) * factor).rounded())), max(1, Int((Double(height) * factor).rounded())))
     }
 }

@@ -21,6 +21,12 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreadableFile(path: String, reason: String)
     /// The URL is empty, relative, or has a scheme no registered loader handles.
     case invalidURL(String)
+    /// The URL failed before in a way that means it is bad, and `.retryFailed` was not set.
+    case blacklistedURL(URL)
+    /// `.fromCacheOnly` was set and no cache holds the image (the cache key is given).
+    case notInCache(key: String)
+    /// The manager's `shouldDownload` hook refused to download the URL and no cache holds it.
+    case downloadNotAllowed(URL)
     /// The server answered with a status code outside the acceptable ones.
     case badStatusCode(Int, url: URL)
     /// The response's content type is not one of the acceptable ones.
@@ -52,6 +58,9 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
         case .frameOutOfRange(let index, let count): "Frame \(index) was asked for, but the image has \(count) frames."
         case .unreadableFile(let path, let reason): "The file \(path) could not be read: \(reason)."
         case .invalidURL(let url): "The URL \"\(url)\" cannot be loaded: it is empty, relative, or of an unsupported scheme."
+        case .blacklistedURL(let url): "\(url.absoluteString) failed before and is blacklisted; use .retryFailed to try again."
+        case .notInCache(let key): "No cache holds \(key), and only the cache was asked (.fromCacheOnly)."
+        case .downloadNotAllowed(let url): "Downloading \(url.absoluteString) was not allowed, and no cache holds it."
         case .badStatusCode(let code, let url): "The server answered \(url.absoluteString) with status \(code)."
         case .invalidContentType(let type, let url): "The response for \(url.absoluteString) has content type \(type ?? "(none)"), which is not accepted."
         case .timedOut(let url): "Loading \(url.absoluteString) timed out."

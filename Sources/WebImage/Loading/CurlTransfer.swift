@@ -20,6 +20,10 @@ final class CurlTransfer {
     private var failure: (any Error)?
     /// The body kept for the whole-body sink or the decryptor.
     private var held = BodyBuffer()
+    /// The request's response modifier, else the loader's.
+    private let responseModifier: ResponseModifier?
+    /// The request's decryptor, else the loader's.
+    private let decryptor: Decryptor?
 
     /// Where a transfer's results go: a stream of events, or one resumption with the whole body
     /// (fewer thread hand-offs when nobody watches progress).
@@ -33,6 +37,8 @@ final class CurlTransfer {
         self.request = request
         self.configuration = configuration
         self.sink = sink
+        responseModifier = request.responseModifier ?? configuration.responseModifier
+        decryptor = request.decryptor ?? configuration.decryptor
         errorBuffer.initialize(to: 0)
     }
 
@@ -141,7 +147,7 @@ final class CurlTransfer {
             failure = ImageError.responseTooLarge(url: request.url, limit: configuration.maximumResponseSize)
             return 0
         }
-        if configuration.decryptor != nil || !streams {
+        if decryptor != nil || !streams {
             held.append(UnsafeRawPointer(data), count: length)
         } else {
             emit(.data(Data(bytes: data, count: length)))
@@ -176,14 +182,14 @@ final class CurlTransfer {
         if let expected = built.expectedContentLength, expected > Int64(configuration.maximumResponseSize) {
             return ImageError.responseTooLarge(url: request.url, limit: configuration.maximumResponseSize)
         }
-        if let modifier = configuration.responseModifier {
+        if let modifier = responseModifier {
             guard let modified = modifier(built) else {
                 return ImageError.network(url: request.url, reason: "the response modifier refused the response")
             }
             built = modified
         }
         response = built
-        if let expected = built.expectedContentLength, !streams || configuration.decryptor != nil, expected > 0 {
+        if let expected = built.expectedContentLength, !streams || decryptor != nil, expected > 0 {
             held.reserve(Int(expected))
         }
         emit(.response(built))
@@ -205,7 +211,7 @@ final class CurlTransfer {
             fail(error)
             return
         }
-        if let decryptor = configuration.decryptor, let response {
+        if let decryptor, let response {
             do { held = BodyBuffer(try decryptor.decrypt(held.take(), response)) } catch {
                 fail(error)
                 return

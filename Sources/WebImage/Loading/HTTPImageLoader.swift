@@ -36,9 +36,9 @@ public final class HTTPImageLoader: ImageLoader {
         /// Progress is reported at most this often, and always at start and end (default 0.1 s).
         public var minimumProgressInterval: Duration = .milliseconds(100)
         /// Changes a request before it starts; nil refuses it.
-        public var requestModifier: (@Sendable (ImageLoaderRequest) -> ImageLoaderRequest?)?
+        public var requestModifier: RequestModifier?
         /// Inspects or rewrites a response; nil refuses it (the transfer stops).
-        public var responseModifier: (@Sendable (ImageLoaderResponse) -> ImageLoaderResponse?)?
+        public var responseModifier: ResponseModifier?
         /// Transforms the whole body before it is delivered (in one piece, at the end).
         public var decryptor: Decryptor?
 
@@ -82,7 +82,7 @@ public final class HTTPImageLoader: ImageLoader {
     /// The request after the URL check and the request modifier.
     private func prepared(_ request: ImageLoaderRequest) throws -> ImageLoaderRequest {
         guard canLoad(request.url) else { throw ImageError.invalidURL(request.url.absoluteString) }
-        guard let modifier = configuration.requestModifier else { return request }
+        guard let modifier = request.requestModifier ?? configuration.requestModifier else { return request }
         guard let modified = modifier(request) else { throw ImageError.requestCancelledByModifier(url: request.url) }
         return modified
     }

@@ -18,6 +18,15 @@ public protocol ImageLoader: Sendable {
 }
 
 /// How urgently a request should start when the loader queues requests.
+/// Changes a request before it is sent, or returns nil to refuse it (SDWebImage's
+/// `SDWebImageDownloaderRequestModifier`). A refused request fails with
+/// `ImageError.requestCancelledByModifier`.
+public typealias RequestModifier = @Sendable (ImageLoaderRequest) -> ImageLoaderRequest?
+
+/// Inspects the response before its body is accepted; returns a changed response, or nil to
+/// refuse it (SDWebImage's `SDWebImageDownloaderResponseModifier`). A refusal fails the load.
+public typealias ResponseModifier = @Sendable (ImageLoaderResponse) -> ImageLoaderResponse?
+
 public enum ImageLoaderPriority: Int, Sendable, Comparable {
     case low = 0, normal = 1, high = 2
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
@@ -37,6 +46,12 @@ public struct ImageLoaderRequest: Sendable {
     public var handlesCookies: Bool
     /// Treat 304 Not Modified as a response (for `refreshCached` revalidation) instead of an error.
     public var acceptsNotModified: Bool
+    /// Changes or refuses this request; replaces the loader's own request modifier.
+    public var requestModifier: RequestModifier?
+    /// Inspects, rewrites or refuses the response; replaces the loader's own response modifier.
+    public var responseModifier: ResponseModifier?
+    /// Turns the downloaded bytes into image bytes; replaces the loader's own decryptor.
+    public var decryptor: Decryptor?
 
     /// A request for `url`; every other argument has the documented default.
     public init(url: URL, headers: [String: String] = [:], timeout: Duration? = nil, priority: ImageLoaderPriority = .normal,

@@ -1,0 +1,32 @@
+import Foundation
+import Synchronization
+
+/// The failed-URL blacklist. A lock, not an actor: it is read on every call, memory hits included.
+final class FailedURLs: Sendable {
+    private let urls = Mutex(Set<URL>())
+
+    func contains(_ url: URL) -> Bool { urls.withLock { !$0.isEmpty && $0.contains(url) } }
+    func insert(_ url: URL) { _ = urls.withLock { $0.insert(url) } }
+    func remove(_ url: URL) { _ = urls.withLock { $0.remove(url) } }
+    func removeAll() { urls.withLock { $0.removeAll() } }
+    var all: Set<URL> { urls.withLock { $0 } }
+}
+
+extension ImageManager {
+    /// The built-in blacklist rule (SDWebImage's): a failure that will happen again for this URL
+    /// (not found or gone and other client errors, undecodable or unsupported data, a bad
+    /// content type, an image or response over the limits, an invalid URL) blacklists it; a
+    /// cancellation, timeout, connection problem, server error (5xx), 408 or 429, a refused
+    /// request, a failed transform or cache write does not.
+    public static func isPermanentFailure(_ error: any Error) -> Bool {
+        guard let error = error as? ImageError else { return false }
+        switch error {
+        case .badStatusCode(let code, _):
+            return (400..<500).contains(code) && code != 408 && code != 429
+        case .emptyData, .unsupportedFormat, .undecodable, .tooLarge, .invalidContentType, .responseTooLarge, .invalidURL:
+            return true
+        default:
+            return false
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+
+/// What `ImageManager.events(for:)` reports while one image loads.
+public enum ImageEvent: Sendable {
+    /// Bytes received so far (at the start, at most every loader progress interval, and at the end).
+    case progress(ImageProgress)
+    /// A partial image decoded from the bytes so far (with `.progressiveLoad`); never cached.
+    case preview(PartialImage)
+    /// The final image.
+    case finished(ImageResult)
+}
+
+/// The outcome of one load.
+public struct ImageResult: Sendable {
+    /// The decoded (and transformed) image.
+    public var image: Image
+    /// The encoded data: the downloaded bytes of an untransformed image, the disk bytes of a
+    /// disk hit, or with `.queryMemoryData` of a memory hit; nil otherwise.
+    public var data: Data?
+    /// Where the image came from: `.none` for the loader, `.memory` or `.disk` for a cache.
+    public var cacheType: ImageCacheType
+    /// The URL that was asked for.
+    public var url: URL
+
+    /// A result.
+    public init(image: Image, data: Data?, cacheType: ImageCacheType, url: URL) {
+        self.image = image
+        self.data = data
+        self.cacheType = cacheType
+        self.url = url
+    }
+}

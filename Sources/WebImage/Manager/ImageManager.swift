@@ -1,0 +1,204 @@
+import Foundation
+
+/// Loads images: memory cache, then disk cache, then the loader; decodes, transforms and
+/// stores them (SDWebImage's `SDWebImageManager`).
+///
+/// ```swift
+/// let image = try await ImageManager.shared.image(for: url)
+/// ```
+///
+/// Callers of the same URL share one transfer, and callers of the same cache key share one
+/// decode, transform and store; each sees every progress event and preview of the shared work.
+/// Cancelling a caller's task ends that caller at once with `CancellationError`; the shared work
+/// stops when its last caller is gone.
+public final class ImageManager: Sendable {
+    /// The manager over the shared cache, loaders and coders.
+    public static let shared = ImageManager()
+
+    /// The default cache.
+    public let cache: any ImageCaching
+    /// The loaders tried for each URL.
+    public let loaders: ImageLoaders
+    /// The coders used to decode.
+    public let coders: ImageCoders
+    /// The defaults and hooks this manager was made with.
+    public let configuration: Configuration
+
+    let failedURLs = FailedURLs()
+    let pipeline: ImagePipeline
+    private let defaults: ImageContext
+
+    /// A manager over `cache`, `loaders` and `coders`.
+    public init(cache: any ImageCaching = ImageCache.shared, loaders: ImageLoaders = .shared,
+                coders: ImageCoders = .shared, configuration: Configuration = .init()) {
+        self.cache = cache
+        self.loaders = loaders
+        self.coders = coders
+        self.configuration = configuration
+        defaults = configuration.effectiveDefaults
+        pipeline = ImagePipeline(shouldDownload: configuration.shouldDownload)
+    }
+
+    // MARK: - Loading
+
+    /// The image at `url`, from the memory cache, the disk cache or the loader.
+    /// - Throws: `ImageError` (`invalidURL`, `blacklistedURL`, `notInCache`, a loader or decoder
+    ///   error, ...) or `CancellationError`.
+    public func image(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws -> Image {
+        try await load(url, options: options, context: context, onEvent: nil).image
+    }
+
+    /// The image at `urlString`; a string that is not a URL fails with `ImageError.invalidURL`.
+    /// - Throws: as `image(for:options:context:)`.
+    public func image(for urlString: String, options: ImageOptions = [], context: ImageContext = .init()) async throws -> Image {
+        guard let url = URL(string: urlString) else { throw ImageError.invalidURL(urlString) }
+        return try await image(for: url, options: options, context: context)
+    }
+
+    /// The image with its data, where it came from, and the URL.
+    /// - Throws: as `image(for:options:context:)`.
+    public func result(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws -> ImageResult {
+        try await load(url, options: options, context: context, onEvent: nil)
+    }
+
+    /// The load as a stream: progress, previews (with `.progressiveLoad`), then `.finished`.
+    /// Cancelling the iterating task (or dropping the stream) cancels this caller's load.
+    public func events(for url: URL, options: ImageOptions = [], context: ImageContext = .init())
+        -> AsyncThrowingStream<ImageEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<ImageEvent, any Error>.makeStream()
+        let task = Task {
+            do {
+                let result = try await self.load(url, options: options, context: context) { continuation.yield($0) }
+                continuation.yield(.finished(result))
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// The key the image at `url` is cached under with `context` (filter, thumbnail and
+    /// transformer applied as SDWebImage does); empty when the key filter says not to cache.
+    public func cacheKey(for url: URL, context: ImageContext = .init()) -> String {
+        cacheKeys(for: url, context: context.merged(over: defaults)).final ?? ""
+    }
+
+    // MARK: - Failed URLs
+
+    /// Takes `url` off the blacklist.
+    public func removeFailedURL(_ url: URL) async { failedURLs.remove(url) }
+
+    /// Empties the blacklist.
+    public func removeAllFailedURLs() async { failedURLs.removeAll() }
+
+    /// Whether `url` is blacklisted.
+    public func isFailedURL(_ url: URL) async -> Bool { failedURLs.contains(url) }
+
+    /// Cancels every load in flight: each caller gets `CancellationError`.
+    public func cancelAll() async { await pipeline.cancelAll() }
+
+    /// Loads in flight (shared decode-transform-store works) and transfers in flight.
+    public func inFlightCounts() async -> (loads: Int, downloads: Int) { await pipeline.counts() }
+
+    // MARK: - The call
+
+    func load(_ url: URL, options callOptions: ImageOptions, context callContext: ImageContext,
+              onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> ImageResult {
+        try Task.checkCancellation()
+        let plan = try makePlan(url, options: callOptions, context: callContext)
+        do {
+            let result = try await run(plan, onEvent: onEvent)
+            if plan.options.contains(.retryFailed) { failedURLs.remove(url) }
+            return result
+        } catch {
+            let block = configuration.shouldBlockFailedURL?(url, error) ?? ImageManager.isPermanentFailure(error)
+            if block, !plan.options.contains(.retryFailed) { failedURLs.insert(url) }
+            throw error
+        }
+    }
+
+    private func run(_ plan: LoadPlan, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> ImageResult {
+        let options = plan.options
+        if let key = plan.cacheKey, !options.contains(.fromLoaderOnly), !options.contains(.refreshCached),
+           plan.queryType.includesMemory {
+            let wantsData = options.contains(.queryMemoryData)
+            if let hit = await plan.cache.image(forKey: key, from: wantsData ? plan.queryType : .memory,
+                                                options: plan.decodeOptions, includingData: wantsData) {
+                return ImageResult(image: hit.image, data: hit.data, cacheType: hit.cacheType, url: plan.url)
+            }
+        }
+        try Task.checkCancellation()
+        return try await pipeline.run(plan, onEvent: onEvent)
+    }
+
+    /// Validates the URL, applies defaults and the options processor, checks the blacklist and
+    /// works out keys and decode options.
+    func makePlan(_ url: URL, options callOptions: ImageOptions, context callContext: ImageContext) throws -> LoadPlan {
+        let string = url.absoluteString
+        guard !string.isEmpty, let scheme = url.scheme, !scheme.isEmpty else { throw ImageError.invalidURL(string) }
+        var options = callOptions.union(configuration.defaultOptions)
+        var context = callContext.isEmpty ? defaults : callContext.merged(over: defaults)
+        if let processor = configuration.optionsProcessor {
+            (options, context) = processor(url, options, context)
+        }
+        guard let loader = context.loader ?? loaders.loader(for: url), loader.canLoad(url) else {
+            throw ImageError.invalidURL(string)
+        }
+        if !options.contains(.retryFailed), failedURLs.contains(url) { throw ImageError.blacklistedURL(url) }
+
+        let keys = cacheKeys(for: url, context: context)
+        var decode = ImageDecodingOptions()
+        decode.firstFrameOnly = options.contains(.decodeFirstFrameOnly)
+        decode.preloadAllFrames = options.contains(.preloadAllFrames) && !options.contains(.avoidDecodeImage)
+        decode.scale = context.imageScaleFactor ?? ImageManager.scaleFactor(forKey: keys.final ?? string)
+        if let size = context.thumbnailPixelSize, size.width > 0, size.height > 0 {
+            decode.maxPixelSize = max(size.width, size.height)
+        }
+        if options.contains(.scaleDownLargeImages) {
+            decode.maxPixelCount = max(1, (context.scaleDownLimitBytes ?? 60 << 20) / 4)
+        }
+        let cache = context.cache ?? self.cache
+        let shareable = callContext.isShareable
+        let unique: UUID? = shareable ? nil : UUID()
+        let workOptions = options.subtracting([.retryFailed, .lowPriority, .highPriority, .queryMemoryData])
+        let workKey = LoadPlan.WorkKey(
+            url: string, cacheKey: keys.final, decode: decode, options: workOptions.rawValue,
+            query: context.queryCacheType ?? .all, store: context.storeCacheType ?? .all,
+            originalQuery: context.originalQueryCacheType ?? .none, originalStore: context.originalStoreCacheType ?? .disk,
+            stretches: context.preserveAspectRatio == false,
+            plugins: [instanceIdentity(context.cache), instanceIdentity(context.loader), instanceIdentity(context.coder)],
+            unique: unique)
+        let downloadKey = LoadPlan.DownloadKey(
+            url: string, cookies: options.contains(.handleCookies), invalidCertificates: options.contains(.allowInvalidSSLCertificates),
+            timeout: context.downloadTimeout, conditional: options.contains(.refreshCached),
+            loader: instanceIdentity(context.loader), unique: unique)
+        return LoadPlan(url: url, options: options, context: context, cacheKey: keys.final, originalKey: keys.original,
+                        decodeOptions: decode, cache: cache, loader: loader, coders: coders, workKey: workKey,
+                        downloadKey: downloadKey)
+    }
+
+    /// The original key (filter applied) and the final key (thumbnail, then transformer).
+    func cacheKeys(for url: URL, context: ImageContext) -> (original: String?, final: String?) {
+        let original: String?
+        if let filter = context.cacheKeyFilter { original = filter.key(url) } else { original = url.absoluteString }
+        guard var key = original else { return (nil, nil) }
+        if let size = context.thumbnailPixelSize {
+            key = CacheKeys.thumbnailedKey(for: key, width: Double(size.width), height: Double(size.height),
+                                           preserveAspectRatio: context.preserveAspectRatio ?? true)
+        }
+        if let transformer = context.transformer {
+            key = CacheKeys.transformedKey(for: key, transformerKey: transformer.key)
+        }
+        return (original, key)
+    }
+
+    /// The scale an `@2x` or `@3x` suffix of the file name asks for (SDWebImage's rule), else 1.
+    static func scaleFactor(forKey key: String) -> Double {
+        guard key.contains("@") else { return 1 }
+        let name = PathExtension.stem(of: key)
+        for factor in [2, 3] where name.hasSuffix("@\(factor)x") { return Double(factor) }
+        return 1
+    }
+}

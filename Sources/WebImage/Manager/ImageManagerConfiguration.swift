@@ -1,0 +1,39 @@
+import Foundation
+
+extension ImageManager {
+    /// What a manager does when a call does not say (SDWebImageManager's properties and
+    /// `SDWebImageManagerDelegate`). A call's context beats `defaultContext`, which beats the
+    /// fields below, which beat the library defaults.
+    public struct Configuration: Sendable {
+        /// Added to every call's options.
+        public var defaultOptions: ImageOptions = []
+        /// Supplies every field a call's context leaves nil.
+        public var defaultContext = ImageContext()
+        /// Rewrites each call's options and context (after defaults are applied, before anything else).
+        public var optionsProcessor: (@Sendable (URL, ImageOptions, ImageContext) -> (ImageOptions, ImageContext))?
+        /// The cache-key filter used when the context has none.
+        public var cacheKeyFilter: CacheKeyFilter?
+        /// The cache serializer used when the context has none.
+        public var cacheSerializer: CacheSerializer?
+        /// The transformer used when the context has none.
+        public var transformer: (any ImageTransformer)?
+        /// Asked before downloading a URL that no cache holds; false fails with
+        /// `ImageError.downloadNotAllowed` (or returns the cached image with `.refreshCached`).
+        public var shouldDownload: (@Sendable (URL) -> Bool)?
+        /// Decides whether a failure blacklists the URL, replacing the built-in rule
+        /// (`ImageManager.isPermanentFailure(_:)`).
+        public var shouldBlockFailedURL: (@Sendable (URL, any Error) -> Bool)?
+
+        /// The defaults: no options, an empty context, no hooks.
+        public init() {}
+
+        /// The default context with the configuration-level plug-ins filled in.
+        var effectiveDefaults: ImageContext {
+            var defaults = defaultContext
+            if defaults.cacheKeyFilter == nil { defaults.cacheKeyFilter = cacheKeyFilter }
+            if defaults.cacheSerializer == nil { defaults.cacheSerializer = cacheSerializer }
+            if defaults.transformer == nil { defaults.transformer = transformer }
+            return defaults
+        }
+    }
+}

@@ -1,0 +1,272 @@
+import Foundation
+import Logging
+
+/// The shared part of a load, after the memory cache missed: disk cache, download, decode,
+/// transform, store. Runs once per work key however many callers wait for it.
+struct ImagePipeline: Sendable {
+    /// Decode-transform-store works, by work key.
+    let works = InFlightTable<LoadPlan.WorkKey, ImageEvent, ImageResult>()
+    /// Transfers, by download key.
+    let downloads = InFlightTable<LoadPlan.DownloadKey, DownloadEvent, Download>()
+    let shouldDownload: (@Sendable (URL) -> Bool)?
+    static let logger = Logger(label: "WebImage.ImageManager")
+
+    /// The body of a finished transfer.
+    struct Download: Sendable {
+        var data: Data
+        var response: ImageLoaderResponse
+    }
+
+    /// What a shared transfer reports to the works that wait for it.
+    enum DownloadEvent: Sendable {
+        case progress(ImageProgress)
+        case data(Data)
+    }
+
+    func run(_ plan: LoadPlan, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> ImageResult {
+        try await works.run(plan.workKey, onEvent: onEvent) { work in
+            try await load(plan, work: work)
+        }
+    }
+
+    func cancelAll() async {
+        await works.cancelAll()
+        await downloads.cancelAll()
+    }
+
+    func counts() async -> (loads: Int, downloads: Int) { (await works.count, await downloads.count) }
+
+    // MARK: - Stages
+
+    private func load(_ plan: LoadPlan, work: SharedWork<ImageEvent, ImageResult>) async throws -> ImageResult {
+        let options = plan.options
+        var cached: ImageCacheResult?
+        // Disk (the caller already looked in memory).
+        if let key = plan.cacheKey, !options.contains(.fromLoaderOnly) {
+            try Task.checkCancellation()
+            let scope: ImageCacheType = options.contains(.refreshCached) ? plan.queryType
+                : (plan.queryType.includesDisk ? .disk : .none)
+            if scope != .none {
+                cached = await plan.cache.image(forKey: key, from: scope, options: plan.decodeOptions,
+                                                includingData: options.contains(.queryMemoryData))
+            }
+            if let cached, !options.contains(.refreshCached) {
+                return ImageResult(image: cached.image, data: cached.data, cacheType: cached.cacheType, url: plan.url)
+            }
+            if cached == nil, !options.contains(.refreshCached), let result = try await fromCachedOriginal(plan) {
+                return result
+            }
+        }
+        if options.contains(.fromCacheOnly) {
+            if let cached { return ImageResult(image: cached.image, data: cached.data, cacheType: cached.cacheType, url: plan.url) }
+            throw ImageError.notInCache(key: plan.cacheKey ?? plan.url.absoluteString)
+        }
+        if let shouldDownload, !shouldDownload(plan.url) {
+            if let cached { return ImageResult(image: cached.image, data: cached.data, cacheType: cached.cacheType, url: plan.url) }
+            throw ImageError.downloadNotAllowed(plan.url)
+        }
+        try Task.checkCancellation()
+
+        // Download (shared), with previews when asked.
+        let validators: CacheValidators?
+        if cached != nil, let key = plan.cacheKey, let stored = await plan.cache.extendedData(forKey: key) {
+            validators = CacheValidators(stored: stored)
+        } else {
+            validators = nil
+        }
+        let progressive = options.contains(.progressiveLoad) && !options.contains(.avoidDecodeImage)
+        let (download, incremental) = try await fetch(plan, validators: validators, progressive: progressive, work: work)
+        if download.response.statusCode == 304, let cached {
+            return ImageResult(image: cached.image, data: cached.data, cacheType: cached.cacheType, url: plan.url)
+        }
+        guard download.response.statusCode != 304 else { throw ImageError.badStatusCode(304, url: plan.url) }
+        guard !download.data.isEmpty else { throw ImageError.emptyData }
+
+        // Decode, transform.
+        try Task.checkCancellation()
+        let original = try decode(download.data, plan: plan, incremental: incremental)
+        try Task.checkCancellation()
+        let image = try transform(original, plan: plan)
+        let derived = plan.isDerived && !(image.isAnimated && !options.contains(.transformAnimatedImage) && plan.context.thumbnailPixelSize == nil)
+
+        // Store.
+        let store = storeTask(plan, original: original, image: image, data: download.data, derived: derived,
+                              validators: CacheValidators(headers: download.response.headers))
+        if options.contains(.waitStoreCache) { await store() } else { Task.detached(priority: .utility) { await store() } }
+        return ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: plan.url)
+    }
+
+    /// A transformed or thumbnail image that is not cached, made from the cached original
+    /// (when `originalQueryCacheType` asks to look for it).
+    private func fromCachedOriginal(_ plan: LoadPlan) async throws -> ImageResult? {
+        guard plan.isDerived, plan.originalQueryType != .none, let originalKey = plan.originalKey else { return nil }
+        var fullSize = plan.decodeOptions
+        fullSize.maxPixelSize = nil
+        guard let hit = await plan.cache.image(forKey: originalKey, from: plan.originalQueryType, options: fullSize,
+                                               includingData: false) else { return nil }
+        try Task.checkCancellation()
+        let image = try transform(thumbnail(hit.image, plan: plan), plan: plan)
+        let store = storeTask(plan, original: hit.image, image: image, data: nil, derived: true, validators: nil, storesOriginal: false)
+        if plan.options.contains(.waitStoreCache) { await store() } else { Task.detached(priority: .utility) { await store() } }
+        return ImageResult(image: image, data: nil, cacheType: hit.cacheType, url: plan.url)
+    }
+
+    // MARK: Download
+
+    private func fetch(_ plan: LoadPlan, validators: CacheValidators?, progressive: Bool,
+                       work: SharedWork<ImageEvent, ImageResult>) async throws -> (Download, (any IncrementalImageDecoder)?) {
+        let request = plan.loaderRequest(validators: validators)
+        let loader = plan.loader
+        let body: @Sendable (SharedWork<DownloadEvent, Download>) async throws -> Download = { transfer in
+            try await ImagePipeline.transfer(request, loader: loader, streaming: transfer.hasEventSubscribers, transfer: transfer)
+        }
+        guard progressive || work.hasEventSubscribers else {
+            return (try await downloads.run(plan.downloadKey, onEvent: nil, body: body), nil)
+        }
+        if !progressive {
+            let download = try await downloads.run(plan.downloadKey, replaysEvents: true, onEvent: { event in
+                if case .progress(let progress) = event { work.send(.progress(progress)) }
+            }, body: body)
+            return (download, nil)
+        }
+        let (chunks, feed) = AsyncStream<DownloadEvent>.makeStream()
+        let downloads = self.downloads
+        return try await withThrowingTaskGroup(of: Download.self) { group in
+            group.addTask {
+                defer { feed.finish() }
+                return try await downloads.run(plan.downloadKey, replaysEvents: true, onEvent: { feed.yield($0) }, body: body)
+            }
+            var previewer = Previewer(plan: plan, coders: plan.coders)
+            for await event in chunks {
+                switch event {
+                case .progress(let progress): work.send(.progress(progress))
+                case .data(let chunk):
+                    if let preview = previewer.add(chunk) {
+                        let shown = (try? transformPreview(preview, plan: plan)) ?? preview
+                        work.send(.preview(shown))
+                    }
+                }
+            }
+            let download = try await group.next()!
+            return (download, previewer.decoder)
+        }
+    }
+
+    /// One transfer: streamed (progress and chunks to the subscribers) or in one piece.
+    private static func transfer(_ request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,
+                                 transfer: SharedWork<DownloadEvent, Download>) async throws -> Download {
+        if !streaming {
+            let (data, response) = try await loader.data(for: request)
+            transfer.send(.progress(ImageProgress(receivedBytes: Int64(data.count), expectedBytes: Int64(data.count))))
+            return Download(data: data, response: response)
+        }
+        var body = Data()
+        var response: ImageLoaderResponse?
+        for try await event in loader.load(request) {
+            switch event {
+            case .response(let r):
+                response = r
+                if let expected = r.expectedContentLength, expected > 0, expected < 256 << 20 { body.reserveCapacity(Int(expected)) }
+            case .data(let chunk):
+                body.append(chunk)
+                transfer.send(.data(chunk))
+            case .progress(let progress):
+                transfer.send(.progress(progress))
+            }
+        }
+        try Task.checkCancellation()
+        guard let response else { throw ImageError.network(url: request.url, reason: "no response") }
+        return Download(data: body, response: response)
+    }
+
+    // MARK: Decode, transform, store
+
+    private func decode(_ data: Data, plan: LoadPlan, incremental: (any IncrementalImageDecoder)?) throws -> Image {
+        var image: Image?
+        if let incremental { image = try? incremental.finish() }
+        if image == nil {
+            if let coder = plan.context.coder, coder.canDecode(data) {
+                image = try coder.decode(data, options: plan.decodeOptions)
+            } else {
+                image = try plan.coders.decode(data, options: plan.decodeOptions)
+            }
+        }
+        return try thumbnail(image!, plan: plan)
+    }
+
+    /// Fits a still image into the thumbnail box (the decoder already bounded its longer side),
+    /// or stretches it to the box when the aspect ratio is not preserved. Never enlarges.
+    private func thumbnail(_ image: Image, plan: LoadPlan) throws -> Image {
+        guard let box = plan.context.thumbnailPixelSize, box.width > 0, box.height > 0, !image.isAnimated else { return image }
+        let (width, height) = (image.width, image.height)
+        if plan.context.preserveAspectRatio == false {
+            guard box.width < width || box.height < height else { return image }
+            let resized = try ResizingTransformer(width: Double(min(box.width, width)), height: Double(min(box.height, height)),
+                                                  scaleMode: .fill).transform(image)
+            return resized
+        }
+        let factor = min(Double(box.width) / Double(width), Double(box.height) / Double(height))
+        guard factor < 1 else { return image }
+        let bitmap = image.bitmap.areaDownscaled(toWidth: max(1, Int((Double(width) * factor).rounded())),
+                                                 height: max(1, Int((Double(height) * factor).rounded())))
+        return Image(bitmap: bitmap, format: image.format, scale: image.scale)
+    }
+
+    private func transform(_ image: Image, plan: LoadPlan) throws -> Image {
+        guard let transformer = plan.context.transformer else { return image }
+        if image.isAnimated, !plan.options.contains(.transformAnimatedImage) { return image }
+        do {
+            return try transformer.transform(image)
+        } catch let error as ImageError {
+            throw error
+        } catch {
+            throw ImageError.transformFailed("\(transformer.key): \(error)")
+        }
+    }
+
+    private func transformPreview(_ preview: PartialImage, plan: LoadPlan) throws -> PartialImage {
+        guard plan.context.transformer != nil || plan.context.thumbnailPixelSize != nil else { return preview }
+        var shown = preview
+        shown.image = try transform(thumbnail(preview.image, plan: plan), plan: plan)
+        return shown
+    }
+
+    /// The cache writes for a loaded image, run now (`.waitStoreCache`) or in the background.
+    /// Failures are logged: the caller still gets the image.
+    private func storeTask(_ plan: LoadPlan, original: Image, image: Image, data: Data?, derived: Bool,
+                           validators: CacheValidators?, storesOriginal: Bool = true) -> @Sendable () async -> Void {
+        guard let key = plan.cacheKey else { return {} }
+        let cache = plan.cache, url = plan.url
+        let serializer = plan.context.cacheSerializer
+        let storeType = plan.storeType, originalStoreType = plan.originalStoreType
+        let originalKey = plan.originalKey
+        let thumbnailed = plan.context.thumbnailPixelSize != nil
+        return {
+            do {
+                if derived, storesOriginal, let originalKey, originalKey != key, originalStoreType != .none {
+                    // The full-size original: its data for the disk; its image for memory only when not a thumbnail.
+                    let memoryImage: Image? = thumbnailed ? nil : original
+                    let destination: ImageCacheType = thumbnailed && originalStoreType == .memory ? .none
+                        : thumbnailed && originalStoreType == .all ? .disk : originalStoreType
+                    if destination != .none {
+                        try await cache.store(memoryImage, data: data, forKey: originalKey, to: destination)
+                    }
+                }
+                guard storeType != .none else { return }
+                var bytes: Data? = derived ? nil : data
+                var destination = storeType
+                if let serializer, storeType.includesDisk {
+                    bytes = serializer.serialize(image, derived ? nil : data, url)
+                    if bytes == nil { destination = storeType.includesMemory ? .memory : .none }
+                }
+                guard destination != .none else { return }
+                try await cache.store(image, data: bytes, forKey: key, to: destination)
+                if destination.includesDisk, let validators, !derived {
+                    await cache.setExtendedData(validators.stored, forKey: key)
+                }
+            } catch {
+                ImagePipeline.logger.warning("could not cache \(url.absoluteString): \(error)")
+            }
+        }
+    }
+}

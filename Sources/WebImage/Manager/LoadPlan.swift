@@ -1,0 +1,105 @@
+import Foundation
+
+/// Everything one load decided before any work: the settings after merging (call context, then
+/// the manager's defaults), the cache keys, the decode options, and the keys under which the
+/// work is shared with other callers.
+struct LoadPlan: Sendable {
+    let url: URL
+    let options: ImageOptions
+    let context: ImageContext
+    /// The final cache key (with thumbnail and transformer), nil when the key filter says not to cache.
+    let cacheKey: String?
+    /// The key of the untransformed, full-size image.
+    let originalKey: String?
+    let decodeOptions: ImageDecodingOptions
+    let cache: any ImageCaching
+    let loader: any ImageLoader
+    let coders: ImageCoders
+    /// Shares the decode-transform-store work.
+    let workKey: WorkKey
+    /// Shares the transfer.
+    let downloadKey: DownloadKey
+
+    var queryType: ImageCacheType { context.queryCacheType ?? .all }
+    var storeType: ImageCacheType { context.storeCacheType ?? .all }
+    var originalQueryType: ImageCacheType { context.originalQueryCacheType ?? .none }
+    var originalStoreType: ImageCacheType { context.originalStoreCacheType ?? .disk }
+    var previewInterval: Duration { context.previewInterval ?? .milliseconds(100) }
+    /// Whether the result differs from the plain full-size decode of the original.
+    var isDerived: Bool { context.transformer != nil || context.thumbnailPixelSize != nil }
+
+    /// The request sent to the loader.
+    func loaderRequest(validators: CacheValidators?) -> ImageLoaderRequest {
+        var request = ImageLoaderRequest(
+            url: url, timeout: context.downloadTimeout,
+            priority: options.contains(.highPriority) ? .high : options.contains(.lowPriority) ? .low : .normal,
+            allowsInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
+            handlesCookies: options.contains(.handleCookies))
+        request.requestModifier = context.requestModifier
+        request.responseModifier = context.responseModifier
+        request.decryptor = context.decryptor
+        if let validators {
+            request.acceptsNotModified = true
+            if let etag = validators.etag { request.headers["If-None-Match"] = etag }
+            if let lastModified = validators.lastModified { request.headers["If-Modified-Since"] = lastModified }
+        }
+        return request
+    }
+
+    /// What makes two loads the same decode-transform-store work.
+    struct WorkKey: Hashable, Sendable {
+        let url: String
+        let cacheKey: String?
+        let decode: ImageDecodingOptions
+        let options: UInt32
+        let query: ImageCacheType, store: ImageCacheType, originalQuery: ImageCacheType, originalStore: ImageCacheType
+        let stretches: Bool
+        let plugins: [ObjectIdentifier?]
+        /// Set for loads that must not be shared.
+        let unique: UUID?
+    }
+
+    /// What makes two loads the same transfer.
+    struct DownloadKey: Hashable, Sendable {
+        let url: String
+        let cookies: Bool
+        let invalidCertificates: Bool
+        let timeout: Duration?
+        let conditional: Bool
+        let loader: ObjectIdentifier?
+        let unique: UUID?
+    }
+}
+
+/// The identity of a plug-in when it is a class instance.
+func instanceIdentity(_ value: Any?) -> ObjectIdentifier? {
+    guard let value, type(of: value) is AnyClass else { return nil }
+    return ObjectIdentifier(value as AnyObject)
+}
+
+/// HTTP validators kept beside a cached image so that `.refreshCached` can ask the server
+/// whether it changed (a 304 keeps the cached image).
+struct CacheValidators: Sendable, Equatable {
+    var etag: String?
+    var lastModified: String?
+
+    init?(etag: String?, lastModified: String?) {
+        guard etag != nil || lastModified != nil else { return nil }
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+
+    /// From a response's headers (lowercase names).
+    init?(headers: [String: String]) {
+        self.init(etag: headers["etag"], lastModified: headers["last-modified"])
+    }
+
+    /// Stored as two lines: the ETag and the Last-Modified date (either may be empty).
+    init?(stored: Data) {
+        let lines = String(decoding: stored, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count == 3, lines[0] == "webimage-validators" else { return nil }
+        self.init(etag: lines[1].isEmpty ? nil : String(lines[1]), lastModified: lines[2].isEmpty ? nil : String(lines[2]))
+    }
+
+    var stored: Data { Data("webimage-validators\n\(etag ?? "")\n\(lastModified ?? "")".utf8) }
+}

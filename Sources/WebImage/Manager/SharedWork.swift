@@ -1,0 +1,188 @@
+import Synchronization
+
+/// One piece of work (a download, or a decode-transform-store) that several callers wait for.
+///
+/// Every subscriber gets every event sent after it joined (with `replaysEvents`, also those sent
+/// before) and the one output. A subscriber whose task is cancelled leaves at once with a
+/// `CancellationError`; when the last subscriber leaves before the end, the work's task is
+/// cancelled. The table that hands out the work is told when it ends or is abandoned, so that a
+/// later caller starts afresh.
+final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
+    typealias EventHandler = @Sendable (Event) -> Void
+
+    private struct Subscriber {
+        let onEvent: EventHandler?
+        var continuation: CheckedContinuation<Output, any Error>?
+    }
+
+    private struct State {
+        var subscribers: [Int: Subscriber] = [:]
+        var nextID = 0
+        var outcome: Result<Output, any Error>?
+        var abandoned = false
+        var task: Task<Void, Never>?
+        var history: [Event] = []
+    }
+
+    private let state = Mutex(State())
+    private let replaysEvents: Bool
+    /// Called once when the work ends or is abandoned (the table forgets it).
+    private let onEnd: @Sendable () -> Void
+
+    init(replaysEvents: Bool = false, onEnd: @escaping @Sendable () -> Void) {
+        self.replaysEvents = replaysEvents
+        self.onEnd = onEnd
+    }
+
+    /// Starts `body`; its result or error goes to every subscriber.
+    func start(priority: TaskPriority?, _ body: @escaping @Sendable (SharedWork) async throws -> Output) {
+        let task = Task(priority: priority) {
+            let outcome: Result<Output, any Error>
+            do { outcome = .success(try await body(self)) } catch { outcome = .failure(error) }
+            self.finish(outcome)
+        }
+        let cancelNow = state.withLock { state -> Bool in
+            state.task = task
+            return state.abandoned
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    /// Registers a subscriber before it waits; nil when the work was abandoned (start another).
+    func reserve(onEvent: EventHandler?) -> Int? {
+        state.withLock { state -> Int? in
+            guard !state.abandoned else { return nil }
+            let id = state.nextID
+            state.nextID += 1
+            if let onEvent { for event in state.history { onEvent(event) } }
+            state.subscribers[id] = Subscriber(onEvent: onEvent, continuation: nil)
+            return id
+        }
+    }
+
+    /// Whether any subscriber watches events (the work may then choose a streaming path).
+    var hasEventSubscribers: Bool {
+        state.withLock { $0.subscribers.values.contains { $0.onEvent != nil } }
+    }
+
+    /// Waits for the output as subscriber `id`; throws `CancellationError` when the caller's task
+    /// is cancelled, without waiting for the work.
+    func wait(_ id: Int) async throws -> Output {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Output, any Error>) in
+                let immediate = state.withLock { state -> Result<Output, any Error>? in
+                    if let outcome = state.outcome {
+                        state.subscribers[id] = nil
+                        return outcome
+                    }
+                    guard state.subscribers[id] != nil, !Task.isCancelled else { return .failure(CancellationError()) }
+                    state.subscribers[id]?.continuation = continuation
+                    return nil
+                }
+                if let immediate {
+                    if case .failure(let error) = immediate, error is CancellationError { leave(id) }
+                    continuation.resume(with: immediate)
+                }
+            }
+        } onCancel: {
+            leave(id, resuming: true)
+        }
+    }
+
+    /// Sends `event` to every subscriber that watches events.
+    func send(_ event: Event) {
+        state.withLock { state in
+            if replaysEvents { state.history.append(event) }
+            for subscriber in state.subscribers.values { subscriber.onEvent?(event) }
+        }
+    }
+
+    /// Removes subscriber `id` (resuming it with `CancellationError` when asked); abandons the
+    /// work when nobody is left and it has not ended.
+    private func leave(_ id: Int, resuming: Bool = false) {
+        let (continuation, abandon, task) = state.withLock { state -> (CheckedContinuation<Output, any Error>?, Bool, Task<Void, Never>?) in
+            let removed = state.subscribers.removeValue(forKey: id)
+            let abandon = state.subscribers.isEmpty && state.outcome == nil && !state.abandoned
+            if abandon { state.abandoned = true }
+            return (resuming ? removed?.continuation : nil, abandon, state.task)
+        }
+        continuation?.resume(throwing: CancellationError())
+        if abandon {
+            task?.cancel()
+            onEnd()
+        }
+    }
+
+    /// Whether the work has ended or was abandoned.
+    var isOver: Bool { state.withLock { $0.outcome != nil || $0.abandoned } }
+
+    /// Abandons the work whoever waits: every subscriber gets `CancellationError`.
+    func cancelEverything() {
+        let (waiting, task) = state.withLock { state -> ([CheckedContinuation<Output, any Error>], Task<Void, Never>?) in
+            guard state.outcome == nil, !state.abandoned else { return ([], nil) }
+            state.abandoned = true
+            let waiting = state.subscribers.values.compactMap(\.continuation)
+            state.subscribers = [:]
+            return (waiting, state.task)
+        }
+        task?.cancel()
+        for continuation in waiting { continuation.resume(throwing: CancellationError()) }
+    }
+
+    private func finish(_ outcome: Result<Output, any Error>) {
+        let waiting = state.withLock { state -> [CheckedContinuation<Output, any Error>] in
+            guard state.outcome == nil else { return [] }
+            state.outcome = outcome
+            state.history = []
+            let waiting = state.subscribers.values.compactMap(\.continuation)
+            state.subscribers = state.subscribers.filter { $0.value.continuation == nil }
+            return waiting
+        }
+        let wasAbandoned = state.withLock { $0.abandoned }
+        if !wasAbandoned { onEnd() }
+        for continuation in waiting { continuation.resume(with: outcome) }
+    }
+}
+
+/// The in-flight table: at most one `SharedWork` per key; a caller of a key joins the work
+/// already running for it, or starts it.
+actor InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sendable> {
+    typealias Work = SharedWork<Event, Output>
+    private var works: [Key: Work] = [:]
+
+    /// Number of works running (for tests and statistics).
+    var count: Int { works.count }
+
+    /// Joins the work for `key`, or starts `body` as a new one; returns the work and the
+    /// caller's subscription id.
+    func join(_ key: Key, replaysEvents: Bool = false, priority: TaskPriority? = nil, onEvent: Work.EventHandler?,
+              body: @escaping @Sendable (Work) async throws -> Output) -> (Work, Int) {
+        if let work = works[key], let id = work.reserve(onEvent: onEvent) { return (work, id) }
+        let work = Work(replaysEvents: replaysEvents) { [weak self] in
+            Task { await self?.forget(key) }
+        }
+        works[key] = work
+        let id = work.reserve(onEvent: onEvent)!
+        work.start(priority: priority, body)
+        return (work, id)
+    }
+
+    /// Joins (or starts) and waits for the output.
+    nonisolated func run(_ key: Key, replaysEvents: Bool = false, onEvent: Work.EventHandler?,
+                         body: @escaping @Sendable (Work) async throws -> Output) async throws -> Output {
+        let (work, id) = await join(key, replaysEvents: replaysEvents, priority: Task.currentPriority, onEvent: onEvent, body: body)
+        return try await work.wait(id)
+    }
+
+    /// Cancels every work: their subscribers get `CancellationError`.
+    func cancelAll() {
+        let all = works
+        works = [:]
+        for work in all.values { work.cancelEverything() }
+    }
+
+    private func forget(_ key: Key) {
+        // Only the work that ended is forgotten: a newer one may have taken its key.
+        if let work = works[key], work.isOver { works[key] = nil }
+    }
+}
