@@ -31,6 +31,8 @@ final class TestHTTPServer: Sendable {
         case setCookie(String, then: Route)
         /// 403 unless the request carries this cookie.
         case requireCookie(String, then: Route)
+        /// 304 when the request's If-None-Match is `etag`, else the body with that ETag.
+        case etag(String, contentType: String = "image/png", body: Data)
     }
 
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -164,6 +166,13 @@ final class TestHTTPServer: Sendable {
                 writeHead(context, status: 200, headers: [("content-type", "image/png"), ("content-length", "\(body.count)")])
                 writeBody(context, body.prefix(bytes))
                 context.flush()
+            case .etag(let tag, let type, let body):
+                if head.headers["if-none-match"].first == tag {
+                    writeHead(context, status: 304, headers: [("etag", tag), ("content-length", "0")] + extra)
+                    context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                } else {
+                    serve(.respond(status: 200, contentType: type, body: body), head: head, context: context, extra: extra + [("etag", tag)])
+                }
             case .redirect(let location, let status):
                 writeHead(context, status: status, headers: [("location", location), ("content-length", "0")])
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)

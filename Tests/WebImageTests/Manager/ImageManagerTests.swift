@@ -1,0 +1,310 @@
+import Foundation
+import Testing
+@testable import WebImage
+
+/// The pipeline stage by stage against the in-process server (after SDWebImageManagerTests),
+/// with request counts asserted.
+@Suite struct ImageManagerTests {
+    @Test func loadsFromTheNetworkThenMemoryThenDisk() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        let first = try await h.manager.result(for: h.url("/a.png"), options: .waitStoreCache)
+        #expect(first.cacheType == .none && first.data == ManagerHarness.png && first.url == h.url("/a.png"))
+        #expect(first.image.width == 64 && first.image.height == 48)
+        let second = try await h.manager.result(for: h.url("/a.png"))
+        #expect(second.cacheType == .memory)
+        await h.cache.clearMemory()
+        let third = try await h.manager.result(for: h.url("/a.png"))
+        #expect(third.cacheType == .disk && third.data == ManagerHarness.png)
+        #expect(third.image.bitmap == first.image.bitmap)
+        #expect(h.server.requestCount("/a.png") == 1)
+        await h.finish()
+    }
+
+    @Test func badURLsFailWithInvalidURLAndSendNothing() async throws {
+        let h = try await ManagerHarness()
+        for string in ["", "nil", "relative/path.png", "ftp://example.com/a.png", "mailto:someone@example.com", "http://"] {
+            await #expect(throws: ImageError.self, "\(string)") { _ = try await h.manager.image(for: string) }
+            do { _ = try await h.manager.image(for: string) } catch let error as ImageError {
+                guard case .invalidURL = error else { Issue.record("\(string): \(error)"); continue }
+            }
+        }
+        #expect(h.server.requestOrder.isEmpty)
+        await h.finish()
+    }
+
+    @Test func fromCacheOnlyMissFailsWithoutARequest() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        await #expect(throws: ImageError.notInCache(key: h.url("/a.png").absoluteString)) {
+            _ = try await h.manager.image(for: h.url("/a.png"), options: .fromCacheOnly)
+        }
+        #expect(h.server.requestCount("/a.png") == 0)
+        _ = try await h.manager.image(for: h.url("/a.png"), options: .waitStoreCache)
+        await h.cache.clearMemory()
+        let cached = try await h.manager.result(for: h.url("/a.png"), options: .fromCacheOnly)
+        #expect(cached.cacheType == .disk && h.server.requestCount("/a.png") == 1)
+        await h.finish()
+    }
+
+    @Test func fromLoaderOnlySkipsTheCachesButStores() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        _ = try await h.manager.image(for: h.url("/a.png"), options: .waitStoreCache)
+        let again = try await h.manager.result(for: h.url("/a.png"), options: [.fromLoaderOnly, .waitStoreCache])
+        #expect(again.cacheType == .none && h.server.requestCount("/a.png") == 2)
+        #expect(await h.cache.containsImage(forKey: h.url("/a.png").absoluteString, in: .all) == .all)
+        await h.finish()
+    }
+
+    @Test func refreshCachedRevalidatesAndA304KeepsTheCachedImage() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/e.png", .etag("\"v1\"", body: ManagerHarness.png))
+        let first = try await h.manager.result(for: h.url("/e.png"), options: .waitStoreCache)
+        let refreshed = try await h.manager.result(for: h.url("/e.png"), options: [.refreshCached, .waitStoreCache])
+        #expect(h.server.requestCount("/e.png") == 2)
+        let sent = Dictionary(h.server.headers(of: "/e.png").map { ($0.0.lowercased(), $0.1) }, uniquingKeysWith: { a, _ in a })
+        #expect(sent["if-none-match"] == "\"v1\"")
+        #expect(refreshed.cacheType == .memory)
+        #expect(refreshed.image.bitmap == first.image.bitmap)
+        // Changed on the server: the new image replaces the cached one.
+        let other = try Image(bitmap: Fixtures.gradient(width: 10, height: 10)).encoded(as: .png)
+        h.server.route("/e.png", .etag("\"v2\"", body: other))
+        let changed = try await h.manager.result(for: h.url("/e.png"), options: [.refreshCached, .waitStoreCache])
+        #expect(changed.cacheType == .none && changed.image.width == 10)
+        #expect(try await h.manager.result(for: h.url("/e.png")).image.width == 10)
+        await h.finish()
+    }
+
+    @Test func queryMemoryDataReturnsTheDataOfAMemoryHit() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        _ = try await h.manager.image(for: h.url("/a.png"), options: .waitStoreCache)
+        let plain = try await h.manager.result(for: h.url("/a.png"))
+        #expect(plain.cacheType == .memory && plain.data == nil)
+        let withData = try await h.manager.result(for: h.url("/a.png"), options: .queryMemoryData)
+        #expect(withData.cacheType == .memory && withData.data == ManagerHarness.png)
+        await h.finish()
+    }
+
+    @Test func storeCacheTypeDecidesWhereTheImageGoes() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        var context = ImageContext()
+        context.storeCacheType = .memory
+        _ = try await h.manager.image(for: h.url("/a.png"), options: .waitStoreCache, context: context)
+        #expect(await h.cache.containsImage(forKey: h.url("/a.png").absoluteString, in: .all) == .memory)
+        await h.cache.clear(.all)
+        context.storeCacheType = ImageCacheType.none
+        _ = try await h.manager.image(for: h.url("/a.png"), options: .waitStoreCache, context: context)
+        #expect(await h.cache.containsImage(forKey: h.url("/a.png").absoluteString, in: .all) == ImageCacheType.none)
+        await h.finish()
+    }
+
+    @Test func transformerChangesTheKeyAndKeepsTheOriginalOnDisk() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        let context = ImageContext(transformer: FlippingTransformer(horizontal: true, vertical: false))
+        let url = h.url("/a.png")
+        let key = h.manager.cacheKey(for: url, context: context)
+        #expect(key == url.absoluteString.replacingOccurrences(of: "a.png", with: "a-FlippingTransformer(1,0).png"))
+        let result = try await h.manager.result(for: url, options: .waitStoreCache, context: context)
+        #expect(result.data == nil && result.cacheType == .none)
+        let expected = try FlippingTransformer(horizontal: true, vertical: false).transform(Image(data: ManagerHarness.png))
+        #expect(result.image.bitmap == expected.bitmap)
+        #expect(await h.cache.containsImage(forKey: key, in: .all) == .all)
+        #expect(await h.cache.containsImage(forKey: url.absoluteString, in: .all) == .disk)
+        // A second transformer of the same URL starts from the cached original: no new request.
+        let rotated = ImageContext(transformer: RotationTransformer(angle: .pi / 2, fitSize: true))
+        var withOriginal = rotated
+        withOriginal.originalQueryCacheType = .disk
+        let fromOriginal = try await h.manager.result(for: url, context: withOriginal)
+        #expect(fromOriginal.cacheType == .disk && fromOriginal.image.width == 48)
+        #expect(h.server.requestCount("/a.png") == 1)
+        await h.finish()
+    }
+
+    @Test func animatedImagesAreTransformedOnlyWhenAsked() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.gif", .respond(contentType: "image/gif", body: ManagerHarness.gif))
+        let context = ImageContext(transformer: ResizingTransformer(width: 16, height: 16))
+        let untouched = try await h.manager.image(for: h.url("/a.gif"), context: context)
+        #expect(untouched.isAnimated && untouched.width == 32)
+        let transformed = try await h.manager.image(for: h.url("/a.gif"), options: [.transformAnimatedImage, .fromLoaderOnly], context: context)
+        #expect(transformed.isAnimated && transformed.width == 16 && transformed.frameCount == 3)
+        let first = try await h.manager.image(for: h.url("/a.gif"), options: [.decodeFirstFrameOnly, .fromLoaderOnly])
+        #expect(!first.isAnimated)
+        let preloaded = try await h.manager.image(for: h.url("/a.gif"), options: [.preloadAllFrames, .fromLoaderOnly])
+        #expect(preloaded.frameCount == 3)
+        #expect(try preloaded.frame(at: 2).duration == 0.1)
+        await h.finish()
+    }
+
+    @Test func thumbnailsFitOrStretchAndHaveTheirOwnKey() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/big.jpg", .respond(contentType: "image/jpeg", body: ManagerHarness.jpeg))
+        var context = ImageContext(thumbnailPixelSize: PixelSize(width: 100, height: 100))
+        let url = h.url("/big.jpg")
+        #expect(h.manager.cacheKey(for: url, context: context).hasSuffix("big-Thumbnail(%7B100.000000,100.000000%7D,1).jpg"))
+        let fit = try await h.manager.image(for: url, options: .waitStoreCache, context: context)
+        #expect(fit.width == 100 && fit.height == 75)
+        context.thumbnailPixelSize = PixelSize(width: 200, height: 50)
+        let box = try await h.manager.image(for: url, context: context)
+        #expect(box.width == 67 && box.height == 50)
+        context.preserveAspectRatio = false
+        let stretched = try await h.manager.image(for: url, context: context)
+        #expect(stretched.width == 200 && stretched.height == 50)
+        // The full-size original went to disk (originalStoreCacheType .disk); the transfer was shared or reused.
+        #expect(await h.cache.containsImage(forKey: url.absoluteString, in: .all) == .disk)
+        await h.finish()
+    }
+
+    @Test func scaleDownLargeImagesBoundsThePixels() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/big.jpg", .respond(contentType: "image/jpeg", body: ManagerHarness.jpeg))
+        var context = ImageContext()
+        context.scaleDownLimitBytes = 100_000 * 4
+        let image = try await h.manager.image(for: h.url("/big.jpg"), options: .scaleDownLargeImages, context: context)
+        #expect(image.width * image.height <= 100_000 + 700 && image.width >= 360)
+        #expect(abs(Double(image.width) / Double(image.height) - 4.0 / 3.0) < 0.02)
+        await h.finish()
+    }
+
+    @Test func keyFilterSerializerAndScaleFactor() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/icon@2x.png", .respond(body: ManagerHarness.png))
+        var context = ImageContext()
+        context.cacheKeyFilter = .droppingQuery
+        context.cacheSerializer = CacheSerializer { image, _, _ in try? image.encoded(as: .webp) }
+        let url = URL(string: h.url("/icon@2x.png").absoluteString + "?sig=123")!
+        #expect(h.manager.cacheKey(for: url, context: context) == h.url("/icon@2x.png").absoluteString)
+        let image = try await h.manager.image(for: url, options: .waitStoreCache, context: context)
+        #expect(image.scale == 2)
+        let stored = await h.cache.disk.data(forKey: h.url("/icon@2x.png").absoluteString)
+        #expect(stored.map { ImageFormat(sniffing: $0) } == .webp)
+        // A filter that returns nil: nothing is cached.
+        var uncached = ImageContext()
+        uncached.cacheKeyFilter = CacheKeyFilter { _ in nil }
+        _ = try await h.manager.image(for: h.url("/icon@2x.png"), options: .waitStoreCache, context: uncached)
+        _ = try await h.manager.image(for: h.url("/icon@2x.png"), options: .waitStoreCache, context: uncached)
+        #expect(h.server.requestCount("/icon@2x.png") == 3)
+        await h.finish()
+    }
+
+    @Test func contextBeatsConfigurationBeatsDefaults() async throws {
+        var configuration = ImageManager.Configuration()
+        configuration.transformer = FlippingTransformer(horizontal: true, vertical: false)
+        configuration.defaultOptions = .waitStoreCache
+        let h = try await ManagerHarness(configuration: configuration)
+        let url = h.url("/a.png")
+        #expect(h.manager.cacheKey(for: url).contains("FlippingTransformer(1,0)"))
+        #expect(h.manager.cacheKey(for: url, context: ImageContext(transformer: GrayscaleTransformer())).contains("Grayscale"))
+        var processed = ImageManager.Configuration()
+        processed.optionsProcessor = { url, options, context in
+            url.path.hasSuffix(".offline") ? (options.union(.fromCacheOnly), context) : (options, context)
+        }
+        let p = try await ManagerHarness(configuration: processed)
+        p.server.route("/x.offline", .respond(body: ManagerHarness.png))
+        await #expect(throws: ImageError.self) { _ = try await p.manager.image(for: p.url("/x.offline")) }
+        #expect(p.server.requestCount("/x.offline") == 0)
+        await h.finish()
+        await p.finish()
+    }
+
+    @Test func shouldDownloadHookCanRefuse() async throws {
+        var configuration = ImageManager.Configuration()
+        configuration.shouldDownload = { !$0.path.contains("private") }
+        let h = try await ManagerHarness(configuration: configuration)
+        h.server.route("/private.png", .respond(body: ManagerHarness.png))
+        await #expect(throws: ImageError.downloadNotAllowed(h.url("/private.png"))) {
+            _ = try await h.manager.image(for: h.url("/private.png"))
+        }
+        #expect(h.server.requestCount("/private.png") == 0)
+        await h.finish()
+    }
+
+    @Test func requestAndResponseModifiersAndDecryptorFromTheContext() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        h.server.route("/b64", .respond(contentType: "text/plain", body: ManagerHarness.png.base64EncodedData()))
+        var context = ImageContext()
+        context.requestModifier = { request in
+            var request = request
+            request.headers["X-Token"] = "secret"
+            return request
+        }
+        _ = try await h.manager.image(for: h.url("/a.png"), options: .fromLoaderOnly, context: context)
+        #expect(h.server.headers(of: "/a.png").contains { $0.0.lowercased() == "x-token" && $0.1 == "secret" })
+        context.requestModifier = { _ in nil }
+        await #expect(throws: ImageError.requestCancelledByModifier(url: h.url("/a.png"))) {
+            _ = try await h.manager.image(for: h.url("/a.png"), options: .fromLoaderOnly, context: context)
+        }
+        var refusing = ImageContext()
+        refusing.responseModifier = { $0.mimeType == "image/png" ? nil : $0 }
+        await #expect(throws: ImageError.self) {
+            _ = try await h.manager.image(for: h.url("/a.png"), options: [.fromLoaderOnly, .retryFailed], context: refusing)
+        }
+        var decrypting = ImageContext()
+        decrypting.decryptor = .base64
+        let decoded = try await h.manager.image(for: h.url("/b64"), context: decrypting)
+        #expect(decoded.width == 64)
+        await h.finish()
+    }
+
+    @Test func requestFlagsReachTheLoader() async throws {
+        let loader = RecordingLoader(bodies: ["/a.png": ManagerHarness.png, "/b.png": ManagerHarness.png])
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let manager = ImageManager(cache: ImageCache(namespace: "t", directory: directory.url), loaders: ImageLoaders([loader]))
+        var context = ImageContext()
+        context.downloadTimeout = .seconds(3)
+        _ = try await manager.image(for: URL(string: "mem:/a.png")!,
+                                    options: [.highPriority, .handleCookies, .allowInvalidSSLCertificates], context: context)
+        _ = try await manager.image(for: URL(string: "mem:/b.png")!, options: .lowPriority)
+        let requests = loader.requests
+        #expect(requests.count == 2)
+        #expect(requests[0].priority == .high && requests[0].handlesCookies && requests[0].allowsInvalidCertificates)
+        #expect(requests[0].timeout == .seconds(3))
+        #expect(requests[1].priority == .low && !requests[1].handlesCookies && !requests[1].allowsInvalidCertificates)
+    }
+
+    @Test func aCacheThatFailsToStoreStillReturnsTheImage() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        let failing = InstrumentedCache(base: h.cache, failsStores: true)
+        var context = ImageContext()
+        context.cache = failing
+        let result = try await h.manager.result(for: h.url("/a.png"), options: .waitStoreCache, context: context)
+        #expect(result.image.width == 64 && failing.stores == 1)
+        await h.finish()
+    }
+
+    @Test func aThrowingTransformerFailsWithTransformFailed() async throws {
+        struct Broken: ImageTransformer {
+            struct Oops: Error {}
+            var key: String { "Broken" }
+            func transform(_ image: Image) throws -> Image { throw Oops() }
+        }
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        do {
+            _ = try await h.manager.image(for: h.url("/a.png"), context: ImageContext(transformer: Broken()))
+            Issue.record("no error")
+        } catch let error as ImageError {
+            guard case .transformFailed(let reason) = error else { Issue.record("\(error)"); return }
+            #expect(reason.contains("Broken"))
+        }
+        #expect(await h.manager.isFailedURL(h.url("/a.png")) == false)
+        await h.finish()
+    }
+
+    @Test func fileAndDataURLsLoadThroughTheSamePipeline() async throws {
+        let h = try await ManagerHarness()
+        let file = h.directory.url.appendingPathComponent("local.png")
+        try ManagerHarness.png.write(to: file)
+        #expect(try await h.manager.image(for: file).width == 64)
+        let dataURL = URL(string: "data:image/png;base64," + ManagerHarness.png.base64EncodedString())!
+        #expect(try await h.manager.image(for: dataURL).height == 48)
+        await h.finish()
+    }
+}
