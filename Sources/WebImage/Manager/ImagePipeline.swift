@@ -90,9 +90,8 @@ struct ImagePipeline: Sendable {
         let derived = plan.isDerived && !(image.isAnimated && !options.contains(.transformAnimatedImage) && plan.context.thumbnailPixelSize == nil)
 
         // Store.
-        let store = storeTask(plan, original: original, image: image, data: download.data, derived: derived,
-                              validators: CacheValidators(headers: download.response.headers))
-        if options.contains(.waitStoreCache) { await store() } else { Task.detached(priority: .utility) { await store() } }
+        await store(plan, original: original, image: image, data: download.data, derived: derived,
+                    validators: CacheValidators(headers: download.response.headers))
         return ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: plan.url)
     }
 
@@ -106,8 +105,7 @@ struct ImagePipeline: Sendable {
                                                includingData: false) else { return nil }
         try Task.checkCancellation()
         let image = try transform(thumbnail(hit.image, plan: plan), plan: plan)
-        let store = storeTask(plan, original: hit.image, image: image, data: nil, derived: true, validators: nil, storesOriginal: false)
-        if plan.options.contains(.waitStoreCache) { await store() } else { Task.detached(priority: .utility) { await store() } }
+        await store(plan, original: hit.image, image: image, data: nil, derived: true, validators: nil, storesOriginal: false)
         return ImageResult(image: image, data: nil, cacheType: hit.cacheType, url: plan.url)
     }
 
@@ -231,42 +229,51 @@ struct ImagePipeline: Sendable {
         return shown
     }
 
-    /// The cache writes for a loaded image, run now (`.waitStoreCache`) or in the background.
-    /// Failures are logged: the caller still gets the image.
-    private func storeTask(_ plan: LoadPlan, original: Image, image: Image, data: Data?, derived: Bool,
-                           validators: CacheValidators?, storesOriginal: Bool = true) -> @Sendable () async -> Void {
-        guard let key = plan.cacheKey else { return {} }
+    /// Stores a loaded image: into memory before the work ends (so that a caller arriving just
+    /// after it finds the image), to disk in the background or, with `.waitStoreCache`, before
+    /// returning. Failures are logged: the caller still gets the image.
+    private func store(_ plan: LoadPlan, original: Image, image: Image, data: Data?, derived: Bool,
+                       validators: CacheValidators?, storesOriginal: Bool = true) async {
+        guard let key = plan.cacheKey else { return }
         let cache = plan.cache, url = plan.url
+        let storeType = plan.storeType
+        if storeType.includesMemory {
+            do { try await cache.store(image, data: nil, forKey: key, to: .memory) } catch {
+                ImagePipeline.logger.warning("could not cache \(url.absoluteString) in memory: \(error)")
+            }
+        }
         let serializer = plan.context.cacheSerializer
-        let storeType = plan.storeType, originalStoreType = plan.originalStoreType
+        let originalStoreType = plan.originalStoreType
         let originalKey = plan.originalKey
         let thumbnailed = plan.context.thumbnailPixelSize != nil
-        return {
+        let disk: @Sendable () async -> Void = {
             do {
                 if derived, storesOriginal, let originalKey, originalKey != key, originalStoreType != .none {
                     // The full-size original: its data for the disk; its image for memory only when not a thumbnail.
-                    let memoryImage: Image? = thumbnailed ? nil : original
-                    let destination: ImageCacheType = thumbnailed && originalStoreType == .memory ? .none
-                        : thumbnailed && originalStoreType == .all ? .disk : originalStoreType
+                    let destination: ImageCacheType = thumbnailed
+                        ? (originalStoreType.includesDisk ? .disk : .none) : originalStoreType
                     if destination != .none {
-                        try await cache.store(memoryImage, data: data, forKey: originalKey, to: destination)
+                        try await cache.store(thumbnailed ? nil : original, data: data, forKey: originalKey, to: destination)
                     }
                 }
-                guard storeType != .none else { return }
+                guard storeType.includesDisk else { return }
                 var bytes: Data? = derived ? nil : data
-                var destination = storeType
-                if let serializer, storeType.includesDisk {
+                if let serializer {
                     bytes = serializer.serialize(image, derived ? nil : data, url)
-                    if bytes == nil { destination = storeType.includesMemory ? .memory : .none }
+                    guard bytes != nil else { return }
                 }
-                guard destination != .none else { return }
-                try await cache.store(image, data: bytes, forKey: key, to: destination)
-                if destination.includesDisk, let validators, !derived {
+                try await cache.store(image, data: bytes, forKey: key, to: .disk)
+                if let validators, !derived {
                     await cache.setExtendedData(validators.stored, forKey: key)
                 }
             } catch {
-                ImagePipeline.logger.warning("could not cache \(url.absoluteString): \(error)")
+                ImagePipeline.logger.warning("could not cache \(url.absoluteString) on disk: \(error)")
             }
+        }
+        if plan.options.contains(.waitStoreCache) {
+            await disk()
+        } else {
+            Task.detached(priority: .utility) { await disk() }
         }
     }
 }

@@ -275,7 +275,7 @@ import Testing
         var context = ImageContext()
         context.cache = failing
         let result = try await h.manager.result(for: h.url("/a.png"), options: .waitStoreCache, context: context)
-        #expect(result.image.width == 64 && failing.stores == 1)
+        #expect(result.image.width == 64 && failing.stores >= 1)
         await h.finish()
     }
 

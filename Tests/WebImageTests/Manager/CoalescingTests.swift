@@ -1,0 +1,228 @@
+import Foundation
+import Testing
+@testable import WebImage
+
+/// Shared work and cancellation (after Nuke's coalescing and cancellation tests and
+/// SDWebImageManagerTests), with request counts asserted against the in-process server.
+@Suite struct CoalescingTests {
+    /// Cancels the task running `body` after `delay`; returns how long the task took to end after
+    /// the cancel and what it ended with.
+    func cancel<T: Sendable>(after delay: Duration, _ body: @escaping @Sendable () async throws -> T) async -> (Duration, (any Error)?) {
+        let task = Task { try await body() }
+        try? await Task.sleep(for: delay)
+        let start = ContinuousClock.now
+        task.cancel()
+        let result = await task.result
+        if case .failure(let error) = result { return (ContinuousClock.now - start, error) }
+        return (ContinuousClock.now - start, nil)
+    }
+
+    @Test func concurrentCallersOfOneURLShareOneTransfer() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .delayed(.milliseconds(150), .respond(body: ManagerHarness.png)))
+        let manager = h.manager, url = h.url("/a.png")
+        let widths = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<50 { group.addTask { try await manager.image(for: url).width } }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(widths == Array(repeating: 64, count: 50))
+        #expect(h.server.requestCount("/a.png") == 1)
+        await h.finish()
+    }
+
+    @Test func differentTransformersShareTheTransferButNotTheWork() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .delayed(.milliseconds(150), .respond(body: ManagerHarness.png)))
+        let manager = h.manager, url = h.url("/a.png")
+        async let flipped = manager.image(for: url, context: ImageContext(transformer: FlippingTransformer(horizontal: true, vertical: false)))
+        async let small = manager.image(for: url, context: ImageContext(transformer: ResizingTransformer(width: 8, height: 8)))
+        async let plain = manager.image(for: url)
+        let (a, b, c) = try await (flipped, small, plain)
+        #expect(a.width == 64 && b.width == 8 && c.width == 64)
+        #expect(h.server.requestCount("/a.png") == 1)
+        await h.finish()
+    }
+
+    @Test func aLateCallerJoinsTheWorkInFlight() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/slow.png", .drip(body: ManagerHarness.png, chunk: 1000, interval: .milliseconds(40)))
+        let manager = h.manager, url = h.url("/slow.png")
+        let first = Task { try await manager.image(for: url) }
+        try await Task.sleep(for: .milliseconds(120))
+        let late = try await manager.image(for: url)
+        #expect(try await first.value.width == late.width)
+        #expect(h.server.requestCount("/slow.png") == 1)
+        await h.finish()
+    }
+
+    @Test func cancellingOneCallerLeavesTheOtherAndTheTransfer() async throws {
+        let h = try await ManagerHarness()
+        let body = ManagerHarness.jpeg
+        h.server.route("/slow.png", .drip(body: body, chunk: body.count / 10 + 1, interval: .milliseconds(40)))
+        let manager = h.manager, url = h.url("/slow.png")
+        let survivor = Task { try await manager.image(for: url) }
+        let (elapsed, error) = await cancel(after: .milliseconds(100)) { try await manager.image(for: url) }
+        #expect(error is CancellationError)
+        #expect(elapsed < .milliseconds(100))
+        #expect(try await survivor.value.width == 640)
+        #expect(h.server.requestCount("/slow.png") == 1)
+        await h.finish()
+    }
+
+    @Test func cancellingTheLastCallerAbortsTheTransfer() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/stall.png", .stallAfter(bytes: 100, body: ManagerHarness.png))
+        let manager = h.manager, url = h.url("/stall.png")
+        let closesBefore = h.server.connectionCloses.count
+        let other = Task { try await manager.image(for: url) }
+        let (_, error) = await cancel(after: .milliseconds(150)) { try await manager.image(for: url) }
+        #expect(error is CancellationError)
+        #expect(h.loader.liveTransferCount == 1, "the other caller still waits")
+        other.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await other.value }
+        let cancelled = ContinuousClock.now
+        while h.server.connectionCloses.count == closesBefore, ContinuousClock.now - cancelled < .seconds(2) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let closed = try #require(h.server.connectionCloses.last)
+        #expect(closed - cancelled < .milliseconds(100), "the server saw the close \(closed - cancelled) after the cancel")
+        #expect(h.loader.liveTransferCount == 0)
+        #expect(await manager.inFlightCounts() == (0, 0))
+        await h.finish()
+    }
+
+    @Test func aTaskCancelledBeforeItStartsDoesNothing() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        let cache = InstrumentedCache(base: h.cache)
+        var context = ImageContext()
+        context.cache = cache
+        let manager = h.manager, url = h.url("/a.png")
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await manager.image(for: url, context: context)
+        }
+        await #expect(throws: CancellationError.self) { _ = try await task.value }
+        #expect(cache.queries == 0 && h.server.requestCount("/a.png") == 0)
+        await h.finish()
+    }
+
+    typealias Collected = (progress: [ImageProgress], previews: [PartialImage], result: ImageResult?)
+
+    static func collect(_ manager: ImageManager, _ url: URL, _ context: ImageContext) async throws -> Collected {
+        var progress: [ImageProgress] = [], previews: [PartialImage] = [], result: ImageResult?
+        for try await event in manager.events(for: url, options: .progressiveLoad, context: context) {
+            switch event {
+            case .progress(let p): progress.append(p)
+            case .preview(let p): previews.append(p)
+            case .finished(let r): result = r
+            }
+        }
+        return (progress, previews, result)
+    }
+
+    @Test func everyCallerSeesEveryProgressEventAndPreview() async throws {
+        let h = try await ManagerHarness(loaderConfiguration: {
+            var c = HTTPImageLoader.Configuration()
+            c.minimumProgressInterval = .milliseconds(10)
+            return c
+        }())
+        let body = ManagerHarness.progressiveJPEG
+        h.server.route("/p.jpg", .drip(body: body, chunk: max(1, body.count / 12), interval: .milliseconds(40)))
+        let manager = h.manager, url = h.url("/p.jpg")
+        let context: ImageContext = {
+            var context = ImageContext()
+            context.previewInterval = .zero
+            return context
+        }()
+        async let a = Self.collect(manager, url, context)
+        async let b = Self.collect(manager, url, context)
+        let (first, second) = try await (a, b)
+        for run in [first, second] {
+            #expect(run.result?.image.width == 512)
+            #expect(run.progress.count >= 4)
+            #expect(run.progress.last?.receivedBytes == Int64(body.count))
+            #expect(run.previews.count >= 2)
+            #expect(run.previews.allSatisfy { $0.image.width == 512 && $0.scans >= 1 })
+        }
+        #expect(h.server.requestCount("/p.jpg") == 1)
+        await h.finish()
+    }
+
+    @Test func tenThousandCallsOnAHundredURLs() async throws {
+        let h = try await ManagerHarness()
+        for i in 0..<100 { h.server.route("/i\(i).png", .delayed(.milliseconds(20), .respond(body: ManagerHarness.png))) }
+        let manager = h.manager
+        let urls = (0..<100).map { h.url("/i\($0).png") }
+        let done = try await withThrowingTaskGroup(of: Int.self) { group in
+            for i in 0..<10_000 { group.addTask { try await manager.image(for: urls[i % 100]).width } }
+            return try await group.reduce(0) { $0 + ($1 == 64 ? 1 : 0) }
+        }
+        #expect(done == 10_000)
+        #expect((0..<100).map { h.server.requestCount("/i\($0).png") } == Array(repeating: 1, count: 100))
+        await h.finish()
+    }
+
+    @Test func cancelAllEndsEveryCaller() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/stall.png", .stallAfter(bytes: 10, body: ManagerHarness.png))
+        let manager = h.manager, url = h.url("/stall.png")
+        let tasks = (0..<3).map { _ in Task { try await manager.image(for: url) } }
+        try await Task.sleep(for: .milliseconds(100))
+        await manager.cancelAll()
+        for task in tasks { await #expect(throws: CancellationError.self) { _ = try await task.value } }
+        await h.finish()
+    }
+
+    @Test func aLoaderThatNeverFinishesStillEndsOnCancel() async throws {
+        let loader = RecordingLoader(bodies: [:], hangs: true)
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let manager = ImageManager(cache: ImageCache(namespace: "t", directory: directory.url), loaders: ImageLoaders([loader]))
+        let (elapsed, error) = await cancel(after: .milliseconds(100)) { try await manager.image(for: URL(string: "mem:/x.png")!) }
+        #expect(error is CancellationError && elapsed < .milliseconds(100))
+        #expect(loader.requests.count == 1)
+    }
+
+    @Test func cancellingDuringEachStageEndsTheCallPromptly() async throws {
+        struct SlowCoder: ImageCoder {
+            func canDecode(_ data: Data) -> Bool { true }
+            func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+                Thread.sleep(forTimeInterval: 0.6)
+                return try PNGCoder().decode(data, options: options)
+            }
+            func canEncode(_ format: ImageFormat) -> Bool { false }
+            func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions) throws -> Data {
+                throw ImageError.encodingFailed(format, reason: "no")
+            }
+        }
+        struct SlowTransformer: ImageTransformer {
+            var key: String { "Slow" }
+            func transform(_ image: Image) throws -> Image {
+                Thread.sleep(forTimeInterval: 0.6)
+                return image
+            }
+        }
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        h.server.route("/stall.png", .stallAfter(bytes: 10, body: ManagerHarness.png))
+        let manager = h.manager
+        var stages: [(String, URL, ImageOptions, ImageContext)] = []
+        var query = ImageContext(); query.cache = InstrumentedCache(base: h.cache, queryDelay: .seconds(5))
+        stages.append(("query", h.url("/a.png"), [], query))
+        stages.append(("download", h.url("/stall.png"), [], ImageContext()))
+        var decode = ImageContext(); decode.coder = SlowCoder()
+        stages.append(("decode", h.url("/a.png"), .fromLoaderOnly, decode))
+        stages.append(("transform", h.url("/a.png"), .fromLoaderOnly, ImageContext(transformer: SlowTransformer())))
+        var store = ImageContext(); store.cache = InstrumentedCache(base: h.cache, storeDelay: .seconds(5))
+        stages.append(("store", h.url("/a.png"), [.fromLoaderOnly, .waitStoreCache], store))
+        for (stage, url, options, context) in stages {
+            let (elapsed, error) = await cancel(after: .milliseconds(200)) {
+                try await manager.image(for: url, options: options, context: context)
+            }
+            #expect(error is CancellationError, "\(stage): \(String(describing: error))")
+            #expect(elapsed < .milliseconds(150), "\(stage) took \(elapsed) to end after the cancel")
+        }
+        await h.finish()
+    }
+}
