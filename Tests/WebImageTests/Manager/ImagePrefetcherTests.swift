@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+@testable import WebImage
+
+/// The prefetcher (after SDWebImagePrefetcherTests): progress, skipped failures, the
+/// concurrency limit, and cancellation per batch.
+@Suite struct ImagePrefetcherTests {
+    func drain(_ stream: AsyncStream<PrefetchProgress>) async -> [PrefetchProgress] {
+        var all: [PrefetchProgress] = []
+        for await progress in stream { all.append(progress) }
+        return all
+    }
+
+    @Test func prefetchesIntoTheCacheAndCountsFailuresAsSkipped() async throws {
+        let h = try await ManagerHarness()
+        for i in 0..<5 { h.server.route("/p\(i).png", .respond(body: ManagerHarness.png)) }
+        let urls = (0..<5).map { h.url("/p\($0).png") } + [h.url("/missing.png")]
+        let prefetcher = ImagePrefetcher(manager: h.manager)
+        let progress = await drain(prefetcher.prefetch(urls))
+        #expect(progress.count == 6)
+        #expect(progress.last == PrefetchProgress(finished: 5, skipped: 1, total: 6))
+        #expect(progress.map(\.completed) == Array(1...6))
+        for url in urls.prefix(5) {
+            #expect(await h.cache.containsImage(forKey: url.absoluteString, in: .memory) == .memory)
+        }
+        #expect(await drain(prefetcher.prefetch([])).isEmpty)
+        await h.finish()
+    }
+
+    @Test func atMostMaxConcurrentLoadsRunAtOnce() async throws {
+        let bodies = Dictionary(uniqueKeysWithValues: (0..<12).map { ("/m\($0).png", ManagerHarness.png) })
+        let loader = RecordingLoader(bodies: bodies, delay: .milliseconds(30))
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let manager = ImageManager(cache: ImageCache(namespace: "t", directory: directory.url), loaders: ImageLoaders([loader]))
+        let urls = (0..<12).map { URL(string: "mem:/m\($0).png")! }
+        _ = await drain(ImagePrefetcher(manager: manager).prefetch(urls))
+        #expect(loader.maxConcurrent == 3 && loader.requests.count == 12)
+        #expect(loader.requests.allSatisfy { $0.priority == .low })
+        let wide = RecordingLoader(bodies: bodies, delay: .milliseconds(30))
+        let other = ImageManager(cache: ImageCache(namespace: "u", directory: directory.url.appendingPathComponent("u")),
+                                 loaders: ImageLoaders([wide]))
+        _ = await drain(ImagePrefetcher(manager: other, maxConcurrentPrefetchCount: 6).prefetch(urls))
+        #expect(wide.maxConcurrent == 6)
+    }
+
+    @Test func cancellingOneBatchLeavesTheOthers() async throws {
+        let h = try await ManagerHarness()
+        for i in 0..<6 { h.server.route("/s\(i).png", .delayed(.milliseconds(150), .respond(body: ManagerHarness.png))) }
+        let prefetcher = ImagePrefetcher(manager: h.manager)
+        let slow = (0..<3).map { h.url("/s\($0).png") }, kept = (3..<6).map { h.url("/s\($0).png") }
+        let cancelled = Task { await drain(prefetcher.prefetch(slow)) }
+        let survivor = Task { await drain(prefetcher.prefetch(kept)) }
+        try await Task.sleep(for: .milliseconds(50))
+        cancelled.cancel()
+        let partial = await cancelled.value
+        #expect(partial.last?.isComplete != true)
+        #expect(await survivor.value.last == PrefetchProgress(finished: 3, skipped: 0, total: 3))
+        await h.finish()
+    }
+
+    @Test func cancelPrefetchingCancelsEveryBatch() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/stall.png", .stallAfter(bytes: 10, body: ManagerHarness.png))
+        let prefetcher = ImagePrefetcher(manager: h.manager)
+        let a = Task { await drain(prefetcher.prefetch([h.url("/stall.png")])) }
+        let b = Task { await drain(prefetcher.prefetch([h.url("/stall.png"), h.url("/stall.png")])) }
+        try await Task.sleep(for: .milliseconds(100))
+        prefetcher.cancelPrefetching()
+        let (ra, rb) = await (a.value, b.value)
+        #expect(ra.last?.isComplete != true && rb.last?.isComplete != true)
+        for _ in 0..<50 where prefetcher.runningBatchCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(prefetcher.runningBatchCount == 0)
+        await h.finish()
+    }
+
+    @Test func optionsAndContextApplyToEveryURL() async throws {
+        let h = try await ManagerHarness()
+        for i in 0..<3 { h.server.route("/t\(i).png", .respond(body: ManagerHarness.png)) }
+        let context = ImageContext(transformer: ResizingTransformer(width: 10, height: 10))
+        let prefetcher = ImagePrefetcher(manager: h.manager, options: [.lowPriority, .waitStoreCache], context: context)
+        let urls = (0..<3).map { h.url("/t\($0).png") }
+        _ = await drain(prefetcher.prefetch(urls))
+        for url in urls {
+            let key = h.manager.cacheKey(for: url, context: context)
+            #expect(key.contains("ResizingTransformer"))
+            #expect(await h.cache.containsImage(forKey: key, in: .all) == .all)
+        }
+        await h.finish()
+    }
+}
