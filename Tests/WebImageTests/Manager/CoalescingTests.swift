@@ -7,9 +7,12 @@ import Testing
 @Suite struct CoalescingTests {
     /// Cancels the task running `body` after `delay`; returns how long the task took to end after
     /// the cancel and what it ended with.
-    func cancel<T: Sendable>(after delay: Duration, _ body: @escaping @Sendable () async throws -> T) async -> (Duration, (any Error)?) {
+    func cancel<T: Sendable>(after delay: Duration, when ready: @Sendable () -> Bool = { true },
+                             _ body: @escaping @Sendable () async throws -> T) async -> (Duration, (any Error)?) {
         let task = Task { try await body() }
         try? await Task.sleep(for: delay)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !ready(), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
         let start = ContinuousClock.now
         task.cancel()
         let result = await task.result
@@ -75,7 +78,10 @@ import Testing
         let manager = h.manager, url = h.url("/stall.png")
         let closesBefore = h.server.connectionCloses.count
         let other = Task { try await manager.image(for: url) }
-        let (_, error) = await cancel(after: .milliseconds(150)) { try await manager.image(for: url) }
+        let loader = h.loader
+        let (_, error) = await cancel(after: .milliseconds(50), when: { loader.liveTransferCount == 1 }) {
+            try await manager.image(for: url)
+        }
         #expect(error is CancellationError)
         #expect(h.loader.liveTransferCount == 1, "the other caller still waits")
         other.cancel()
@@ -179,7 +185,9 @@ import Testing
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let manager = ImageManager(cache: ImageCache(namespace: "t", directory: directory.url), loaders: ImageLoaders([loader]))
-        let (elapsed, error) = await cancel(after: .milliseconds(100)) { try await manager.image(for: URL(string: "mem:/x.png")!) }
+        let (elapsed, error) = await cancel(after: .milliseconds(50), when: { loader.requests.count == 1 }) {
+            try await manager.image(for: URL(string: "mem:/x.png")!)
+        }
         #expect(error is CancellationError && elapsed < .milliseconds(100))
         #expect(loader.requests.count == 1)
     }
