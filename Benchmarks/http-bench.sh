@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Serves the benchmark fixtures with nginx on 127.0.0.1 and runs HTTPBenchmarks against it.
+# Serves the benchmark fixtures with nginx on 127.0.0.1 and runs HTTPBenchmarks and ManagerBenchmarks against it
+# (WEBIMAGE_BENCH_ONLY=manager: only the latter).
 # Usage: http-bench.sh FIXTURES_DIR ANCHORS_FILE (run.sh calls it after anchors.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,4 +19,8 @@ http { access_log off; keepalive_requests 100000; sendfile on;
 NGX
 nginx -c "$work/nginx.conf"
 sleep 0.3
-"$here/.build/release/HTTPBenchmarks" "$fixtures" "$anchors" "http://127.0.0.1:$port"
+if [ "${WEBIMAGE_BENCH_ONLY:-}" != manager ]; then
+  "$here/.build/release/HTTPBenchmarks" "$fixtures" "$anchors" "http://127.0.0.1:$port"
+fi
+"$here/.build/release/ManagerBenchmarks" "$fixtures" "$anchors" "http://127.0.0.1:$port"
+WEBIMAGE_BENCH_DIR=/dev/shm "$here/.build/release/ManagerBenchmarks" "$fixtures" "$anchors" "http://127.0.0.1:$port"

@@ -1,15 +1,38 @@
 import Foundation
 import Synchronization
 
-/// The failed-URL blacklist. A lock, not an actor: it is read on every call, memory hits included.
+/// The failed-URL blacklist. A lock, not an actor: it is read on every call, memory hits
+/// included; an atomic count lets the usual empty case skip the lock.
 final class FailedURLs: Sendable {
     private let urls = Mutex(Set<URL>())
+    private let count = Atomic<Int>(0)
 
-    func contains(_ url: URL) -> Bool { urls.withLock { !$0.isEmpty && $0.contains(url) } }
-    func insert(_ url: URL) { _ = urls.withLock { $0.insert(url) } }
-    func remove(_ url: URL) { _ = urls.withLock { $0.remove(url) } }
-    func removeAll() { urls.withLock { $0.removeAll() } }
-    var all: Set<URL> { urls.withLock { $0 } }
+    func contains(_ url: URL) -> Bool {
+        guard count.load(ordering: .acquiring) > 0 else { return false }
+        return urls.withLock { $0.contains(url) }
+    }
+
+    func insert(_ url: URL) {
+        urls.withLock {
+            $0.insert(url)
+            count.store($0.count, ordering: .releasing)
+        }
+    }
+
+    func remove(_ url: URL) {
+        guard count.load(ordering: .acquiring) > 0 else { return }
+        urls.withLock {
+            $0.remove(url)
+            count.store($0.count, ordering: .releasing)
+        }
+    }
+
+    func removeAll() {
+        urls.withLock {
+            $0.removeAll()
+            count.store(0, ordering: .releasing)
+        }
+    }
 }
 
 extension ImageManager {

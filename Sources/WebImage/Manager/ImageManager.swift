@@ -97,92 +97,97 @@ public final class ImageManager: Sendable {
     public func isFailedURL(_ url: URL) async -> Bool { failedURLs.contains(url) }
 
     /// Cancels every load in flight: each caller gets `CancellationError`.
-    public func cancelAll() async { await pipeline.cancelAll() }
+    public func cancelAll() async { pipeline.cancelAll() }
 
     /// Loads in flight (shared decode-transform-store works) and transfers in flight.
-    public func inFlightCounts() async -> (loads: Int, downloads: Int) { await pipeline.counts() }
+    public func inFlightCounts() async -> (loads: Int, downloads: Int) { pipeline.counts() }
 
     // MARK: - The call
 
     func load(_ url: URL, options callOptions: ImageOptions, context callContext: ImageContext,
               onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> ImageResult {
         try Task.checkCancellation()
-        let plan = try makePlan(url, options: callOptions, context: callContext)
-        do {
-            let result = try await run(plan, onEvent: onEvent)
-            if plan.options.contains(.retryFailed) { failedURLs.remove(url) }
-            return result
-        } catch {
-            let block = configuration.shouldBlockFailedURL?(url, error) ?? ImageManager.isPermanentFailure(error)
-            if block, !plan.options.contains(.retryFailed) { failedURLs.insert(url) }
-            throw error
-        }
-    }
-
-    private func run(_ plan: LoadPlan, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> ImageResult {
-        let options = plan.options
-        if let key = plan.cacheKey, !options.contains(.fromLoaderOnly), !options.contains(.refreshCached),
-           plan.queryType.includesMemory {
-            let wantsData = options.contains(.queryMemoryData)
-            if let hit = await plan.cache.image(forKey: key, from: wantsData ? plan.queryType : .memory,
-                                                options: plan.decodeOptions, includingData: wantsData) {
-                return ImageResult(image: hit.image, data: hit.data, cacheType: hit.cacheType, url: plan.url)
-            }
-        }
-        try Task.checkCancellation()
-        return try await pipeline.run(plan, onEvent: onEvent)
-    }
-
-    /// Validates the URL, applies defaults and the options processor, checks the blacklist and
-    /// works out keys and decode options.
-    func makePlan(_ url: URL, options callOptions: ImageOptions, context callContext: ImageContext) throws -> LoadPlan {
         let string = url.absoluteString
         guard !string.isEmpty, let scheme = url.scheme, !scheme.isEmpty else { throw ImageError.invalidURL(string) }
-        var options = callOptions.union(configuration.defaultOptions)
+        var options = configuration.defaultOptions.isEmpty ? callOptions : callOptions.union(configuration.defaultOptions)
         var context = callContext.isEmpty ? defaults : callContext.merged(over: defaults)
         if let processor = configuration.optionsProcessor {
             (options, context) = processor(url, options, context)
         }
+        if !options.contains(.retryFailed), failedURLs.contains(url) { throw ImageError.blacklistedURL(url) }
+        let keys = cacheKeys(for: url, absoluteString: string, context: context)
+        let decode = decodeOptions(options, context, key: keys.final ?? string)
+        let cache = context.cache ?? self.cache
+        let unique: UUID? = callContext.isShareable ? nil : UUID()
+        let workKey = LoadPlan.WorkKey(
+            url: string, cacheKey: keys.final, decode: decode,
+            options: options.subtracting([.retryFailed, .lowPriority, .highPriority, .queryMemoryData]).rawValue,
+            query: context.queryCacheType ?? .all, store: context.storeCacheType ?? .all,
+            originalQuery: context.originalQueryCacheType ?? .none, originalStore: context.originalStoreCacheType ?? .disk,
+            stretches: context.preserveAspectRatio == false, cacheID: instanceIdentity(context.cache),
+            loaderID: instanceIdentity(context.loader), coderID: instanceIdentity(context.coder), unique: unique)
+
+        if let key = keys.final, !options.contains(.fromLoaderOnly), !options.contains(.refreshCached),
+           context.queryCacheType?.includesMemory ?? true {
+            // Work in flight for this key: join it (cheaper than asking the memory cache).
+            if let (work, id) = pipeline.works.joinIfRunning(workKey, onEvent: onEvent) {
+                return try await settle(url, options) { try await work.wait(id) }
+            }
+            // The fast path: a memory hit needs nothing else.
+            let wantsData = options.contains(.queryMemoryData)
+            if let hit = await cache.image(forKey: key, from: wantsData ? (context.queryCacheType ?? .all) : .memory,
+                                           options: decode, includingData: wantsData) {
+                if options.contains(.retryFailed) { failedURLs.remove(url) }
+                return ImageResult(image: hit.image, data: hit.data, cacheType: hit.cacheType, url: url)
+            }
+            try Task.checkCancellation()
+        }
         guard let loader = context.loader ?? loaders.loader(for: url), loader.canLoad(url) else {
             throw ImageError.invalidURL(string)
         }
-        if !options.contains(.retryFailed), failedURLs.contains(url) { throw ImageError.blacklistedURL(url) }
+        let downloadKey = LoadPlan.DownloadKey(
+            url: string, cookies: options.contains(.handleCookies), invalidCertificates: options.contains(.allowInvalidSSLCertificates),
+            timeout: context.downloadTimeout, conditional: options.contains(.refreshCached),
+            loader: instanceIdentity(context.loader), unique: unique)
+        let plan = LoadPlan(url: url, options: options, context: context, cacheKey: keys.final, originalKey: keys.original,
+                            decodeOptions: decode, cache: cache, loader: loader, coders: coders, workKey: workKey,
+                            downloadKey: downloadKey)
+        return try await settle(url, options) { try await pipeline.run(plan, onEvent: onEvent) }
+    }
 
-        let keys = cacheKeys(for: url, context: context)
+    /// Runs the shared part of a load and keeps the failed-URL list: a success with
+    /// `.retryFailed` takes the URL off, a permanent failure puts it on.
+    private func settle(_ url: URL, _ options: ImageOptions, _ body: () async throws -> ImageResult) async throws -> ImageResult {
+        do {
+            let result = try await body()
+            if options.contains(.retryFailed) { failedURLs.remove(url) }
+            return result
+        } catch {
+            let block = configuration.shouldBlockFailedURL?(url, error) ?? ImageManager.isPermanentFailure(error)
+            if block, !options.contains(.retryFailed) { failedURLs.insert(url) }
+            throw error
+        }
+    }
+
+    /// The decode options that `options` and `context` ask for.
+    private func decodeOptions(_ options: ImageOptions, _ context: ImageContext, key: String) -> ImageDecodingOptions {
         var decode = ImageDecodingOptions()
         decode.firstFrameOnly = options.contains(.decodeFirstFrameOnly)
         decode.preloadAllFrames = options.contains(.preloadAllFrames) && !options.contains(.avoidDecodeImage)
-        decode.scale = context.imageScaleFactor ?? ImageManager.scaleFactor(forKey: keys.final ?? string)
+        decode.scale = context.imageScaleFactor ?? ImageManager.scaleFactor(forKey: key)
         if let size = context.thumbnailPixelSize, size.width > 0, size.height > 0 {
             decode.maxPixelSize = max(size.width, size.height)
         }
         if options.contains(.scaleDownLargeImages) {
             decode.maxPixelCount = max(1, (context.scaleDownLimitBytes ?? 60 << 20) / 4)
         }
-        let cache = context.cache ?? self.cache
-        let shareable = callContext.isShareable
-        let unique: UUID? = shareable ? nil : UUID()
-        let workOptions = options.subtracting([.retryFailed, .lowPriority, .highPriority, .queryMemoryData])
-        let workKey = LoadPlan.WorkKey(
-            url: string, cacheKey: keys.final, decode: decode, options: workOptions.rawValue,
-            query: context.queryCacheType ?? .all, store: context.storeCacheType ?? .all,
-            originalQuery: context.originalQueryCacheType ?? .none, originalStore: context.originalStoreCacheType ?? .disk,
-            stretches: context.preserveAspectRatio == false,
-            plugins: [instanceIdentity(context.cache), instanceIdentity(context.loader), instanceIdentity(context.coder)],
-            unique: unique)
-        let downloadKey = LoadPlan.DownloadKey(
-            url: string, cookies: options.contains(.handleCookies), invalidCertificates: options.contains(.allowInvalidSSLCertificates),
-            timeout: context.downloadTimeout, conditional: options.contains(.refreshCached),
-            loader: instanceIdentity(context.loader), unique: unique)
-        return LoadPlan(url: url, options: options, context: context, cacheKey: keys.final, originalKey: keys.original,
-                        decodeOptions: decode, cache: cache, loader: loader, coders: coders, workKey: workKey,
-                        downloadKey: downloadKey)
+        return decode
     }
 
     /// The original key (filter applied) and the final key (thumbnail, then transformer).
-    func cacheKeys(for url: URL, context: ImageContext) -> (original: String?, final: String?) {
+    func cacheKeys(for url: URL, absoluteString: String? = nil, context: ImageContext) -> (original: String?, final: String?) {
         let original: String?
-        if let filter = context.cacheKeyFilter { original = filter.key(url) } else { original = url.absoluteString }
+        if let filter = context.cacheKeyFilter { original = filter.key(url) } else { original = absoluteString ?? url.absoluteString }
         guard var key = original else { return (nil, nil) }
         if let size = context.thumbnailPixelSize {
             key = CacheKeys.thumbnailedKey(for: key, width: Double(size.width), height: Double(size.height),
@@ -196,7 +201,7 @@ public final class ImageManager: Sendable {
 
     /// The scale an `@2x` or `@3x` suffix of the file name asks for (SDWebImage's rule), else 1.
     static func scaleFactor(forKey key: String) -> Double {
-        guard key.contains("@") else { return 1 }
+        guard key.utf8.contains(UInt8(ascii: "@")) else { return 1 }
         let name = PathExtension.stem(of: key)
         for factor in [2, 3] where name.hasSuffix("@\(factor)x") { return Double(factor) }
         return 1

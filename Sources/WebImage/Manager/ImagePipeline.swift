@@ -29,12 +29,12 @@ struct ImagePipeline: Sendable {
         }
     }
 
-    func cancelAll() async {
-        await works.cancelAll()
-        await downloads.cancelAll()
+    func cancelAll() {
+        works.cancelAll()
+        downloads.cancelAll()
     }
 
-    func counts() async -> (loads: Int, downloads: Int) { (await works.count, await downloads.count) }
+    func counts() -> (loads: Int, downloads: Int) { (works.count, downloads.count) }
 
     // MARK: - Stages
 

@@ -3,7 +3,7 @@ import Foundation
 /// Everything one load decided before any work: the settings after merging (call context, then
 /// the manager's defaults), the cache keys, the decode options, and the keys under which the
 /// work is shared with other callers.
-struct LoadPlan: Sendable {
+final class LoadPlan: Sendable {
     let url: URL
     let options: ImageOptions
     let context: ImageContext
@@ -19,6 +19,22 @@ struct LoadPlan: Sendable {
     let workKey: WorkKey
     /// Shares the transfer.
     let downloadKey: DownloadKey
+
+    init(url: URL, options: ImageOptions, context: ImageContext, cacheKey: String?, originalKey: String?,
+         decodeOptions: ImageDecodingOptions, cache: any ImageCaching, loader: any ImageLoader, coders: ImageCoders,
+         workKey: WorkKey, downloadKey: DownloadKey) {
+        self.url = url
+        self.options = options
+        self.context = context
+        self.cacheKey = cacheKey
+        self.originalKey = originalKey
+        self.decodeOptions = decodeOptions
+        self.cache = cache
+        self.loader = loader
+        self.coders = coders
+        self.workKey = workKey
+        self.downloadKey = downloadKey
+    }
 
     var queryType: ImageCacheType { context.queryCacheType ?? .all }
     var storeType: ImageCacheType { context.storeCacheType ?? .all }
@@ -54,7 +70,7 @@ struct LoadPlan: Sendable {
         let options: UInt32
         let query: ImageCacheType, store: ImageCacheType, originalQuery: ImageCacheType, originalStore: ImageCacheType
         let stretches: Bool
-        let plugins: [ObjectIdentifier?]
+        let cacheID: ObjectIdentifier?, loaderID: ObjectIdentifier?, coderID: ObjectIdentifier?
         /// Set for loads that must not be shared.
         let unique: UUID?
     }

@@ -146,43 +146,59 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
 
 /// The in-flight table: at most one `SharedWork` per key; a caller of a key joins the work
 /// already running for it, or starts it.
-actor InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sendable> {
+///
+/// A lock rather than an actor: joining is a few dictionary operations, and with a thousand
+/// callers of one URL an actor hop per caller (each one contended) cost more than the rest of
+/// the caller's path together (see Benchmarks/README.md).
+final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sendable>: Sendable {
     typealias Work = SharedWork<Event, Output>
-    private var works: [Key: Work] = [:]
+    private let works = Mutex<[Key: Work]>([:])
 
     /// Number of works running (for tests and statistics).
-    var count: Int { works.count }
+    var count: Int { works.withLock { $0.count } }
 
     /// Joins the work for `key`, or starts `body` as a new one; returns the work and the
     /// caller's subscription id.
     func join(_ key: Key, replaysEvents: Bool = false, priority: TaskPriority? = nil, onEvent: Work.EventHandler?,
               body: @escaping @Sendable (Work) async throws -> Output) -> (Work, Int) {
-        if let work = works[key], let id = work.reserve(onEvent: onEvent) { return (work, id) }
-        let work = Work(replaysEvents: replaysEvents) { [weak self] in
-            Task { await self?.forget(key) }
+        let (work, id, isNew) = works.withLock { works -> (Work, Int, Bool) in
+            if let work = works[key], let id = work.reserve(onEvent: onEvent) { return (work, id, false) }
+            let work = Work(replaysEvents: replaysEvents) { [weak self] in self?.forget(key) }
+            works[key] = work
+            return (work, work.reserve(onEvent: onEvent)!, true)
         }
-        works[key] = work
-        let id = work.reserve(onEvent: onEvent)!
-        work.start(priority: priority, body)
+        if isNew { work.start(priority: priority, body) }
         return (work, id)
     }
 
+    /// Joins the work for `key` when one is running; nil otherwise.
+    func joinIfRunning(_ key: Key, onEvent: Work.EventHandler?) -> (Work, Int)? {
+        works.withLock { works -> (Work, Int)? in
+            guard let work = works[key], let id = work.reserve(onEvent: onEvent) else { return nil }
+            return (work, id)
+        }
+    }
+
     /// Joins (or starts) and waits for the output.
-    nonisolated func run(_ key: Key, replaysEvents: Bool = false, onEvent: Work.EventHandler?,
-                         body: @escaping @Sendable (Work) async throws -> Output) async throws -> Output {
-        let (work, id) = await join(key, replaysEvents: replaysEvents, priority: Task.currentPriority, onEvent: onEvent, body: body)
+    func run(_ key: Key, replaysEvents: Bool = false, onEvent: Work.EventHandler?,
+             body: @escaping @Sendable (Work) async throws -> Output) async throws -> Output {
+        let (work, id) = join(key, replaysEvents: replaysEvents, priority: Task.currentPriority, onEvent: onEvent, body: body)
         return try await work.wait(id)
     }
 
     /// Cancels every work: their subscribers get `CancellationError`.
     func cancelAll() {
-        let all = works
-        works = [:]
-        for work in all.values { work.cancelEverything() }
+        let all = works.withLock { works in
+            defer { works = [:] }
+            return Array(works.values)
+        }
+        for work in all { work.cancelEverything() }
     }
 
     private func forget(_ key: Key) {
         // Only the work that ended is forgotten: a newer one may have taken its key.
-        if let work = works[key], work.isOver { works[key] = nil }
+        works.withLock { works in
+            if let work = works[key], work.isOver { works[key] = nil }
+        }
     }
 }

@@ -1,0 +1,242 @@
+import BenchSupport
+import Foundation
+import Synchronization
+import WebImage
+
+// ImageManager benchmarks for issue "ImageManager": memory-hit latency through image(for:),
+// 1,000 concurrent callers of one uncached URL, and 1,000 distinct small JPEGs end to end
+// against the sum of the stages measured alone, all from nginx on 127.0.0.1 in one run.
+// Usage: ManagerBenchmarks FIXTURES_DIR ANCHORS_FILE BASE_URL (http-bench.sh starts nginx)
+
+let run = BenchRun(usage: "ManagerBenchmarks")
+let base = CommandLine.arguments.count >= 4 ? CommandLine.arguments[3] : "http://127.0.0.1:8080"
+let smallURLs = (0..<1000).map { URL(string: String(format: "\(base)/small/%04d.jpg", $0))! }
+let smallBlobs = (0..<1000).map { run.load(String(format: "small/%04d.jpg", $0)) }
+let clock = ContinuousClock()
+// WEBIMAGE_BENCH_DIR=/dev/shm puts the caches on tmpfs: the pipeline without the disk's noise.
+let work = (ProcessInfo.processInfo.environment["WEBIMAGE_BENCH_DIR"].map { URL(fileURLWithPath: $0) }
+    ?? FileManager.default.temporaryDirectory).appendingPathComponent("webimage-manager-bench-\(getpid())")
+defer { try? FileManager.default.removeItem(at: work) }
+func ms(_ duration: Duration) -> Double { milliseconds(duration) }
+func f(_ value: Double) -> String { formatted(value) }
+
+/// Counts the requests that reach the HTTP loader.
+final class CountingLoader: ImageLoader {
+    let base = HTTPImageLoader()
+    let count = Mutex(0)
+    func canLoad(_ url: URL) -> Bool { base.canLoad(url) }
+    func load(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {
+        count.withLock { $0 += 1 }
+        return base.load(request)
+    }
+    func data(for request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse) {
+        count.withLock { $0 += 1 }
+        return try await base.data(for: request)
+    }
+}
+
+let cacheNumber = Mutex(0)
+/// A new directory under the benchmark's work folder.
+func freshDirectory() -> URL { work.appendingPathComponent("c\(cacheNumber.withLock { $0 += 1; return $0 })") }
+/// A manager over a fresh, empty cache (its own directory) and a counting loader.
+func freshManager() -> (ImageManager, CountingLoader) {
+    let loader = CountingLoader()
+    let cache = ImageCache(namespace: "bench", directory: freshDirectory(),
+                           config: ImageCacheConfig(cleanupInterval: nil))
+    return (ImageManager(cache: cache, loaders: ImageLoaders([loader])), loader)
+}
+
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+if ProcessInfo.processInfo.environment["WEBIMAGE_EXPERIMENT"] != nil {
+    let url = URL(string: "\(base)/photo-1024x768.webp")!
+    let (manager, _) = freshManager()
+    _ = try await manager.image(for: url)
+    for _ in 0..<5 {
+        let hits = ms(try await clock.measure {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<1000 { group.addTask { try await manager.image(for: url).width } }
+                for try await _ in group {}
+            }
+        })
+        let gate = Gate(size: 1000)
+        let floor = ms(await clock.measure {
+            await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<1000 { group.addTask { await gate.wait(); return true } }
+                for await _ in group {}
+            }
+        })
+        let (slow, _) = freshManager()
+        let slowURL = URL(string: "\(base)/photo-1024x768.webp?x")!
+        let joined = ms(try await clock.measure {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<1000 { group.addTask { try await slow.image(for: slowURL).width } }
+                for try await _ in group {}
+            }
+        })
+        let (one, _) = freshManager()
+        let single = ms(try await clock.measure { _ = try await one.image(for: slowURL) })
+        print("1000 memory hits \(f(hits)) ms; gate floor \(f(floor)) ms; 1000 joined \(f(joined)) ms; single \(f(single)) ms")
+    }
+    exit(0)
+}
+
+// WEBIMAGE_PROFILE=coalescing|memory loops one part for a profiler and exits.
+if let part = ProcessInfo.processInfo.environment["WEBIMAGE_PROFILE"] {
+    let url = URL(string: "\(base)/photo-1024x768.webp")!
+    let (manager, _) = freshManager()
+    for i in 0..<200 {
+        if part == "memory" {
+            _ = try await manager.image(for: url)
+            for _ in 0..<10_000 { _ = try await manager.image(for: url) }
+        } else {
+            let (fresh, _) = freshManager()
+            let url = URL(string: "\(base)/photo-1024x768.webp?\(i)")!
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<1000 { group.addTask { try await fresh.image(for: url).width } }
+                for try await _ in group {}
+            }
+        }
+        if i == 0 { print("profiling \(part)") }
+    }
+    exit(0)
+}
+
+// 1. Memory hit through image(for:), each call timed, from a non-main task; beside it the
+//    memory cache alone (one actor hop).
+let (hotManager, _) = freshManager()
+_ = try await hotManager.image(for: smallURLs[0])
+let (hitNs, cacheOnlyNs): (Double, Double) = try await Task.detached {
+    var samples: [Double] = []
+    samples.reserveCapacity(200_000)
+    for _ in 0..<200_000 {
+        let start = clock.now
+        _ = try await hotManager.image(for: smallURLs[0])
+        samples.append(ms(clock.now - start) * 1e6)
+    }
+    let cache = hotManager.cache as! ImageCache
+    var direct: [Double] = []
+    let key = smallURLs[0].absoluteString
+    for _ in 0..<200_000 {
+        let start = clock.now
+        _ = await cache.memory.image(forKey: key)
+        direct.append(ms(clock.now - start) * 1e6)
+    }
+    return (median(samples), median(direct))
+}.value
+
+// 2. 1,000 concurrent image(for:) of one uncached URL, against one load of it.
+func concurrentCallers(_ url: URL, callers: Int) async throws -> (Double, Int) {
+    let (manager, loader) = freshManager()
+    let elapsed = try await clock.measure {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<callers { group.addTask { try await manager.image(for: url).width } }
+            for try await _ in group {}
+        }
+    }
+    return (ms(elapsed), loader.count.withLock { $0 })
+}
+/// Lets 1,000 waiters go at once when the last one arrives.
+final class Gate: Sendable {
+    let waiting = Mutex<[CheckedContinuation<Void, Never>]>([])
+    let size: Int
+    init(size: Int) { self.size = size }
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let all = waiting.withLock { waiting -> [CheckedContinuation<Void, Never>] in
+                waiting.append(continuation)
+                guard waiting.count == size else { return [] }
+                defer { waiting = [] }
+                return waiting
+            }
+            for waiter in all { waiter.resume() }
+        }
+    }
+}
+
+/// The floor of the figure above: 1,000 tasks in a group that all wait, alive together, for
+/// one event (what 1,000 callers of one result cost with no library in between).
+func taskFloor() async -> Double {
+    let gate = Gate(size: 1000)
+    return ms(await clock.measure {
+        await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<1000 { group.addTask { await gate.wait(); return true } }
+            for await _ in group {}
+        }
+    })
+}
+_ = await taskFloor()
+var floors: [Double] = []
+for _ in 0..<9 { floors.append(await taskFloor()) }
+let floorMs = median(floors)
+var coalescing: [(String, Double, Double, Int)] = []
+for (label, path) in [("12 KB JPEG", "small/0000.jpg"), ("1024x768 WebP", "photo-1024x768.webp")] {
+    let url = URL(string: "\(base)/\(path)")!
+    _ = try await concurrentCallers(url, callers: 1)
+    var single: [Double] = [], shared: [Double] = [], requests = 0
+    for _ in 0..<9 {
+        single.append(try await concurrentCallers(url, callers: 1).0)
+        let (time, count) = try await concurrentCallers(url, callers: 1000)
+        shared.append(time)
+        requests = max(requests, count)
+    }
+    coalescing.append((label, median(single), median(shared), requests))
+}
+
+// 3. 1,000 distinct small JPEGs end to end (download, decode, store on disk), against the
+//    loader alone, decoding alone and storing alone.
+func endToEnd() async throws -> Double {
+    let (manager, _) = freshManager()
+    return ms(try await clock.measure {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for url in smallURLs { group.addTask { try await manager.image(for: url, options: .waitStoreCache).width } }
+            for try await _ in group {}
+        }
+    })
+}
+func loaderAlone() async throws -> Double {
+    let loader = HTTPImageLoader()
+    return ms(try await clock.measure {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for url in smallURLs { group.addTask { try await loader.data(for: ImageLoaderRequest(url: url)).0.count } }
+            for try await _ in group {}
+        }
+    })
+}
+func decodeAlone() async throws -> Double {
+    ms(try await clock.measure {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for blob in smallBlobs { group.addTask { try Image(data: blob).width } }
+            for try await _ in group {}
+        }
+    })
+}
+func storeAlone() async throws -> Double {
+    let disk = DiskCache(directory: freshDirectory(), configuration: .init(cleanupInterval: nil))
+    return ms(try await clock.measure {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (i, blob) in smallBlobs.enumerated() { group.addTask { try await disk.store(blob, forKey: smallURLs[i].absoluteString) } }
+            for try await _ in group {}
+        }
+    })
+}
+_ = try await endToEnd(); _ = try await loaderAlone(); _ = try await decodeAlone()
+var e2e: [Double] = [], loads: [Double] = [], decodes: [Double] = [], stores: [Double] = []
+for _ in 0..<7 {
+    e2e.append(try await endToEnd())
+    loads.append(try await loaderAlone())
+    decodes.append(try await decodeAlone())
+    stores.append(try await storeAlone())
+}
+let (endMs, loadMs, decodeMs, storeMs) = (median(e2e), median(loads), median(decodes), median(stores))
+
+print("| manager benchmark | figure | anchor | ratio | target |")
+print("| --- | ---: | ---: | ---: | --- |")
+print("| memory hit through image(for:), median of 200,000 | \(f(hitNs)) ns | \(f(cacheOnlyNs)) ns (memory cache alone) | \(f(hitNs / cacheOnlyNs))x | < 2,000 ns |")
+for (label, single, shared, requests) in coalescing {
+    print("| 1,000 concurrent image(for:) of one uncached \(label) (\(requests) request) | \(f(shared)) ms | \(f(single)) ms (one call) | \(f(shared / single))x | <= 1.2x, 1 request |")
+    print("| the same, less the floor of 1,000 tasks waiting together for one event (\(f(floorMs)) ms) | \(f(shared - floorMs)) ms | \(f(single)) ms | \(f((shared - floorMs) / single))x | |")
+}
+print("| 1,000 small JPEGs end to end (download, decode, store) | \(f(endMs)) ms | \(f(loadMs + decodeMs)) ms (loader \(f(loadMs)) + decode \(f(decodeMs))) | \(f(endMs / (loadMs + decodeMs)))x | ratio reported |")
+print("| pipeline overhead over the sum of its stages | \(f(endMs)) ms | \(f(loadMs + decodeMs + storeMs)) ms (+ store \(f(storeMs))) | \(f(endMs / (loadMs + decodeMs + storeMs)))x | ratio reported |")
+print("caches in \(work.deletingLastPathComponent().path); machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")
