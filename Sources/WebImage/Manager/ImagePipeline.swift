@@ -270,6 +270,8 @@ struct ImagePipeline: Sendable {
                 ImagePipeline.logger.warning("could not cache \(url.absoluteString) on disk: \(error)")
             }
         }
+        let storesOriginal = derived && storesOriginal && originalKey != key && originalStoreType != .none
+        guard storeType.includesDisk || storesOriginal else { return }
         if plan.options.contains(.waitStoreCache) {
             await disk()
         } else {
