@@ -92,6 +92,7 @@ import Testing
         }
         let closed = try #require(h.server.connectionCloses.last)
         #expect(closed - cancelled < .milliseconds(100), "the server saw the close \(closed - cancelled) after the cancel")
+        for _ in 0..<100 where h.loader.liveTransferCount > 0 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(h.loader.liveTransferCount == 0)
         #expect(await manager.inFlightCounts() == (0, 0))
         await h.finish()
