@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The main job on its embedded default: builds the CLI and runs `webimage info` over the
-# sample images bundled with it (no network needed). Extra arguments go to `webimage info`.
+# The main job on its embedded default: builds the CLI and runs `webimage demo`, which serves the
+# bundled sample images from a local HTTP server on 127.0.0.1 and loads them through the whole
+# pipeline (network with progress and previews, memory, disk, thumbnails). No internet needed.
+# Extra arguments go to `webimage demo` (e.g. --port 9000, -o thumbnails/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/install-deps.sh
 swift build -c release --product webimage
-.build/release/webimage info "$@"
+.build/release/webimage demo "$@"

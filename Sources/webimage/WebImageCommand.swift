@@ -5,8 +5,8 @@ import ArgumentParser
 struct WebImageCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "webimage",
-        abstract: "Inspect, convert and load images with the WebImage library.",
-        subcommands: [InfoCommand.self, ConvertCommand.self],
-        defaultSubcommand: InfoCommand.self
+        abstract: "Load, inspect, convert and cache images with the WebImage library.",
+        subcommands: [DemoCommand.self, GetCommand.self, PrefetchCommand.self, CacheCommand.self, InfoCommand.self, ConvertCommand.self],
+        defaultSubcommand: DemoCommand.self
     )
 }

@@ -1,0 +1,161 @@
+import ArgumentParser
+import Foundation
+import NIOCore
+import WebImage
+
+/// `webimage demo`: the library's main job on an embedded default, with no internet: a local
+/// HTTP server over the bundled samples, loaded concurrently with progress bars and progressive
+/// previews, loaded again from memory and from disk, turned into thumbnails, and summed up.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Load the bundled samples from a local HTTP server: network, memory, disk, thumbnails, summary."
+    )
+
+    @Option(help: "The port of the local server (another is chosen when it is taken).")
+    var port: Int = 8089
+
+    @Option(name: .shortAndLong, help: "Where to write the thumbnails (default: a new temporary folder).")
+    var output: String?
+
+    /// What the demo learns about one sample.
+    struct Row: Sendable {
+        var name: String
+        var bytes = 0
+        var description = ""
+        var network: Duration = .zero
+        var previews = 0
+        var lastPreview: String = "-"
+        var memory: Duration = .zero
+        var disk: Duration = .zero
+        var thumbnail = "-"
+    }
+
+    func run() async throws {
+        let started = ContinuousClock.now
+        let samples = SampleImages.paths().reduce(into: [String: Data]()) { files, path in
+            files[(path as NSString).lastPathComponent] = FileManager.default.contents(atPath: path)
+        }
+        guard !samples.isEmpty else {
+            Terminal.error("no bundled samples found")
+            throw ExitCode(1)
+        }
+        let server = try await DemoServer(files: samples, port: port) { print("note: \($0)") }
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-demo-\(getpid())")
+        let thumbnails = output.map { URL(fileURLWithPath: $0) } ?? work.appendingPathComponent("thumbnails")
+        defer { try? FileManager.default.removeItem(at: work.appendingPathComponent("cache")) }
+        do {
+            try FileManager.default.createDirectory(at: thumbnails, withIntermediateDirectories: true)
+            let rows = try await Interrupt.run {
+                try await DemoRun(server: server, samples: samples, cacheFolder: work.appendingPathComponent("cache"),
+                                  thumbnails: thumbnails).run()
+            }
+            DemoRun.printSummary(rows, requests: server.requestCount, thumbnails: thumbnails,
+                                 elapsed: ContinuousClock.now - started)
+            await server.stop()
+        } catch {
+            await server.stop()
+            if !(error is ExitCode) { Terminal.error(Terminal.describe(error)) }
+            throw error is ExitCode ? error : ExitCode(1)
+        }
+    }
+}
+
+/// The four phases of the demo.
+struct DemoRun: Sendable {
+    let server: DemoServer
+    let samples: [String: Data]
+    let cacheFolder: URL
+    let thumbnails: URL
+
+    func run() async throws -> [DemoCommand.Row] {
+        let manager = ImageManager(cache: ImageCache(namespace: "demo", directory: cacheFolder, config: .init(cleanupInterval: nil)))
+        let names = samples.keys.sorted()
+        let base = "http://127.0.0.1:\(server.port)/"
+        print("Serving \(names.count) sample images on \(base) (throttled to about 130 KB/s per transfer).")
+        print("\n1. Network: every image at once, with progressive previews")
+        let display = ProgressDisplay()
+        var rows = try await withThrowingTaskGroup(of: DemoCommand.Row.self) { group in
+            for name in names {
+                group.addTask { try await network(name, url: URL(string: base + name)!, manager: manager, display: display) }
+            }
+            return try await group.reduce(into: [DemoCommand.Row]()) { $0.append($1) }.sorted { $0.name < $1.name }
+        }
+
+        print("\n2. Memory: the same URLs again")
+        for index in rows.indices {
+            let url = URL(string: base + rows[index].name)!
+            let start = ContinuousClock.now
+            let result = try await manager.result(for: url)
+            rows[index].memory = ContinuousClock.now - start
+            print("   \(rows[index].name.padding(toLength: 30, withPad: " ", startingAt: 0)) from \(Terminal.source(result.cacheType)) in \(Terminal.duration(rows[index].memory))")
+        }
+
+        print("\n3. Disk: memory cleared, the same URLs again")
+        await manager.cache.clear(.memory)
+        for index in rows.indices {
+            let url = URL(string: base + rows[index].name)!
+            let start = ContinuousClock.now
+            let result = try await manager.result(for: url)
+            rows[index].disk = ContinuousClock.now - start
+            print("   \(rows[index].name.padding(toLength: 30, withPad: " ", startingAt: 0)) from \(Terminal.source(result.cacheType)) in \(Terminal.duration(rows[index].disk))")
+        }
+
+        print("\n4. Thumbnails: 96x96, cropped to fill, round corners, made from the cached originals")
+        var context = ImageContext(transformer: PipelineTransformer([
+            ResizingTransformer(width: 96, height: 96, scaleMode: .aspectFill), RoundCornerTransformer(radius: 16),
+        ]))
+        context.originalQueryCacheType = .disk
+        for index in rows.indices {
+            let url = URL(string: base + rows[index].name)!
+            let result = try await manager.result(for: url, options: .transformAnimatedImage, context: context)
+            let file = thumbnails.appendingPathComponent(rows[index].name.replacingOccurrences(of: ".", with: "-") + "-thumb.png")
+            try result.image.encoded(as: .png).write(to: file, options: .atomic)
+            rows[index].thumbnail = "\(result.image.width)x\(result.image.height) (\(Terminal.source(result.cacheType)))"
+            print("   \(file.path)  key: \(manager.cacheKey(for: url, context: context).dropFirst(base.count))")
+        }
+        return rows
+    }
+
+    private func network(_ name: String, url: URL, manager: ImageManager, display: ProgressDisplay) async throws -> DemoCommand.Row {
+        var row = DemoCommand.Row(name: name)
+        row.bytes = samples[name]?.count ?? 0
+        let bar = display.add(name)
+        let start = ContinuousClock.now
+        var context = ImageContext()
+        context.previewInterval = .milliseconds(60)
+        for try await event in manager.events(for: url, options: [.progressiveLoad, .waitStoreCache], context: context) {
+            switch event {
+            case .progress(let progress): display.update(bar, progress)
+            case .preview(let preview):
+                row.previews += 1
+                row.lastPreview = "\(Int(preview.fractionDecoded * 100))%"
+                let scans = preview.scans > 0 ? ", scan \(preview.scans)" : ""
+                display.note(bar, "preview \(row.previews): \(Int(preview.fractionDecoded * 100))% of rows\(scans)")
+            case .finished(let result):
+                row.network = ContinuousClock.now - start
+                let image = result.image
+                row.description = "\(image.format) \(image.width)x\(image.height)" + (image.isAnimated ? ", \(image.frameCount) frames" : "")
+                display.finish(bar, "\(row.description) in \(Terminal.duration(row.network)), \(row.previews) previews")
+            }
+        }
+        return row
+    }
+
+    static func printSummary(_ rows: [DemoCommand.Row], requests: Int, thumbnails: URL, elapsed: Duration) {
+        print("\nSummary")
+        let header = ["image", "bytes", "decoded", "network", "previews", "memory", "disk", "thumbnail"]
+        let table = rows.map { row in
+            [row.name, Terminal.bytes(Int64(row.bytes)), row.description, Terminal.duration(row.network), "\(row.previews)",
+             Terminal.duration(row.memory), Terminal.duration(row.disk), row.thumbnail]
+        }
+        let widths = header.indices.map { column in ([header] + table).map { $0[column].count }.max() ?? 0 }
+        func line(_ cells: [String]) -> String {
+            "| " + cells.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: " | ") + " |"
+        }
+        print(line(header))
+        print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|")
+        for cells in table { print(line(cells)) }
+        print("\n\(rows.count) images, \(requests) HTTP requests, thumbnails in \(thumbnails.path), done in \(Terminal.duration(elapsed)).")
+    }
+}

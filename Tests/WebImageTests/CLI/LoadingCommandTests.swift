@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+@testable import WebImage
+
+/// `webimage get`, `prefetch`, `cache` and `demo`, run as a subprocess against the in-process
+/// server, with a cache folder of their own (XDG_CACHE_HOME).
+@Suite(.serialized) struct LoadingCommandTests {
+    let directory = TemporaryDirectory()
+    var environment: [String: String] { ["XDG_CACHE_HOME": directory.url.appendingPathComponent("xdg").path] }
+
+    func withServer(_ body: (TestHTTPServer) async throws -> Void) async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        server.route("/photo.jpg", .respond(contentType: "image/jpeg", body: ManagerHarness.jpeg))
+        server.route("/badge.png", .respond(body: ManagerHarness.png))
+        server.route("/corrupt.png", .respond(body: ManagerHarness.png.prefix(60)))
+        do { try await body(server) } catch { await server.stop(); throw error }
+        await server.stop()
+    }
+
+    @Test func getWritesFilesAndSaysWhereTheyCameFrom() async throws {
+        defer { directory.remove() }
+        try await withServer { server in
+            let out = directory.url.appendingPathComponent("out")
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            let first = try CLIRunner.run(["get", server.url("/photo.jpg").absoluteString, server.url("/badge.png").absoluteString,
+                                           "-o", out.path], environment: environment)
+            #expect(first.status == 0, "\(first.stderr)")
+            #expect(first.stdout.contains("640x480 jpeg") && first.stdout.contains("from network"))
+            #expect(try Data(contentsOf: out.appendingPathComponent("photo.jpg")) == ManagerHarness.jpeg)
+            #expect(try Image(contentsOf: out.appendingPathComponent("badge.png")).width == 64)
+            // A new process: the memory cache is empty, the disk cache is not.
+            let second = try CLIRunner.run(["get", server.url("/photo.jpg").absoluteString, "-o", out.path,
+                                            "--resize", "64x64", "--mode", "fillcrop", "--format", "webp"], environment: environment)
+            #expect(second.status == 0, "\(second.stderr)")
+            #expect(second.stdout.contains("64x64") && second.stdout.contains("photo.webp"))
+            #expect(server.requestCount("/photo.jpg") == 1)
+            let third = try CLIRunner.run(["get", server.url("/photo.jpg").absoluteString, "-o", out.path], environment: environment)
+            #expect(third.stdout.contains("from disk"), "\(third.stdout)")
+            let uncached = try CLIRunner.run(["get", server.url("/photo.jpg").absoluteString, "-o", out.path, "--no-cache", "--progressive"],
+                                             environment: environment)
+            #expect(uncached.stdout.contains("from network") && server.requestCount("/photo.jpg") == 2)
+        }
+    }
+
+    @Test func getErrorsPrintOneLineAndExitNonZero() async throws {
+        defer { directory.remove() }
+        try await withServer { server in
+            let out = directory.url.appendingPathComponent("out")
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            let cases: [(String, String)] = [
+                (server.url("/missing.png").absoluteString, "status 404"),
+                ("not a url", "cannot be loaded"),
+                ("ftp://example.com/a.png", "cannot be loaded"),
+                (server.url("/corrupt.png").absoluteString, "could not be decoded"),
+            ]
+            for (url, expected) in cases {
+                let result = try CLIRunner.run(["get", url, "-o", out.path], environment: environment)
+                #expect(result.status == 1, "\(url)")
+                let lines = result.stderr.split(separator: "\n")
+                #expect(lines.count == 1 && lines[0].contains(expected), "\(url): \(result.stderr)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
+            // An output folder that cannot be written (root ignores permission bits; /proc/self refuses everyone).
+            let readOnly = directory.url.appendingPathComponent("read-only")
+            try FileManager.default.createDirectory(at: readOnly, withIntermediateDirectories: true)
+            try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: readOnly.path)
+            let unwritable = geteuid() == 0 ? "/proc/self" : readOnly.path
+            let refused = try CLIRunner.run(["get", server.url("/badge.png").absoluteString, "-o", unwritable], environment: environment)
+            #expect(refused.status == 1 && refused.stderr.contains("cannot write"), "\(refused.stderr)")
+            let missing = try CLIRunner.run(["get", server.url("/badge.png").absoluteString, "-o", "/nonexistent-folder"], environment: environment)
+            #expect(missing.status == 1 && missing.stderr.contains("no such folder"))
+            #expect(try CLIRunner.run(["get", "x", "--resize", "big"]).status != 0)
+        }
+    }
+
+    @Test func ctrlCDuringGetCancelsAndLeavesNoFile() async throws {
+        defer { directory.remove() }
+        try await withServer { server in
+            server.route("/stall.jpg", .stallAfter(bytes: 1000, body: ManagerHarness.jpeg))
+            let out = directory.url.appendingPathComponent("out")
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            let running = try CLIRunner.start(["get", server.url("/stall.jpg").absoluteString, server.url("/photo.jpg").absoluteString,
+                                               "-o", out.path, "--no-cache"], environment: environment)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while server.requestCount("/stall.jpg") == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            try await Task.sleep(for: .milliseconds(200))
+            let closesBefore = server.connectionCloses.count
+            let interrupted = ContinuousClock.now
+            running.signal(SIGINT)
+            let result = running.wait()
+            #expect(result.status == 130, "\(result.stderr)")
+            #expect(ContinuousClock.now - interrupted < .seconds(2))
+            #expect(server.connectionCloses.count > closesBefore, "the stalled transfer was not aborted")
+            let left = try FileManager.default.contentsOfDirectory(atPath: out.path)
+            #expect(!left.contains { $0.hasPrefix("stall") || $0.contains("tmp") || $0.hasPrefix(".") }, "\(left)")
+        }
+    }
+
+    @Test func prefetchReportsAndCacheCommandsManageTheFolder() async throws {
+        defer { directory.remove() }
+        try await withServer { server in
+            let list = directory.url.appendingPathComponent("urls.txt")
+            try "# samples\n\(server.url("/photo.jpg"))\n\n\(server.url("/badge.png"))\n".write(to: list, atomically: true, encoding: .utf8)
+            let ok = try CLIRunner.run(["prefetch", list.path, "--concurrency", "2", "--namespace", "t"], environment: environment)
+            #expect(ok.status == 0, "\(ok.stderr)")
+            #expect(ok.stdout.contains("prefetched 2, skipped 0 of 2"))
+            try "\(server.url("/photo.jpg"))\n\(server.url("/missing.png"))\n".write(to: list, atomically: true, encoding: .utf8)
+            let partial = try CLIRunner.run(["prefetch", list.path, "--namespace", "t"], environment: environment)
+            #expect(partial.status == 1 && partial.stdout.contains("prefetched 1, skipped 1 of 2"))
+            #expect(try CLIRunner.run(["prefetch", "/nonexistent.txt"], environment: environment).status == 1)
+
+            let stats = try CLIRunner.run(["cache", "stats", "--namespace", "t"], environment: environment)
+            #expect(stats.status == 0 && stats.stdout.contains("entries: 2"), "\(stats.stdout)")
+            #expect(stats.stdout.contains(directory.url.appendingPathComponent("xdg").path))
+            let clean = try CLIRunner.run(["cache", "clean", "--namespace", "t"], environment: environment)
+            #expect(clean.status == 0 && clean.stdout.contains("removed 0 entries"))
+            let clear = try CLIRunner.run(["cache", "clear", "--namespace", "t"], environment: environment)
+            #expect(clear.status == 0 && clear.stdout.contains("removed 2 entries"))
+            #expect(try CLIRunner.run(["cache", "stats", "--namespace", "t"], environment: environment).stdout.contains("entries: 0"))
+        }
+    }
+
+    @Test func demoRunsWithoutATerminalAndPicksAnotherPortWhenTaken() async throws {
+        defer { directory.remove() }
+        let blocker = TestHTTPServer()
+        try await blocker.start()
+        let taken = blocker.port
+        let start = ContinuousClock.now
+        let result = try CLIRunner.run(["demo", "--port", "\(taken)", "-o", directory.url.appendingPathComponent("thumbs").path],
+                                       environment: environment)
+        let elapsed = ContinuousClock.now - start
+        await blocker.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(elapsed < .seconds(60))
+        #expect(result.stdout.contains("port \(taken) is taken"))
+        #expect(result.stdout.contains("7 images, 7 HTTP requests"))
+        #expect(result.stdout.contains("from memory") && result.stdout.contains("from disk"))
+        #expect(result.stdout.contains("preview") && result.stdout.contains("| image"))
+        #expect(!result.stdout.contains("\u{1B}["), "no terminal escapes in a pipe")
+        let thumbs = try FileManager.default.contentsOfDirectory(atPath: directory.url.appendingPathComponent("thumbs").path)
+        #expect(thumbs.count == 7)
+    }
+}
