@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs the test suite. Installs the system libraries first when they are missing
-# (Debian/Ubuntu, as root or with sudo). The corpus is read from ../shared/testdata.
+# Runs the test suite (the CLI tests run the demo and the other commands as subprocesses), the
+# nginx integration script, builds the examples and the documentation. Installs the system
+# libraries first when they are missing (Debian/Ubuntu, as root or with sudo). The corpus is
+# read from ../shared/testdata.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/install-deps.sh
@@ -15,3 +17,10 @@ fi
 swift test --no-parallel
 # The loader against a real nginx (keep-alive, HTTP/2 over TLS, gzip).
 bash scripts/nginx-integration.sh
+# The examples build (warnings included) and the documentation builds with no warnings.
+(cd Examples && swift build 2>&1 | tee ../.build-warnings.log)
+if grep -E "^$PWD/Examples/.*warning:" .build-warnings.log; then
+  echo "test.sh: warnings in the examples" >&2
+  exit 1
+fi
+bash scripts/docs.sh
