@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
-# Runs the codec, transformer, cache and HTTP benchmarks beside their anchors in one run and prints ratios.
-# Installs what it needs (Debian packages and PyPI, via ../shared/bench/anchors.sh).
+# Runs every benchmark beside its anchors in one run and prints markdown: the anchors measured
+# by ../shared/bench/anchors.sh, then codecs, transformers (2 cores and 1 core), caches (disk and
+# tmpfs), HTTP loading and the ImageManager pipeline (against nginx on 127.0.0.1).
+# Installs what it needs (Debian packages and PyPI, via anchors.sh). scripts/bench.sh wraps it
+# and writes Benchmarks/RESULTS.md.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 shared=$(cd "$here/../../shared" && pwd)
 fixtures=${FIXTURES:-/tmp/bench-fixtures}
 . "$here/../scripts/install-deps.sh"
+echo "## Anchors"; echo; echo '```'
 bash "$shared/bench/anchors.sh" "$fixtures" | tee /tmp/webimage-anchors.txt
+echo '```'; echo
 cd "$here"
-swift build -c release
+swift build -c release 2>&1 | grep -E "error|Compiling|Build complete" | tail -1 >&2
+echo "## Codecs"; echo
 .build/release/CodecBenchmarks "$fixtures" /tmp/webimage-anchors.txt
+echo; echo "## Transformers (2 cores)"; echo
 .build/release/TransformBenchmarks "$fixtures" /tmp/webimage-anchors.txt
-taskset -c 0 .build/release/TransformBenchmarks "$fixtures" /tmp/webimage-anchors.txt   # one core, as Pillow uses
+echo; echo "## Transformers (1 core, as Pillow uses)"; echo
+taskset -c 0 .build/release/TransformBenchmarks "$fixtures" /tmp/webimage-anchors.txt
+echo; echo "## Caches (disk cache in /tmp)"; echo
 .build/release/CacheBenchmarks "$fixtures" /tmp/webimage-anchors.txt
+echo; echo "## Caches (disk cache on tmpfs)"; echo
 WEBIMAGE_BENCH_DIR=/dev/shm .build/release/CacheBenchmarks "$fixtures" /tmp/webimage-anchors.txt
+echo; echo "## HTTP loading and the ImageManager pipeline (nginx on 127.0.0.1)"; echo
 bash "$here/http-bench.sh" "$fixtures" /tmp/webimage-anchors.txt

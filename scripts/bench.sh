@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the benchmarks in release, installs the anchors (Debian packages and PyPI only), runs
+# every benchmark beside its anchors in one run, and writes Benchmarks/RESULTS.md: each figure,
+# its anchor and the ratio, with the machine and the date. Takes about 15 minutes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/install-deps.sh
+out=Benchmarks/RESULTS.md
+tmp=$(mktemp)
+bash Benchmarks/run.sh | tee "$tmp"
+{
+  echo "# Benchmark results"
+  echo
+  echo "Written by \`scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'): one run, every figure beside its anchor"
+  echo "measured in the same run. Ratios from one run are comparable; figures from different machines are not."
+  echo
+  echo "- machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+  echo "- system: $(uname -sr), $(swift --version 2>/dev/null | head -1)"
+  echo "- commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo
+  cat "$tmp"
+} > "$out"
+rm -f "$tmp"
+echo "wrote $out"
