@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/install-deps.sh
 graphs=.build/symbol-graphs
-rm -rf "$graphs" .build/docs
+# The graphs are written when the library compiles; an up-to-date build keeps the last ones.
+rm -rf .build/docs
 mkdir -p "$graphs"
 swift build --target WebImage -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$PWD/$graphs" \
     -Xswiftc -symbol-graph-minimum-access-level -Xswiftc public

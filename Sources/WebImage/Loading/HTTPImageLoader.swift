@@ -18,6 +18,7 @@ public final class HTTPImageLoader: ImageLoader {
         public var timeout: Duration = .seconds(15)
         /// The total time a transfer may take, in multiples of `timeout` (default 4).
         public var totalTimeoutFactor: Int = 4
+        /// Which queued request starts first: the oldest (FIFO, default) or the newest (LIFO).
         public var executionOrder: ExecutionOrder = .fifo
         /// Sent with every request; a request's own headers override them.
         public var headers: [String: String] = ["Accept": "image/*,*/*;q=0.8", "User-Agent": "WebImage/0.1 (swift-web-image; libcurl)"]

@@ -27,6 +27,7 @@ public typealias RequestModifier = @Sendable (ImageLoaderRequest) -> ImageLoader
 /// refuse it (SDWebImage's `SDWebImageDownloaderResponseModifier`). A refusal fails the load.
 public typealias ResponseModifier = @Sendable (ImageLoaderResponse) -> ImageLoaderResponse?
 
+/// How urgently a queued request starts: high first, low last (SDWebImage's high/low priority options).
 public enum ImageLoaderPriority: Int, Sendable, Comparable {
     case low = 0, normal = 1, high = 2
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
@@ -34,11 +35,13 @@ public enum ImageLoaderPriority: Int, Sendable, Comparable {
 
 /// What to load and how.
 public struct ImageLoaderRequest: Sendable {
+/// The URL to load.
     public var url: URL
     /// Extra request headers, added to (and overriding) the loader's defaults.
     public var headers: [String: String]
     /// Stall and total timeout; nil uses the loader's default (15 s for HTTP).
     public var timeout: Duration?
+    /// Where the request goes in the loader's queue.
     public var priority: ImageLoaderPriority
     /// Accept TLS certificates that do not verify (SDWebImage's `allowInvalidSSLCertificates`).
     public var allowsInvalidCertificates: Bool
@@ -90,7 +93,9 @@ public struct ImageLoaderResponse: Sendable {
 
 /// Byte counts so far.
 public struct ImageProgress: Sendable, Equatable {
+    /// Bytes received so far.
     public var receivedBytes: Int64
+    /// The announced total, when the response has a length.
     public var expectedBytes: Int64?
 
     /// Progress of `receivedBytes` out of `expectedBytes` (nil when unknown).

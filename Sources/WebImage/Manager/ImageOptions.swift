@@ -1,6 +1,7 @@
 /// How one load behaves (SDWebImage's `SDWebImageOptions`). Options that only choose a
 /// callback queue or a view's behaviour have no meaning here and are left out.
 public struct ImageOptions: OptionSet, Sendable, Hashable {
+    /// The option bits.
     public let rawValue: UInt32
 
     /// An option set from its raw bits.

@@ -5,6 +5,7 @@ import Foundation
 /// successive box blurs (the classic approximation), each O(1) per pixel whatever the radius,
 /// in premultiplied alpha, with edge pixels extended.
 public struct BlurTransformer: BitmapTransformer {
+    /// The blur radius in pixels.
     public let radius: Double
 
     /// Blur with standard deviation `radius` pixels (0 leaves the image as it is).

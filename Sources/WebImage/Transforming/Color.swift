@@ -1,8 +1,12 @@
 /// An RGBA colour, each channel 0...1, straight alpha.
 public struct Color: Sendable, Hashable {
+    /// Red, 0 to 1.
     public var red: Double
+    /// Green, 0 to 1.
     public var green: Double
+    /// Blue, 0 to 1.
     public var blue: Double
+    /// Opacity, 0 (clear) to 1 (opaque).
     public var alpha: Double
 
     /// A colour from channels in 0...1 (clamped).
@@ -14,8 +18,11 @@ public struct Color: Sendable, Hashable {
         self.alpha = clamp(alpha)
     }
 
+    /// Opaque black.
     public static let black = Color(red: 0, green: 0, blue: 0)
+    /// Opaque white.
     public static let white = Color(red: 1, green: 1, blue: 1)
+    /// Fully transparent.
     public static let clear = Color(red: 0, green: 0, blue: 0, alpha: 0)
 
     /// `#aarrggbb`, lowercase, as SDWebImage writes colours into transformer keys.

@@ -1,6 +1,7 @@
 /// Crops to a rectangle (SDWebImage's `SDImageCroppingTransformer`). The rectangle is in pixels,
 /// widened to whole pixels and clamped to the image; a rectangle that misses the image fails.
 public struct CroppingTransformer: BitmapTransformer {
+    /// The crop rectangle in pixels (origin at the top left).
     public let x: Double, y: Double, width: Double, height: Double
 
     /// Crop to the rectangle at (`x`, `y`) of `width` x `height` pixels.

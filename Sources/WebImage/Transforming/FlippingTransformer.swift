@@ -1,6 +1,8 @@
 /// Mirrors horizontally and/or vertically (SDWebImage's `SDImageFlippingTransformer`): exact pixel moves.
 public struct FlippingTransformer: BitmapTransformer {
+    /// Mirror left to right.
     public let horizontal: Bool
+    /// Mirror top to bottom.
     public let vertical: Bool
 
     /// Flip left-right (`horizontal`) and/or top-bottom (`vertical`).

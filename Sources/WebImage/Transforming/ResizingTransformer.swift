@@ -8,8 +8,11 @@ public struct ResizingTransformer: BitmapTransformer {
         case fill = 0, aspectFit = 1, aspectFill = 2
     }
 
+    /// The target width in pixels.
     public let width: Double
+    /// The target height in pixels.
     public let height: Double
+    /// How the image fits the target size.
     public let scaleMode: ScaleMode
 
     /// Resize to `width` x `height` pixels with `scaleMode`.

@@ -5,7 +5,9 @@ import Foundation
 /// size; uncovered pixels are transparent. Multiples of 90 degrees are exact pixel moves; other
 /// angles are sampled bilinearly in premultiplied alpha.
 public struct RotationTransformer: BitmapTransformer {
+    /// The angle in radians, counter-clockwise.
     public let angle: Double
+    /// Grow the canvas to hold the whole rotated image (else keep the size and clip).
     public let fitSize: Bool
 
     /// Rotate by `angle` radians counterclockwise.

@@ -3,18 +3,28 @@
 public struct RoundCornerTransformer: BitmapTransformer {
     /// Which corners to round (raw values as SDWebImage's `SDRectCorner`).
     public struct Corners: OptionSet, Sendable, Hashable {
+        /// The corner bits.
         public let rawValue: UInt
         public init(rawValue: UInt) { self.rawValue = rawValue }
+        /// The top-left corner.
         public static let topLeft = Corners(rawValue: 1)
+        /// The top-right corner.
         public static let topRight = Corners(rawValue: 2)
+        /// The bottom-left corner.
         public static let bottomLeft = Corners(rawValue: 4)
+        /// The bottom-right corner.
         public static let bottomRight = Corners(rawValue: 8)
+        /// Every corner.
         public static let all: Corners = [.topLeft, .topRight, .bottomLeft, .bottomRight]
     }
 
+    /// The corner radius in pixels.
     public let radius: Double
+    /// Which corners are rounded.
     public let corners: Corners
+    /// The border width in pixels (0 for none).
     public let borderWidth: Double
+    /// The border colour.
     public let borderColor: Color?
 
     /// Round `corners` by `radius` pixels, with a border of `borderWidth` pixels in `borderColor`.

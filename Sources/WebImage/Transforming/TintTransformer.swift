@@ -1,6 +1,7 @@
 /// Tints with a colour drawn source-atop: where the image is, the colour covers it by the
 /// colour's alpha; transparency is kept (SDWebImage's `SDImageTintTransformer`).
 public struct TintTransformer: BitmapTransformer {
+    /// The tint colour; its alpha is the strength.
     public let color: Color
 
     /// Tint with `color` (its alpha is the strength).
