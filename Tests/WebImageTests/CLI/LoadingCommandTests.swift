@@ -91,6 +91,7 @@ import Testing
             let result = running.wait()
             #expect(result.status == 130, "\(result.stderr)")
             #expect(ContinuousClock.now - interrupted < .seconds(2))
+            for _ in 0..<100 where server.connectionCloses.count == closesBefore { try await Task.sleep(for: .milliseconds(10)) }
             #expect(server.connectionCloses.count > closesBefore, "the stalled transfer was not aborted")
             let left = try FileManager.default.contentsOfDirectory(atPath: out.path)
             #expect(!left.contains { $0.hasPrefix("stall") || $0.contains("tmp") || $0.hasPrefix(".") }, "\(left)")
