@@ -45,6 +45,15 @@ func rssKiB() -> Int {
     return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
 }
 
+// WEBIMAGE_HTTP_PROFILE=WIDTH loops our loader over the small files for a profiler and exits.
+if let profile = ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_PROFILE"], let width = Int(profile) {
+    var configuration = HTTPImageLoader.Configuration()
+    configuration.maximumConcurrentDownloads = width
+    let loader = HTTPImageLoader(configuration: configuration)
+    for _ in 0..<30 { try await fetchAll(width: width) { try await loader.data(for: ImageLoaderRequest(url: $0)).0.count } }
+    exit(0)
+}
+
 struct Row { var name: String; var ours: Double; var curl: Double?; var session: Double; var ahc: Double }
 var rows: [Row] = []
 

@@ -20,10 +20,18 @@ defer { try? FileManager.default.removeItem(at: work) }
 func ms(_ duration: Duration) -> Double { milliseconds(duration) }
 func f(_ value: Double) -> String { formatted(value) }
 
+/// First times of named moments.
+final class Timeline: Sendable {
+    let marks = Mutex<[String: ContinuousClock.Instant]>([:])
+    func mark(_ name: String) { marks.withLock { if $0[name] == nil { $0[name] = .now } } }
+    func first(_ name: String) -> ContinuousClock.Instant? { marks.withLock { $0[name] } }
+}
+
 /// Counts the requests that reach the HTTP loader.
 final class CountingLoader: ImageLoader {
     let base = HTTPImageLoader()
     let count = Mutex(0)
+    let times = Mutex<[ContinuousClock.Instant]>([])
     func canLoad(_ url: URL) -> Bool { base.canLoad(url) }
     func load(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {
         count.withLock { $0 += 1 }
@@ -31,6 +39,8 @@ final class CountingLoader: ImageLoader {
     }
     func data(for request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse) {
         count.withLock { $0 += 1 }
+        times.withLock { $0.append(.now) }
+        defer { times.withLock { $0.append(.now) } }
         return try await base.data(for: request)
     }
 }
@@ -47,6 +57,26 @@ func freshManager() -> (ImageManager, CountingLoader) {
 }
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+if ProcessInfo.processInfo.environment["WEBIMAGE_TIMELINE"] != nil {
+    for _ in 0..<6 {
+        let (manager, loader) = freshManager()
+        let url = URL(string: "\(base)/photo-1024x768.webp")!
+        let start = clock.now
+        let timeline = Timeline()
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<1000 { group.addTask { let w = try await manager.image(for: url).width; timeline.mark("first"); return w } }
+            timeline.mark("spawned")
+            for try await _ in group {}
+        }
+        let spawned = timeline.first("spawned"), firstDone = timeline.first("first")
+        let end = clock.now
+        let t = loader.times.withLock { $0 }
+        func at(_ i: ContinuousClock.Instant?) -> String { i.map { f(ms($0 - start)) } ?? "-" }
+        print("spawned \(at(spawned)) loader start \(at(t.first)) end \(at(t.last)) first caller done \(at(firstDone)) all done \(at(end))")
+    }
+    exit(0)
+}
 
 // WEBIMAGE_PROFILE=coalescing|memory loops one part for a profiler and exits.
 if let part = ProcessInfo.processInfo.environment["WEBIMAGE_PROFILE"] {

@@ -5,13 +5,16 @@ import Synchronization
 /// One libcurl multi handle driven from one dedicated thread: every transfer of a loader runs
 /// here (no thread per transfer, no `curl_easy_perform`). Other threads hand it work through a
 /// locked queue and `curl_multi_wakeup`.
-// @unchecked Sendable: `queue`, `cancellations` and `stopped` are only touched under `lock`;
+// @unchecked Sendable: `queues`, `cancellations` and `stopped` are only touched under `lock`;
 // `multi`, `share` and `running` belong to the engine thread after init.
 final class CurlEngine: @unchecked Sendable {
     private static let globalInit: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
 
     private let lock = NSLock()
-    private var queue: [CurlTransfer] = []
+    /// Waiting transfers, one queue per priority (low, normal, high).
+    private var queues = PriorityQueues()
+    /// The configuration's headers as one libcurl list, shared by every transfer that adds none.
+    private let defaultHeaders: UnsafeMutablePointer<curl_slist>?
     private var cancellations: Set<Int> = []
     private var stopped = false
     private let multi: UnsafeMutableRawPointer
@@ -27,6 +30,7 @@ final class CurlEngine: @unchecked Sendable {
     init(configuration: HTTPImageLoader.Configuration) {
         _ = CurlEngine.globalInit
         self.configuration = configuration
+        defaultHeaders = CurlTransfer.headerList(configuration.headers)
         guard let handle = curl_multi_init() else { fatalError("libcurl could not create a multi handle (out of memory)") }
         multi = handle
         share = curl_share_init()
@@ -68,7 +72,7 @@ final class CurlEngine: @unchecked Sendable {
 
     private func enqueue(_ transfer: CurlTransfer) {
         live.add(1, ordering: .relaxed)
-        lock.withLock { queue.append(transfer) }
+        lock.withLock { queues.append(transfer) }
         curl_multi_wakeup(multi)
     }
 
@@ -86,7 +90,7 @@ final class CurlEngine: @unchecked Sendable {
             }
             for id in cancelled { abort(id) }
             startQueued()
-            if isStopped && running.isEmpty && lock.withLock({ queue.isEmpty }) { break }
+            if isStopped && running.isEmpty && lock.withLock({ queues.isEmpty }) { break }
             var stillRunning: Int32 = 0
             curl_multi_perform(multi, &stillRunning)
             var left: Int32 = 0
@@ -101,25 +105,20 @@ final class CurlEngine: @unchecked Sendable {
                 completed = true
             }
             // A finished transfer frees a slot: start the queue again before sleeping.
-            if completed && lock.withLock({ !queue.isEmpty }) { continue }
+            if completed && lock.withLock({ !queues.isEmpty }) { continue }
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
         curl_multi_cleanup(multi)
         if let share { curl_share_cleanup(share) }
+        curl_slist_free_all(defaultHeaders)
     }
 
     /// Starts queued transfers while fewer than the maximum run, by priority, then FIFO or LIFO.
     private func startQueued() {
         while running.count < configuration.maximumConcurrentDownloads {
-            let next: CurlTransfer? = lock.withLock {
-                guard !queue.isEmpty else { return nil }
-                let top = queue.map(\.request.priority).max()!
-                let candidates = queue.indices.filter { queue[$0].request.priority == top }
-                let index = configuration.executionOrder == .fifo ? candidates.first! : candidates.last!
-                return queue.remove(at: index)
-            }
-            guard let transfer = next else { return }
-            guard transfer.makeHandle(share: share), let easy = transfer.easy else {
+            let lifo = configuration.executionOrder == .lifo
+            guard let transfer = lock.withLock({ queues.next(lifo: lifo) }) else { return }
+            guard transfer.makeHandle(share: share, defaultHeaders: defaultHeaders), let easy = transfer.easy else {
                 live.subtract(1, ordering: .relaxed)
                 continue
             }
@@ -137,13 +136,52 @@ final class CurlEngine: @unchecked Sendable {
             live.subtract(1, ordering: .relaxed)
             return
         }
-        let removed: CurlTransfer? = lock.withLock {
-            guard let index = queue.firstIndex(where: { $0.id == id }) else { return nil }
-            return queue.remove(at: index)
-        }
+        let removed: CurlTransfer? = lock.withLock { queues.remove(id: id) }
         if let removed {
             removed.fail(CancellationError())
             live.subtract(1, ordering: .relaxed)
         }
+    }
+}
+
+/// Waiting transfers by priority: the highest non-empty queue goes first, oldest first (FIFO)
+/// or newest first (LIFO). Taking the next one is O(1) whatever the number waiting.
+struct PriorityQueues {
+    private var queues: [[CurlTransfer]] = [[], [], []]
+    private var heads = [0, 0, 0]
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    mutating func append(_ transfer: CurlTransfer) {
+        queues[transfer.request.priority.rawValue].append(transfer)
+        count += 1
+    }
+
+    mutating func next(lifo: Bool) -> CurlTransfer? {
+        for level in stride(from: 2, through: 0, by: -1) where queues[level].count > heads[level] {
+            count -= 1
+            if lifo { return queues[level].removeLast() }
+            let transfer = queues[level][heads[level]]
+            heads[level] += 1
+            if heads[level] == queues[level].count {
+                queues[level].removeAll(keepingCapacity: true)
+                heads[level] = 0
+            } else if heads[level] > 64 && heads[level] * 2 > queues[level].count {
+                queues[level].removeFirst(heads[level])
+                heads[level] = 0
+            }
+            return transfer
+        }
+        return nil
+    }
+
+    mutating func remove(id: Int) -> CurlTransfer? {
+        for level in 0..<3 {
+            guard let index = queues[level][heads[level]...].firstIndex(where: { $0.id == id }) else { continue }
+            count -= 1
+            return queues[level].remove(at: index)
+        }
+        return nil
     }
 }

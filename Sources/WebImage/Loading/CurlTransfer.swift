@@ -20,6 +20,8 @@ final class CurlTransfer {
     private var failure: (any Error)?
     /// The body kept for the whole-body sink or the decryptor.
     private var held = BodyBuffer()
+    /// The request URL as libcurl was given it.
+    private let requestURLString: String
     /// The request's response modifier, else the loader's.
     private let responseModifier: ResponseModifier?
     /// The request's decryptor, else the loader's.
@@ -37,6 +39,7 @@ final class CurlTransfer {
         self.request = request
         self.configuration = configuration
         self.sink = sink
+        requestURLString = request.url.absoluteString
         responseModifier = request.responseModifier ?? configuration.responseModifier
         decryptor = request.decryptor ?? configuration.decryptor
         errorBuffer.initialize(to: 0)
@@ -70,8 +73,17 @@ final class CurlTransfer {
         errorBuffer.deallocate()
     }
 
+    /// A libcurl list of `headers`, sorted by name (the caller frees it).
+    static func headerList(_ headers: [String: String]) -> UnsafeMutablePointer<curl_slist>? {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { list = curl_slist_append(list, "\(name): \(value)") }
+        return list
+    }
+
     /// Makes the easy handle. Returns false (and finishes the stream) when libcurl refuses.
-    func makeHandle(share: UnsafeMutableRawPointer?) -> Bool {
+    /// `defaultHeaders` is the engine's list of the configuration's headers, used as is when the
+    /// request adds none (the engine owns it).
+    func makeHandle(share: UnsafeMutableRawPointer?, defaultHeaders: UnsafeMutablePointer<curl_slist>?) -> Bool {
         guard let easy = curl_easy_init() else {
             fail(ImageError.network(url: request.url, reason: "libcurl could not create a transfer"))
             return false
@@ -79,7 +91,7 @@ final class CurlTransfer {
         self.easy = easy
         let timeout = request.timeout ?? configuration.timeout
         let timeoutMs = max(1, Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
-        _ = wi_curl_setopt_string(easy, CURLOPT_URL, request.url.absoluteString)
+        _ = wi_curl_setopt_string(easy, CURLOPT_URL, requestURLString)
         _ = wi_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         _ = wi_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, configuration.maximumRedirects > 0 ? 1 : 0)
         _ = wi_curl_setopt_long(easy, CURLOPT_MAXREDIRS, configuration.maximumRedirects)
@@ -108,10 +120,14 @@ final class CurlTransfer {
             _ = wi_curl_setopt_long(easy, CURLOPT_HTTPAUTH, wi_curl_auth_basic_or_digest())
         }
         if let proxy = configuration.proxy { _ = wi_curl_setopt_string(easy, CURLOPT_PROXY, proxy) }
-        var all = configuration.headers
-        for (name, value) in request.headers { all[name] = value }
-        for (name, value) in all.sorted(by: { $0.key < $1.key }) { headerList = curl_slist_append(headerList, "\(name): \(value)") }
-        _ = wi_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList)
+        if request.headers.isEmpty {
+            _ = wi_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, defaultHeaders)
+        } else {
+            var all = configuration.headers
+            for (name, value) in request.headers { all[name] = value }
+            headerList = CurlTransfer.headerList(all)
+            _ = wi_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList)
+        }
         let context = Unmanaged.passUnretained(self).toOpaque()
         _ = wi_curl_setopt_write(easy, { data, size, count, context in
             Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue().receive(data!, size * count)
@@ -122,16 +138,27 @@ final class CurlTransfer {
         return true
     }
 
+    /// One header line, parsed on its bytes (this runs for every header of every response).
     private func header(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
-        let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        if line.hasPrefix("HTTP/") {
-            headers = [:]   // a new response (after a redirect or a 100 Continue)
-        } else if let colon = line.firstIndex(of: ":") {
-            let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            headers[name] = headers[name].map { "\($0), \(value)" } ?? value
+        let bytes = UnsafeRawBufferPointer(start: data, count: length)
+        var start = 0, end = length
+        while start < end, HeaderBytes.isSpace(bytes[start]) { start += 1 }
+        while end > start, HeaderBytes.isSpace(bytes[end - 1]) { end -= 1 }
+        guard end > start else { return length }
+        if end - start >= 5, bytes[start] == 0x48, bytes[start + 1] == 0x54, bytes[start + 2] == 0x54, bytes[start + 3] == 0x50,
+           bytes[start + 4] == 0x2F {   // "HTTP/": a new response (after a redirect or a 100 Continue)
+            headers = [:]
+            return length
         }
+        guard let colon = (start..<end).first(where: { bytes[$0] == 0x3A }) else { return length }
+        var valueStart = colon + 1
+        while valueStart < end, HeaderBytes.isSpace(bytes[valueStart]) { valueStart += 1 }
+        let name = String(unsafeUninitializedCapacity: colon - start) { buffer in
+            for i in start..<colon { buffer[i - start] = HeaderBytes.lowercase(bytes[i]) }
+            return colon - start
+        }
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[valueStart..<end]), as: UTF8.self)
+        if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
         return length
     }
 
@@ -171,7 +198,13 @@ final class CurlTransfer {
         _ = wi_curl_getinfo_offset(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length)
         var effective: UnsafeMutablePointer<CChar>?
         _ = wi_curl_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &effective)
-        let finalURL = effective.flatMap { URL(string: String(cString: $0)) } ?? request.url
+        // Parse the final URL only when a redirect changed it.
+        let finalURL: URL
+        if let effective, strcmp(effective, requestURLString) != 0 {
+            finalURL = URL(string: String(cString: effective)) ?? request.url
+        } else {
+            finalURL = request.url
+        }
         var built = ImageLoaderResponse(statusCode: code, headers: headers, expectedContentLength: length >= 0 ? Int64(length) : nil,
                                         url: finalURL)
         let accepted = configuration.acceptableStatusCodes.contains(code) || (code == 304 && request.acceptsNotModified)
@@ -283,4 +316,10 @@ struct BodyBuffer {
         capacity = 0
         count = 0
     }
+}
+
+/// ASCII helpers for header lines.
+enum HeaderBytes {
+    static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+    static func lowercase(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte }
 }

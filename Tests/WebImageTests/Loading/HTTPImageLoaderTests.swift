@@ -135,6 +135,23 @@ import Testing
         }
     }
 
+    @Test func responseHeadersHaveLowercaseNamesTrimmedValuesAndJoinedRepeats() async throws {
+        try await withServer { server, loader in
+            server.route("/tagged", .setCookie("a=1", then: .setCookie("b=2", then: .etag("\"v1\"", body: Self.png))))
+            let (_, response) = try await loader.data(for: ImageLoaderRequest(url: server.url("/tagged")))
+            #expect(response.headers["etag"] == "\"v1\"")
+            #expect(response.headers["content-type"] == "image/png" && response.mimeType == "image/png")
+            #expect(response.headers["content-length"] == "\(Self.png.count)")
+            #expect(response.headers["set-cookie"] == "b=2; Path=/, a=1; Path=/" || response.headers["set-cookie"] == "a=1; Path=/, b=2; Path=/")
+            #expect(response.headers.keys.allSatisfy { $0 == $0.lowercased() })
+            #expect(response.url == server.url("/tagged"))
+            // After a redirect the headers are the final response's and the URL is the final one.
+            server.route("/hop", .redirect(to: "/tagged"))
+            let (_, redirected) = try await loader.data(for: ImageLoaderRequest(url: server.url("/hop")))
+            #expect(redirected.url == server.url("/tagged") && redirected.headers["location"] == nil)
+        }
+    }
+
     @Test func redirectsAreFollowedAndLoopsStop() async throws {
         try await withServer { server, loader in
             server.route("/final.png", .respond(body: Self.png))
