@@ -58,6 +58,8 @@ func freshManager() -> (ImageManager, CountingLoader) {
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
+// WEBIMAGE_TIMELINE=1: when the transfer starts and ends, when the first and the last of 1,000
+// callers of one URL return (milliseconds from the start), six times; then exits.
 if ProcessInfo.processInfo.environment["WEBIMAGE_TIMELINE"] != nil {
     for _ in 0..<6 {
         let (manager, loader) = freshManager()
