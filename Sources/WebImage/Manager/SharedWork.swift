@@ -12,7 +12,8 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
 
     private struct Subscriber {
         let onEvent: EventHandler?
-        var continuation: CheckedContinuation<Output, any Error>?
+        /// Resumed exactly once: by `finish`, `leave` or `cancelEverything`, each of which takes it out under the lock.
+        var continuation: UnsafeContinuation<Output, any Error>?
     }
 
     private struct State {
@@ -69,7 +70,7 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
     /// is cancelled, without waiting for the work.
     func wait(_ id: Int) async throws -> Output {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Output, any Error>) in
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Output, any Error>) in
                 let immediate = state.withLock { state -> Result<Output, any Error>? in
                     if let outcome = state.outcome {
                         state.subscribers[id] = nil
@@ -100,7 +101,7 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
     /// Removes subscriber `id` (resuming it with `CancellationError` when asked); abandons the
     /// work when nobody is left and it has not ended.
     private func leave(_ id: Int, resuming: Bool = false) {
-        let (continuation, abandon, task) = state.withLock { state -> (CheckedContinuation<Output, any Error>?, Bool, Task<Void, Never>?) in
+        let (continuation, abandon, task) = state.withLock { state -> (UnsafeContinuation<Output, any Error>?, Bool, Task<Void, Never>?) in
             let removed = state.subscribers.removeValue(forKey: id)
             let abandon = state.subscribers.isEmpty && state.outcome == nil && !state.abandoned
             if abandon { state.abandoned = true }
@@ -118,7 +119,7 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
 
     /// Abandons the work whoever waits: every subscriber gets `CancellationError`.
     func cancelEverything() {
-        let (waiting, task) = state.withLock { state -> ([CheckedContinuation<Output, any Error>], Task<Void, Never>?) in
+        let (waiting, task) = state.withLock { state -> ([UnsafeContinuation<Output, any Error>], Task<Void, Never>?) in
             guard state.outcome == nil, !state.abandoned else { return ([], nil) }
             state.abandoned = true
             let waiting = state.subscribers.values.compactMap(\.continuation)
@@ -130,7 +131,7 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
     }
 
     private func finish(_ outcome: Result<Output, any Error>) {
-        let waiting = state.withLock { state -> [CheckedContinuation<Output, any Error>] in
+        let waiting = state.withLock { state -> [UnsafeContinuation<Output, any Error>] in
             guard state.outcome == nil else { return [] }
             state.outcome = outcome
             state.history = []
