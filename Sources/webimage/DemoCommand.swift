@@ -83,23 +83,11 @@ struct DemoRun: Sendable {
         }
 
         print("\n2. Memory: the same URLs again")
-        for index in rows.indices {
-            let url = URL(string: base + rows[index].name)!
-            let start = ContinuousClock.now
-            let result = try await manager.result(for: url)
-            rows[index].memory = ContinuousClock.now - start
-            print("   \(rows[index].name.padding(toLength: 30, withPad: " ", startingAt: 0)) from \(Terminal.source(result.cacheType)) in \(Terminal.duration(rows[index].memory))")
-        }
+        for (index, time) in try await timedPass(rows, base: base, manager: manager).enumerated() { rows[index].memory = time }
 
         print("\n3. Disk: memory cleared, the same URLs again")
         await manager.cache.clear(.memory)
-        for index in rows.indices {
-            let url = URL(string: base + rows[index].name)!
-            let start = ContinuousClock.now
-            let result = try await manager.result(for: url)
-            rows[index].disk = ContinuousClock.now - start
-            print("   \(rows[index].name.padding(toLength: 30, withPad: " ", startingAt: 0)) from \(Terminal.source(result.cacheType)) in \(Terminal.duration(rows[index].disk))")
-        }
+        for (index, time) in try await timedPass(rows, base: base, manager: manager).enumerated() { rows[index].disk = time }
 
         print("\n4. Thumbnails: 96x96, cropped to fill, round corners, made from the cached originals")
         var context = ImageContext(transformer: PipelineTransformer([
@@ -115,6 +103,19 @@ struct DemoRun: Sendable {
             print("   \(file.path)  key: \(manager.cacheKey(for: url, context: context).dropFirst(base.count))")
         }
         return rows
+    }
+
+    /// Loads every row's URL once more, one after the other; prints and returns each time.
+    private func timedPass(_ rows: [DemoCommand.Row], base: String, manager: ImageManager) async throws -> [Duration] {
+        var times: [Duration] = []
+        for row in rows {
+            let start = ContinuousClock.now
+            let result = try await manager.result(for: URL(string: base + row.name)!)
+            let time = ContinuousClock.now - start
+            times.append(time)
+            print("   \(row.name.padding(toLength: 30, withPad: " ", startingAt: 0)) from \(Terminal.source(result.cacheType)) in \(Terminal.duration(time))")
+        }
+        return times
     }
 
     private func network(_ name: String, url: URL, manager: ImageManager, display: ProgressDisplay) async throws -> DemoCommand.Row {
