@@ -70,7 +70,8 @@ struct GetCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let manager = ImageManager(cache: ImageCache(namespace: namespace))
-        var options: ImageOptions = []
+        // The process ends right after: disk writes must be done before it does.
+        var options: ImageOptions = .waitStoreCache
         var context = ImageContext()
         if progressive { options.insert(.progressiveLoad) }
         if noCache {

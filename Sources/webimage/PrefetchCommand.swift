@@ -43,7 +43,8 @@ struct PrefetchCommand: AsyncParsableCommand {
             urls.append(url)
         }
         let manager = ImageManager(cache: ImageCache(namespace: namespace))
-        let prefetcher = ImagePrefetcher(manager: manager, maxConcurrentPrefetchCount: concurrency)
+        // The process ends right after: disk writes must be done before it does.
+        let prefetcher = ImagePrefetcher(manager: manager, maxConcurrentPrefetchCount: concurrency, options: [.lowPriority, .waitStoreCache])
         let display = ProgressDisplay()
         let start = ContinuousClock.now
         let list = urls

@@ -86,3 +86,59 @@ import Testing
         await h.finish()
     }
 }
+
+/// Transfers that go wrong reach every caller of the shared work as the same typed error.
+@Suite struct SharedFailureTests {
+    @Test func aResetMidBodyFailsEveryCallerAndDoesNotBlacklist() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/reset.jpg", .delayed(.milliseconds(100), .resetAfter(bytes: 2000, body: ManagerHarness.jpeg)))
+        let manager = h.manager, url = h.url("/reset.jpg")
+        let errors = await withTaskGroup(of: ImageError?.self) { group in
+            for _ in 0..<5 {
+                group.addTask {
+                    do { _ = try await manager.image(for: url); return nil } catch { return error as? ImageError }
+                }
+            }
+            return await group.reduce(into: [ImageError?]()) { $0.append($1) }
+        }
+        #expect(errors.count == 5)
+        for error in errors {
+            guard case .network(let failed, _) = error else { Issue.record("\(String(describing: error))"); continue }
+            #expect(failed == url)
+        }
+        #expect(h.server.requestCount("/reset.jpg") == 1)
+        #expect(await h.manager.isFailedURL(url) == false)
+        await h.finish()
+    }
+
+    @Test func hugeDimensionsFailBeforeAllocatingAndBlacklist() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/huge.png", .respond(body: Fixtures.pngHeader(width: 100_000, height: 100_000)))
+        do {
+            _ = try await h.manager.image(for: h.url("/huge.png"))
+            Issue.record("decoded a 10-gigapixel image")
+        } catch let error as ImageError {
+            guard case .tooLarge(let width, let height, _) = error else { Issue.record("\(error)"); return }
+            #expect(width == 100_000 && height == 100_000)
+        }
+        #expect(await h.manager.isFailedURL(h.url("/huge.png")))
+        // scaleDownLargeImages bounds the output, not the input: the pixel limit still applies.
+        await #expect(throws: ImageError.self) {
+            _ = try await h.manager.image(for: h.url("/huge.png"), options: [.retryFailed, .scaleDownLargeImages])
+        }
+        await h.finish()
+    }
+
+    @Test func aLyingContentLengthIsANetworkError() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/short.png", .lyingLength(claimed: ManagerHarness.png.count + 500, body: ManagerHarness.png))
+        do {
+            _ = try await h.manager.image(for: h.url("/short.png"))
+            Issue.record("loaded a short body")
+        } catch let error as ImageError {
+            guard case .network = error else { Issue.record("\(error)"); return }
+        }
+        #expect(await h.manager.isFailedURL(h.url("/short.png")) == false)
+        await h.finish()
+    }
+}
