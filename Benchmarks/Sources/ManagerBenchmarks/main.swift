@@ -80,6 +80,45 @@ if ProcessInfo.processInfo.environment["WEBIMAGE_TIMELINE"] != nil {
     exit(0)
 }
 
+// WEBIMAGE_FANOUT=1: 1,000 callers of one URL whose loader answers after 20 ms with a tiny PNG,
+// against 1,000 tasks waiting 20 ms for one event: the cost of sharing, without I/O or decoding.
+if ProcessInfo.processInfo.environment["WEBIMAGE_FANOUT"] != nil {
+    final class SlowMemoryLoader: ImageLoader {
+        let body = smallBlobs[0]
+        func canLoad(_ url: URL) -> Bool { url.scheme == "mem" }
+        func load(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {
+            AsyncThrowingStream { $0.finish(throwing: ImageError.invalidURL("streaming not used")) }
+        }
+        func data(for request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse) {
+            try await Task.sleep(for: .milliseconds(20))
+            return (body, ImageLoaderResponse(statusCode: 200, headers: [:], expectedContentLength: nil, url: request.url))
+        }
+    }
+    let loops = Int(ProcessInfo.processInfo.environment["WEBIMAGE_FANOUT"] ?? "") ?? 7
+    for i in 0..<loops {
+        let manager = ImageManager(cache: ImageCache(namespace: "f", directory: freshDirectory(), config: .init(cleanupInterval: nil)),
+                                   loaders: ImageLoaders([SlowMemoryLoader()]))
+        let url = URL(string: "mem:/x\(i).jpg")!
+        let shared = ms(try await clock.measure {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<1000 { group.addTask { try await manager.image(for: url).width } }
+                for try await _ in group {}
+            }
+        })
+        let one = ms(try await clock.measure { _ = try await manager.image(for: URL(string: "mem:/y\(i).jpg")!) })
+        let gate = Gate(size: 1001)
+        let floor = ms(await clock.measure {
+            await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<1000 { group.addTask { await gate.wait(); return true } }
+                group.addTask { try? await Task.sleep(for: .milliseconds(20)); await gate.wait(); return true }
+                for await _ in group {}
+            }
+        })
+        if loops < 50 { print("1,000 shared \(f(shared)) ms; one call \(f(one)) ms; 1,000 waiting on a 20 ms event \(f(floor)) ms") }
+    }
+    exit(0)
+}
+
 // WEBIMAGE_PROFILE=coalescing|memory loops one part for a profiler and exits.
 if let part = ProcessInfo.processInfo.environment["WEBIMAGE_PROFILE"] {
     let url = URL(string: "\(base)/photo-1024x768.webp")!
