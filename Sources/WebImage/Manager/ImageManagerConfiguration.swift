@@ -10,6 +10,8 @@ extension ImageManager {
         /// Supplies every field a call's context leaves nil.
         public var defaultContext = ImageContext()
         /// Rewrites each call's options and context (after defaults are applied, before anything else).
+        /// It should give the same answer for the same URL, options and context: calls that agree
+        /// before it runs may share work.
         public var optionsProcessor: (@Sendable (URL, ImageOptions, ImageContext) -> (ImageOptions, ImageContext))?
         /// The cache-key filter used when the context has none.
         public var cacheKeyFilter: CacheKeyFilter?
