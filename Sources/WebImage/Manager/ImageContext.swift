@@ -9,109 +9,214 @@ import Foundation
 /// loader, cache or coder that is not a class instance is never shared with other loads: the
 /// manager cannot tell two such closures apart.
 public struct ImageContext: Sendable {
+    /// The values, shared between copies until one of them changes (copy on write): a context is
+    /// copied on every call, and most are empty.
+    private var storage: Storage
+
     /// Transforms the decoded image; its key becomes part of the cache key.
-    public var transformer: (any ImageTransformer)?
+    public var transformer: (any ImageTransformer)? {
+        get { storage.fields.transformer }
+        set { mutate { $0.transformer = newValue } }
+    }
     /// Decode at most this size (a thumbnail); becomes part of the cache key.
-    public var thumbnailPixelSize: PixelSize?
+    public var thumbnailPixelSize: PixelSize? {
+        get { storage.fields.thumbnailPixelSize }
+        set { mutate { $0.thumbnailPixelSize = newValue } }
+    }
     /// With a thumbnail size, keep the aspect ratio (default true) or stretch to the size.
-    public var preserveAspectRatio: Bool?
+    public var preserveAspectRatio: Bool? {
+        get { storage.fields.preserveAspectRatio }
+        set { mutate { $0.preserveAspectRatio = newValue } }
+    }
     /// The image's scale factor; default: from an `@2x`/`@3x` suffix of the cache key, else 1.
-    public var imageScaleFactor: Double?
+    public var imageScaleFactor: Double? {
+        get { storage.fields.imageScaleFactor }
+        set { mutate { $0.imageScaleFactor = newValue } }
+    }
     /// The pixel budget for `.scaleDownLargeImages`, in bytes of RGBA pixels (default 60 MB).
-    public var scaleDownLimitBytes: Int?
+    public var scaleDownLimitBytes: Int? {
+        get { storage.fields.scaleDownLimitBytes }
+        set { mutate { $0.scaleDownLimitBytes = newValue } }
+    }
     /// Where to look for the image (default `.all`).
-    public var queryCacheType: ImageCacheType?
+    public var queryCacheType: ImageCacheType? {
+        get { storage.fields.queryCacheType }
+        set { mutate { $0.queryCacheType = newValue } }
+    }
     /// Where to store the loaded image (default `.all`).
-    public var storeCacheType: ImageCacheType?
-    /// Where to look for the untransformed original when the transformed image is not cached
+    public var storeCacheType: ImageCacheType? {
+        get { storage.fields.storeCacheType }
+        set { mutate { $0.storeCacheType = newValue } }
+    }
     /// (default `.disk`): a hit is transformed instead of downloading again.
-    public var originalQueryCacheType: ImageCacheType?
+    public var originalQueryCacheType: ImageCacheType? {
+        get { storage.fields.originalQueryCacheType }
+        set { mutate { $0.originalQueryCacheType = newValue } }
+    }
     /// Where to store the original data when the image is transformed or a thumbnail (default `.disk`).
-    public var originalStoreCacheType: ImageCacheType?
+    public var originalStoreCacheType: ImageCacheType? {
+        get { storage.fields.originalStoreCacheType }
+        set { mutate { $0.originalStoreCacheType = newValue } }
+    }
     /// Turns a URL into its cache key (default: the absolute string).
-    public var cacheKeyFilter: CacheKeyFilter?
+    public var cacheKeyFilter: CacheKeyFilter? {
+        get { storage.fields.cacheKeyFilter }
+        set { mutate { $0.cacheKeyFilter = newValue } }
+    }
     /// Encodes a transformed image for the disk cache (default: its source format).
-    public var cacheSerializer: CacheSerializer?
+    public var cacheSerializer: CacheSerializer? {
+        get { storage.fields.cacheSerializer }
+        set { mutate { $0.cacheSerializer = newValue } }
+    }
     /// Changes or refuses the request (beats the loader's own modifier).
-    public var requestModifier: RequestModifier?
+    public var requestModifier: RequestModifier? {
+        get { storage.fields.requestModifier }
+        set { mutate { $0.requestModifier = newValue } }
+    }
     /// Inspects, rewrites or refuses the response (beats the loader's own modifier).
-    public var responseModifier: ResponseModifier?
+    public var responseModifier: ResponseModifier? {
+        get { storage.fields.responseModifier }
+        set { mutate { $0.responseModifier = newValue } }
+    }
     /// Turns downloaded bytes into image bytes (beats the loader's own decryptor).
-    public var decryptor: Decryptor?
+    public var decryptor: Decryptor? {
+        get { storage.fields.decryptor }
+        set { mutate { $0.decryptor = newValue } }
+    }
     /// Stall and total timeout of the download (default: the loader's).
-    public var downloadTimeout: Duration?
+    public var downloadTimeout: Duration? {
+        get { storage.fields.downloadTimeout }
+        set { mutate { $0.downloadTimeout = newValue } }
+    }
     /// The cache to use instead of the manager's.
-    public var cache: (any ImageCaching)?
+    public var cache: (any ImageCaching)? {
+        get { storage.fields.cache }
+        set { mutate { $0.cache = newValue } }
+    }
     /// The loader to use instead of the manager's registry.
-    public var loader: (any ImageLoader)?
+    public var loader: (any ImageLoader)? {
+        get { storage.fields.loader }
+        set { mutate { $0.loader = newValue } }
+    }
     /// The coder to decode with instead of the manager's registry.
-    public var coder: (any ImageCoder)?
+    public var coder: (any ImageCoder)? {
+        get { storage.fields.coder }
+        set { mutate { $0.coder = newValue } }
+    }
     /// The shortest time between two progressive previews (default 0.1 s).
-    public var previewInterval: Duration?
-    private var custom: [ObjectIdentifier: any Sendable] = [:]
+    public var previewInterval: Duration? {
+        get { storage.fields.previewInterval }
+        set { mutate { $0.previewInterval = newValue } }
+    }
 
     /// An empty context: every setting falls back to its default.
-    public init() {}
+    public init() { storage = Storage.empty }
 
     /// A context with the most used fields set.
     public init(transformer: (any ImageTransformer)? = nil, thumbnailPixelSize: PixelSize? = nil,
                 storeCacheType: ImageCacheType? = nil, cache: (any ImageCaching)? = nil, loader: (any ImageLoader)? = nil) {
-        self.transformer = transformer
-        self.thumbnailPixelSize = thumbnailPixelSize
-        self.storeCacheType = storeCacheType
-        self.cache = cache
-        self.loader = loader
+        var fields = Fields()
+        fields.transformer = transformer
+        fields.thumbnailPixelSize = thumbnailPixelSize
+        fields.storeCacheType = storeCacheType
+        fields.cache = cache
+        fields.loader = loader
+        storage = Storage(fields)
     }
 
     /// A custom value, for keys defined by custom loaders, caches and coders.
     public subscript<Key: ImageContextKey>(key: Key.Type) -> Key.Value? {
-        get { custom[ObjectIdentifier(key)] as? Key.Value }
-        set { custom[ObjectIdentifier(key)] = newValue }
+        get { storage.fields.custom[ObjectIdentifier(key)] as? Key.Value }
+        set { mutate { $0.custom[ObjectIdentifier(key)] = newValue } }
+    }
+
+    private mutating func mutate(_ change: (inout Fields) -> Void) {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+        change(&storage.fields)
     }
 
     /// This context with every nil field taken from `defaults`.
     func merged(over defaults: ImageContext) -> ImageContext {
-        var result = self
-        result.transformer = transformer ?? defaults.transformer
-        result.thumbnailPixelSize = thumbnailPixelSize ?? defaults.thumbnailPixelSize
-        result.preserveAspectRatio = preserveAspectRatio ?? defaults.preserveAspectRatio
-        result.imageScaleFactor = imageScaleFactor ?? defaults.imageScaleFactor
-        result.scaleDownLimitBytes = scaleDownLimitBytes ?? defaults.scaleDownLimitBytes
-        result.queryCacheType = queryCacheType ?? defaults.queryCacheType
-        result.storeCacheType = storeCacheType ?? defaults.storeCacheType
-        result.originalQueryCacheType = originalQueryCacheType ?? defaults.originalQueryCacheType
-        result.originalStoreCacheType = originalStoreCacheType ?? defaults.originalStoreCacheType
-        result.cacheKeyFilter = cacheKeyFilter ?? defaults.cacheKeyFilter
-        result.cacheSerializer = cacheSerializer ?? defaults.cacheSerializer
-        result.requestModifier = requestModifier ?? defaults.requestModifier
-        result.responseModifier = responseModifier ?? defaults.responseModifier
-        result.decryptor = decryptor ?? defaults.decryptor
-        result.downloadTimeout = downloadTimeout ?? defaults.downloadTimeout
-        result.cache = cache ?? defaults.cache
-        result.loader = loader ?? defaults.loader
-        result.coder = coder ?? defaults.coder
-        result.previewInterval = previewInterval ?? defaults.previewInterval
-        result.custom = defaults.custom.merging(custom) { _, mine in mine }
-        return result
+        if storage === Storage.empty { return defaults }
+        if defaults.storage === Storage.empty { return self }
+        let mine = storage.fields, base = defaults.storage.fields
+        var result = mine
+        result.transformer = mine.transformer ?? base.transformer
+        result.thumbnailPixelSize = mine.thumbnailPixelSize ?? base.thumbnailPixelSize
+        result.preserveAspectRatio = mine.preserveAspectRatio ?? base.preserveAspectRatio
+        result.imageScaleFactor = mine.imageScaleFactor ?? base.imageScaleFactor
+        result.scaleDownLimitBytes = mine.scaleDownLimitBytes ?? base.scaleDownLimitBytes
+        result.queryCacheType = mine.queryCacheType ?? base.queryCacheType
+        result.storeCacheType = mine.storeCacheType ?? base.storeCacheType
+        result.originalQueryCacheType = mine.originalQueryCacheType ?? base.originalQueryCacheType
+        result.originalStoreCacheType = mine.originalStoreCacheType ?? base.originalStoreCacheType
+        result.cacheKeyFilter = mine.cacheKeyFilter ?? base.cacheKeyFilter
+        result.cacheSerializer = mine.cacheSerializer ?? base.cacheSerializer
+        result.requestModifier = mine.requestModifier ?? base.requestModifier
+        result.responseModifier = mine.responseModifier ?? base.responseModifier
+        result.decryptor = mine.decryptor ?? base.decryptor
+        result.downloadTimeout = mine.downloadTimeout ?? base.downloadTimeout
+        result.cache = mine.cache ?? base.cache
+        result.loader = mine.loader ?? base.loader
+        result.coder = mine.coder ?? base.coder
+        result.previewInterval = mine.previewInterval ?? base.previewInterval
+        result.custom = base.custom.merging(mine.custom) { _, mine in mine }
+        return ImageContext(storage: Storage(result))
     }
+
+    private init(storage: Storage) { self.storage = storage }
 
     /// Whether this context was left entirely at its defaults (the common, fastest case).
     var isEmpty: Bool {
-        transformer == nil && thumbnailPixelSize == nil && preserveAspectRatio == nil && imageScaleFactor == nil
-            && scaleDownLimitBytes == nil && queryCacheType == nil && storeCacheType == nil && originalQueryCacheType == nil
-            && originalStoreCacheType == nil && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil
-            && responseModifier == nil && decryptor == nil && downloadTimeout == nil && cache == nil && loader == nil
-            && coder == nil && previewInterval == nil && custom.isEmpty
+        storage === Storage.empty || storage.fields.isEmpty
     }
 
     /// Whether loads with this context can share work with other loads of the same key: false
     /// when it carries closures or value-type plug-ins that cannot be compared.
     var isShareable: Bool {
-        cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && responseModifier == nil
-            && decryptor == nil && custom.isEmpty
-            && (cache.map { type(of: $0) is AnyClass } ?? true)
-            && (loader.map { type(of: $0) is AnyClass } ?? true)
-            && (coder.map { type(of: $0) is AnyClass } ?? true)
+        if storage === Storage.empty { return true }
+        let f = storage.fields
+        return f.cacheKeyFilter == nil && f.cacheSerializer == nil && f.requestModifier == nil && f.responseModifier == nil
+            && f.decryptor == nil && f.custom.isEmpty
+            && (f.cache.map { type(of: $0) is AnyClass } ?? true)
+            && (f.loader.map { type(of: $0) is AnyClass } ?? true)
+            && (f.coder.map { type(of: $0) is AnyClass } ?? true)
+    }
+
+    /// The fields themselves.
+    private struct Fields: Sendable {
+        var transformer: (any ImageTransformer)?
+        var thumbnailPixelSize: PixelSize?
+        var preserveAspectRatio: Bool?
+        var imageScaleFactor: Double?
+        var scaleDownLimitBytes: Int?
+        var queryCacheType: ImageCacheType?
+        var storeCacheType: ImageCacheType?
+        var originalQueryCacheType: ImageCacheType?
+        var originalStoreCacheType: ImageCacheType?
+        var cacheKeyFilter: CacheKeyFilter?
+        var cacheSerializer: CacheSerializer?
+        var requestModifier: RequestModifier?
+        var responseModifier: ResponseModifier?
+        var decryptor: Decryptor?
+        var downloadTimeout: Duration?
+        var cache: (any ImageCaching)?
+        var loader: (any ImageLoader)?
+        var coder: (any ImageCoder)?
+        var previewInterval: Duration?
+        var custom: [ObjectIdentifier: any Sendable] = [:]
+
+        var isEmpty: Bool {
+            transformer == nil && thumbnailPixelSize == nil && preserveAspectRatio == nil && imageScaleFactor == nil && scaleDownLimitBytes == nil && queryCacheType == nil && storeCacheType == nil && originalQueryCacheType == nil && originalStoreCacheType == nil && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && responseModifier == nil && decryptor == nil && downloadTimeout == nil && cache == nil && loader == nil && coder == nil && previewInterval == nil && custom.isEmpty
+        }
+    }
+
+    // @unchecked Sendable: `fields` is only changed through `mutate`, when this storage is
+    // referenced by one context alone (copy on write); shared storage is never written.
+    private final class Storage: @unchecked Sendable {
+        static let empty = Storage(Fields())
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
     }
 }
 
