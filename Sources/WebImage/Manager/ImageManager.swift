@@ -99,6 +99,11 @@ public final class ImageManager: Sendable {
     /// Cancels every load in flight: each caller gets `CancellationError`.
     public func cancelAll() async { pipeline.cancelAll() }
 
+    /// Waits until the disk writes of finished loads are done. Loads return before their disk
+    /// write unless `.waitStoreCache` is set; a program that ends right after loading (a
+    /// command-line tool) calls this first, or its last writes end with the process.
+    public func waitForPendingStores() async { await pipeline.pendingStores.waitForAll() }
+
     /// Loads in flight (shared decode-transform-store works) and transfers in flight.
     public func inFlightCounts() async -> (loads: Int, downloads: Int) { pipeline.counts() }
 

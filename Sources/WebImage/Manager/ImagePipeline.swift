@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// The shared part of a load, after the memory cache missed: disk cache, download, decode,
 /// transform, store. Runs once per work key however many callers wait for it.
@@ -9,6 +10,8 @@ struct ImagePipeline: Sendable {
     /// Transfers, by download key.
     let downloads = InFlightTable<LoadPlan.DownloadKey, DownloadEvent, Download>()
     let shouldDownload: (@Sendable (URL) -> Bool)?
+    /// Disk writes running in the background, so that they can be awaited.
+    let pendingStores = PendingStores()
     static let logger = Logger(label: "WebImage.ImageManager")
 
     /// The body of a finished transfer.
@@ -275,7 +278,29 @@ struct ImagePipeline: Sendable {
         if plan.options.contains(.waitStoreCache) {
             await disk()
         } else {
-            Task.detached(priority: .utility) { await disk() }
+            pendingStores.start(disk)
         }
+    }
+}
+
+/// Background disk writes: started without waiting, awaited by `ImageManager.waitForPendingStores()`.
+final class PendingStores: Sendable {
+    private let tasks = Mutex<[Int: Task<Void, Never>]>([:])
+    private let nextID = Atomic<Int>(0)
+
+    /// Starts `write` in the background; it forgets itself when done.
+    func start(_ write: @escaping @Sendable () async -> Void) {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        tasks.withLock { tasks in
+            tasks[id] = Task.detached(priority: .utility) { [weak self] in
+                await write()
+                _ = self?.tasks.withLock { $0.removeValue(forKey: id) }
+            }
+        }
+    }
+
+    /// Waits until every write started so far (and any started meanwhile) is done.
+    func waitForAll() async {
+        while let running = tasks.withLock({ $0.first?.value }) { await running.value }
     }
 }

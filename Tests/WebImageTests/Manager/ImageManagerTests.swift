@@ -76,6 +76,26 @@ import Testing
         await h.finish()
     }
 
+    @Test func backgroundDiskWritesCanBeAwaited() async throws {
+        let h = try await ManagerHarness()
+        for i in 0..<5 { h.server.route("/w\(i).png", .respond(body: ManagerHarness.png)) }
+        let slowDisk = InstrumentedCache(base: h.cache, storeDelay: .milliseconds(300))
+        var context = ImageContext()
+        context.cache = slowDisk
+        let manager = h.manager
+        let urls = (0..<5).map { h.url("/w\($0).png") }
+        let start = ContinuousClock.now
+        for url in urls { _ = try await manager.image(for: url, context: context) }
+        #expect(ContinuousClock.now - start < .milliseconds(300), "the loads waited for their disk writes")
+        #expect(await h.cache.disk.contains(urls[0].absoluteString) == false, "written before the delay ended")
+        await manager.waitForPendingStores()
+        for url in urls {
+            #expect(await h.cache.disk.contains(url.absoluteString), "\(url) not on disk")
+        }
+        await manager.waitForPendingStores()   // nothing pending: returns at once
+        await h.finish()
+    }
+
     @Test func queryMemoryDataReturnsTheDataOfAMemoryHit() async throws {
         let h = try await ManagerHarness()
         h.server.route("/a.png", .respond(body: ManagerHarness.png))

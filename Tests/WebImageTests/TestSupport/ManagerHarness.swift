@@ -114,7 +114,7 @@ final class InstrumentedCache: ImageCaching {
 
     func store(_ image: Image?, data: Data?, forKey key: String, to destination: ImageCacheType) async throws {
         calls.withLock { $0.stores += 1 }
-        if storeDelay > .zero { try? await Task.sleep(for: storeDelay) }
+        if storeDelay > .zero, destination.includesDisk { try? await Task.sleep(for: storeDelay) }
         if failsStores { throw ImageError.cacheWriteFailed(path: "/full", reason: "No space left on device") }
         try await base.store(image, data: data, forKey: key, to: destination)
     }
