@@ -59,8 +59,8 @@ final class DemoServer: Sendable {
         try? await group.shutdownGracefully()
     }
 
+    // Sendable by hand: a handler is used only on its own channel's event loop.
     private final class Handler: ChannelInboundHandler, @unchecked Sendable {
-        // @unchecked Sendable: used only on its channel's event loop.
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
         let files: [String: Data]

@@ -122,6 +122,12 @@ extension ImageLoader {
     /// Loads the whole body by gathering the stream's data.
     /// - Throws: the loader's `ImageError`, or `CancellationError`.
     public func data(for request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse) {
+        try await gatherBody(of: request) { _ in }
+    }
+
+    /// Loads `request` through `load(_:)`, gathering the body while `onEvent` sees every event.
+    func gatherBody(of request: ImageLoaderRequest, onEvent: (ImageLoaderEvent) -> Void) async throws
+        -> (Data, ImageLoaderResponse) {
         var body = Data()
         var response: ImageLoaderResponse?
         for try await event in load(request) {
@@ -132,6 +138,7 @@ extension ImageLoader {
             case .data(let chunk): body.append(chunk)
             case .progress: break
             }
+            onEvent(event)
         }
         try Task.checkCancellation()
         guard let response else { throw ImageError.network(url: request.url, reason: "no response") }

@@ -207,11 +207,16 @@ public struct ImageContext: Sendable {
         var custom: [ObjectIdentifier: any Sendable] = [:]
 
         var isEmpty: Bool {
-            transformer == nil && thumbnailPixelSize == nil && preserveAspectRatio == nil && imageScaleFactor == nil && scaleDownLimitBytes == nil && queryCacheType == nil && storeCacheType == nil && originalQueryCacheType == nil && originalStoreCacheType == nil && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && responseModifier == nil && decryptor == nil && downloadTimeout == nil && cache == nil && loader == nil && coder == nil && previewInterval == nil && custom.isEmpty
+            transformer == nil && thumbnailPixelSize == nil && preserveAspectRatio == nil
+                && imageScaleFactor == nil && scaleDownLimitBytes == nil && queryCacheType == nil
+                && storeCacheType == nil && originalQueryCacheType == nil && originalStoreCacheType == nil
+                && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && responseModifier == nil
+                && decryptor == nil && downloadTimeout == nil && cache == nil && loader == nil && coder == nil
+                && previewInterval == nil && custom.isEmpty
         }
     }
 
-    // @unchecked Sendable: `fields` is only changed through `mutate`, when this storage is
+    // Sendable by hand: `fields` is only changed through `mutate`, when this storage is
     // referenced by one context alone (copy on write); shared storage is never written.
     private final class Storage: @unchecked Sendable {
         static let empty = Storage(Fields())

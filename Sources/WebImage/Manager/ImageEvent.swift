@@ -22,6 +22,11 @@ public struct ImageResult: Sendable {
     /// The URL that was asked for.
     public var url: URL
 
+    /// The result of a cache hit for `url`.
+    public init(_ hit: ImageCacheResult, url: URL) {
+        self.init(image: hit.image, data: hit.data, cacheType: hit.cacheType, url: url)
+    }
+
     /// A result.
     public init(image: Image, data: Data?, cacheType: ImageCacheType, url: URL) {
         self.image = image

@@ -143,7 +143,7 @@ public final class ImageManager: Sendable {
             if let hit = await cache.image(forKey: key, from: wantsData ? (context.queryCacheType ?? .all) : .memory,
                                            options: decode, includingData: wantsData) {
                 if options.contains(.retryFailed) { failedURLs.remove(url) }
-                return ImageResult(image: hit.image, data: hit.data, cacheType: hit.cacheType, url: url)
+                return ImageResult(hit, url: url)
             }
             try Task.checkCancellation()
         }

@@ -54,18 +54,18 @@ struct ImagePipeline: Sendable {
                                                 includingData: options.contains(.queryMemoryData))
             }
             if let cached, !options.contains(.refreshCached) {
-                return ImageResult(image: cached.image, data: cached.data, cacheType: cached.cacheType, url: plan.url)
+                return ImageResult(cached, url: plan.url)
             }
             if cached == nil, !options.contains(.refreshCached), let result = try await fromCachedOriginal(plan) {
                 return result
             }
         }
         if options.contains(.fromCacheOnly) {
-            if let cached { return ImageResult(image: cached.image, data: cached.data, cacheType: cached.cacheType, url: plan.url) }
+            if let cached { return ImageResult(cached, url: plan.url) }
             throw ImageError.notInCache(key: plan.cacheKey ?? plan.url.absoluteString)
         }
         if let shouldDownload, !shouldDownload(plan.url) {
-            if let cached { return ImageResult(image: cached.image, data: cached.data, cacheType: cached.cacheType, url: plan.url) }
+            if let cached { return ImageResult(cached, url: plan.url) }
             throw ImageError.downloadNotAllowed(plan.url)
         }
         try Task.checkCancellation()
@@ -80,7 +80,7 @@ struct ImagePipeline: Sendable {
         let progressive = options.contains(.progressiveLoad) && !options.contains(.avoidDecodeImage)
         let (download, incremental) = try await fetch(plan, validators: validators, progressive: progressive, work: work)
         if download.response.statusCode == 304, let cached {
-            return ImageResult(image: cached.image, data: cached.data, cacheType: cached.cacheType, url: plan.url)
+            return ImageResult(cached, url: plan.url)
         }
         guard download.response.statusCode != 304 else { throw ImageError.badStatusCode(304, url: plan.url) }
         guard !download.data.isEmpty else { throw ImageError.emptyData }
@@ -161,22 +161,13 @@ struct ImagePipeline: Sendable {
             transfer.send(.progress(ImageProgress(receivedBytes: Int64(data.count), expectedBytes: Int64(data.count))))
             return Download(data: data, response: response)
         }
-        var body = Data()
-        var response: ImageLoaderResponse?
-        for try await event in loader.load(request) {
+        let (body, response) = try await loader.gatherBody(of: request) { event in
             switch event {
-            case .response(let r):
-                response = r
-                if let expected = r.expectedContentLength, expected > 0, expected < 256 << 20 { body.reserveCapacity(Int(expected)) }
-            case .data(let chunk):
-                body.append(chunk)
-                transfer.send(.data(chunk))
-            case .progress(let progress):
-                transfer.send(.progress(progress))
+            case .response: break
+            case .data(let chunk): transfer.send(.data(chunk))
+            case .progress(let progress): transfer.send(.progress(progress))
             }
         }
-        try Task.checkCancellation()
-        guard let response else { throw ImageError.network(url: request.url, reason: "no response") }
         return Download(data: body, response: response)
     }
 

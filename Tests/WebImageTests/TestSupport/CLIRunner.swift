@@ -17,8 +17,8 @@ enum CLIRunner {
     }
 
     /// A running `webimage`.
+    // Sendable by hand: the process is only signalled and waited for; the pipes are read once.
     final class Running: @unchecked Sendable {
-        // @unchecked Sendable: the process is only signalled and waited for; the pipes are read once.
         let process: Process
         let out: Pipe, err: Pipe
 

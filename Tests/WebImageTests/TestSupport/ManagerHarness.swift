@@ -123,14 +123,3 @@ final class InstrumentedCache: ImageCaching {
     func containsImage(forKey key: String, in scope: ImageCacheType) async -> ImageCacheType { await base.containsImage(forKey: key, in: scope) }
     func clear(_ scope: ImageCacheType) async { await base.clear(scope) }
 }
-
-/// Runs `body` and returns how long it took and its outcome.
-func timed<T: Sendable>(_ body: () async throws -> T) async -> (Duration, Result<T, any Error>) {
-    let start = ContinuousClock.now
-    do {
-        let value = try await body()
-        return (ContinuousClock.now - start, .success(value))
-    } catch {
-        return (ContinuousClock.now - start, .failure(error))
-    }
-}

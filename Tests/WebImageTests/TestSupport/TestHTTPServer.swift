@@ -90,8 +90,8 @@ final class TestHTTPServer: Sendable {
         return routes.withLock { $0[path] }
     }
 
+    // Sendable by hand: a handler is used only on its own channel's event loop.
     private final class Handler: ChannelInboundHandler, @unchecked Sendable {
-        // @unchecked Sendable: used only on its channel's event loop.
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
         let server: TestHTTPServer
