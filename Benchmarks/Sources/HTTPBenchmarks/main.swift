@@ -25,7 +25,19 @@ func medianAsync(_ runs: Int, _ body: () async throws -> Void) async rethrows ->
     return times.sorted()[times.count / 2]
 }
 
-/// Runs `job` for every URL with at most `width` at once.
+/// Runs `job` for every URL at once: the client's own limit keeps `width` transfers running, as
+/// `curl --parallel --parallel-max width` does with its list of URLs.
+func fetchAllAtOnce(_ job: @escaping @Sendable (URL) async throws -> Int) async throws {
+    try await withThrowingTaskGroup(of: Int.self) { group in
+        for url in urls { group.addTask { try await job(url) } }
+        var total = 0
+        while let bytes = try await group.next() { total += bytes }
+        precondition(total > 1_000_000, "the small files did not arrive")
+    }
+}
+
+/// Runs `job` for every URL with at most `width` at once, the caller holding the limit (each
+/// new request starts only when the caller has seen one end).
 func fetchAll(width: Int, _ job: @escaping @Sendable (URL) async throws -> Int) async throws {
     try await withThrowingTaskGroup(of: Int.self) { group in
         var next = 0
@@ -46,6 +58,16 @@ func rssKiB() -> Int {
 }
 
 // WEBIMAGE_HTTP_PROFILE=WIDTH loops our loader over the small files for a profiler and exits.
+// WEBIMAGE_HTTP_PROFILE=large prints 30 times of the 50 MiB file and exits.
+if ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_PROFILE"] == "large" {
+    var configuration = HTTPImageLoader.Configuration()
+    configuration.maximumResponseSize = 64 << 20
+    let loader = HTTPImageLoader(configuration: configuration)
+    var times: [String] = []
+    for _ in 0..<30 { times.append(formatted(milliseconds(try await clock.measure { _ = try await loader.data(for: ImageLoaderRequest(url: large)) }))) }
+    print(times.joined(separator: " "))
+    exit(0)
+}
 if let profile = ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_PROFILE"], let width = Int(profile) {
     var configuration = HTTPImageLoader.Configuration()
     configuration.maximumConcurrentDownloads = width
@@ -56,36 +78,52 @@ if let profile = ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_PROFILE"], l
 
 struct Row { var name: String; var ours: Double; var curl: Double?; var session: Double; var ahc: Double }
 var rows: [Row] = []
+let onlyOurs = ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_ONLY_OURS"] != nil
+let runs = Int(ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_RUNS"] ?? "") ?? 11
 
+// The large file first, while the process is fresh (each client then faults in its own 50 MiB).
 let session = URLSession(configuration: .default)
 let ahc = HTTPClient(eventLoopGroupProvider: .singleton)
-
-for width in [6, 32] {
-    var configuration = HTTPImageLoader.Configuration()
-    configuration.maximumConcurrentDownloads = width
-    let loader = HTTPImageLoader(configuration: configuration)
-    let ours = try await medianAsync(5) { try await fetchAll(width: width) { try await loader.data(for: ImageLoaderRequest(url: $0)).0.count } }
-    if ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_ONLY_OURS"] != nil { print("ours \(width): \(ours)"); continue }
-    let viaSession = try await medianAsync(5) { try await fetchAll(width: width) { try await session.data(from: $0).0.count } }
-    let viaAHC = try await medianAsync(5) {
-        try await fetchAll(width: width) { url in
-            let response = try await ahc.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(15))
-            return try await response.body.collect(upTo: 1 << 20).readableBytes
-        }
-    }
-    rows.append(Row(name: "1,000 x 12 KB, \(width) at once", ours: ours, curl: run.anchors["http_1000x12KB_curl_parallel\(width)"],
-                    session: viaSession, ahc: viaAHC))
-}
-
 var bigConfiguration = HTTPImageLoader.Configuration()
 bigConfiguration.maximumResponseSize = 64 << 20
 let bigLoader = HTTPImageLoader(configuration: bigConfiguration)
-let oursLarge = try await medianAsync(5) { _ = try await bigLoader.data(for: ImageLoaderRequest(url: large)) }
-let sessionLarge = try await medianAsync(5) { _ = try await session.data(from: large) }
-let ahcLarge = try await medianAsync(5) {
+let oursLarge = try await medianAsync(runs) { _ = try await bigLoader.data(for: ImageLoaderRequest(url: large)) }
+let sessionLarge = try await medianAsync(runs) { _ = try await session.data(from: large) }
+let ahcLarge = try await medianAsync(runs) {
     let response = try await ahc.execute(HTTPClientRequest(url: large.absoluteString), timeout: .seconds(30))
     _ = try await response.body.collect(upTo: 64 << 20)
 }
+
+for width in [6, 32] {
+    // Each client gets its own limit of `width` connections to the host, then every request at once.
+    var configuration = HTTPImageLoader.Configuration()
+    configuration.maximumConcurrentDownloads = width
+    let loader = HTTPImageLoader(configuration: configuration)
+    let ours = try await medianAsync(runs) { try await fetchAllAtOnce { try await loader.data(for: ImageLoaderRequest(url: $0)).0.count } }
+    let oursHeld = try await medianAsync(runs) {
+        try await fetchAll(width: width) { try await loader.data(for: ImageLoaderRequest(url: $0)).0.count }
+    }
+    if onlyOurs { print("ours \(width): \(formatted(ours)) ms; caller holding the limit: \(formatted(oursHeld)) ms"); continue }
+    let sessionConfiguration = URLSessionConfiguration.default
+    sessionConfiguration.httpMaximumConnectionsPerHost = width
+    let session = URLSession(configuration: sessionConfiguration)
+    let ahc = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
+        connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: width)))
+    let viaAHC: @Sendable (URL) async throws -> Int = { url in
+        let response = try await ahc.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(15))
+        return try await response.body.collect(upTo: 1 << 20).readableBytes
+    }
+    let curl = run.anchors["http_1000x12KB_curl_parallel\(width)"]
+    rows.append(Row(name: "1,000 x 12 KB, \(width) at once (all requested, the client's limit)", ours: ours, curl: curl,
+                    session: try await medianAsync(runs) { try await fetchAllAtOnce { try await session.data(from: $0).0.count } },
+                    ahc: try await medianAsync(runs) { try await fetchAllAtOnce(viaAHC) }))
+    rows.append(Row(name: "1,000 x 12 KB, \(width) at once (the caller holds \(width) in flight)", ours: oursHeld, curl: curl,
+                    session: try await medianAsync(runs) { try await fetchAll(width: width) { try await session.data(from: $0).0.count } },
+                    ahc: try await medianAsync(runs) { try await fetchAll(width: width, viaAHC) }))
+    try await ahc.shutdown().get()
+    session.invalidateAndCancel()
+}
+
 rows.append(Row(name: "one 50 MiB file", ours: oursLarge, curl: run.anchors["http_50MiB_curl"], session: sessionLarge, ahc: ahcLarge))
 
 // Memory per in-flight transfer: 256 transfers held open by a slow location (limit_rate).
