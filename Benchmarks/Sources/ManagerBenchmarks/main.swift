@@ -67,7 +67,10 @@ if ProcessInfo.processInfo.environment["WEBIMAGE_TIMELINE"] != nil {
         let start = clock.now
         let timeline = Timeline()
         try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<1000 { group.addTask { let w = try await manager.image(for: url).width; timeline.mark("first"); return w } }
+            let memoryOnly = ProcessInfo.processInfo.environment["WEBIMAGE_TIMELINE"] == "memory"
+            var context = ImageContext()
+            if memoryOnly { context.storeCacheType = .memory }
+            for _ in 0..<1000 { group.addTask { let w = try await manager.image(for: url, context: context).width; timeline.mark("first"); return w } }
             timeline.mark("spawned")
             for try await _ in group {}
         }
@@ -116,6 +119,26 @@ if ProcessInfo.processInfo.environment["WEBIMAGE_FANOUT"] != nil {
         })
         if loops < 50 { print("1,000 shared \(f(shared)) ms; one call \(f(one)) ms; 1,000 waiting on a 20 ms event \(f(floor)) ms") }
     }
+    exit(0)
+}
+
+// WEBIMAGE_COALESCE=N: N rounds of one call and 1,000 callers of one uncached WebP; prints the medians and exits.
+if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_COALESCE"].flatMap({ Int($0) }) {
+    var single: [Double] = [], shared: [Double] = []
+    for i in 0..<rounds {
+        for (callers, into) in [(1, 0), (1000, 1)] {
+            let (manager, _) = freshManager()
+            let url = URL(string: "\(base)/photo-1024x768.webp?\(i)-\(callers)")!
+            let time = ms(try await clock.measure {
+                try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<callers { group.addTask { try await manager.image(for: url).width } }
+                    for try await _ in group {}
+                }
+            })
+            if into == 0 { single.append(time) } else { shared.append(time) }
+        }
+    }
+    print("one call \(f(median(single))) ms; 1,000 callers \(f(median(shared))) ms; \(f(median(shared) / median(single)))x")
     exit(0)
 }
 

@@ -92,10 +92,13 @@ struct ImagePipeline: Sendable {
         let image = try transform(original, plan: plan)
         let derived = plan.isDerived && !(image.isAnimated && !options.contains(.transformAnimatedImage) && plan.context.thumbnailPixelSize == nil)
 
-        // Store.
+        // The callers get the image now (unless they wait for the store); the work stays in the
+        // table until the memory store is done, so a caller arriving meanwhile joins it.
+        let result = ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: plan.url)
+        if !options.contains(.waitStoreCache) { work.deliver(result) }
         await store(plan, original: original, image: image, data: download.data, derived: derived,
                     validators: CacheValidators(headers: download.response.headers))
-        return ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: plan.url)
+        return result
     }
 
     /// A transformed or thumbnail image that is not cached, made from the cached original

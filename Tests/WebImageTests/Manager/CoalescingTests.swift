@@ -46,6 +46,42 @@ import Testing
         await h.finish()
     }
 
+    @Test func callersGetTheImageBeforeTheMemoryStoreAndLaterOnesJoinIt() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        var context = ImageContext()
+        context.cache = InstrumentedCache(base: h.cache, memoryStoreDelay: .milliseconds(600))
+        let manager = h.manager, url = h.url("/a.png")
+        let start = ContinuousClock.now
+        #expect(try await manager.image(for: url, context: context).width == 64)
+        #expect(ContinuousClock.now - start < .milliseconds(400), "the caller waited for the memory store")
+        // The store is still running: the work stays in flight, and a caller arriving now joins it.
+        #expect(await manager.inFlightCounts().loads == 1)
+        let again = ContinuousClock.now
+        #expect(try await manager.result(for: url, context: context).cacheType == ImageCacheType.none)
+        #expect(ContinuousClock.now - again < .milliseconds(300))
+        #expect(h.server.requestCount("/a.png") == 1)
+        // Once stored, the work is gone and the image is a memory hit.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while await manager.inFlightCounts().loads > 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(try await manager.result(for: url, context: context).cacheType == .memory)
+        #expect(h.server.requestCount("/a.png") == 1)
+        await h.finish()
+    }
+
+    @Test func waitStoreCacheCallersWaitForTheStores() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        var context = ImageContext()
+        context.cache = InstrumentedCache(base: h.cache, memoryStoreDelay: .milliseconds(300))
+        let start = ContinuousClock.now
+        _ = try await h.manager.image(for: h.url("/a.png"), options: .waitStoreCache, context: context)
+        #expect(ContinuousClock.now - start >= .milliseconds(300))
+        #expect(await h.manager.inFlightCounts().loads == 0)
+        #expect(await h.cache.memory.contains(h.url("/a.png").absoluteString))
+        await h.finish()
+    }
+
     @Test func aLateCallerJoinsTheWorkInFlight() async throws {
         let h = try await ManagerHarness()
         h.server.route("/slow.png", .drip(body: ManagerHarness.png, chunk: 1000, interval: .milliseconds(40)))

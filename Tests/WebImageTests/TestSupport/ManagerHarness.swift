@@ -94,10 +94,13 @@ final class InstrumentedCache: ImageCaching {
     let failsStores: Bool
     let queryDelay: Duration
     let storeDelay: Duration
+    let memoryStoreDelay: Duration
     private let calls = Mutex<(queries: Int, stores: Int)>((0, 0))
 
-    init(base: any ImageCaching, failsStores: Bool = false, queryDelay: Duration = .zero, storeDelay: Duration = .zero) {
+    init(base: any ImageCaching, failsStores: Bool = false, queryDelay: Duration = .zero, storeDelay: Duration = .zero,
+         memoryStoreDelay: Duration = .zero) {
         self.base = base
+        self.memoryStoreDelay = memoryStoreDelay
         self.failsStores = failsStores
         self.queryDelay = queryDelay
         self.storeDelay = storeDelay
@@ -115,6 +118,7 @@ final class InstrumentedCache: ImageCaching {
     func store(_ image: Image?, data: Data?, forKey key: String, to destination: ImageCacheType) async throws {
         calls.withLock { $0.stores += 1 }
         if storeDelay > .zero, destination.includesDisk { try? await Task.sleep(for: storeDelay) }
+        if memoryStoreDelay > .zero, destination == .memory { try? await Task.sleep(for: memoryStoreDelay) }
         if failsStores { throw ImageError.cacheWriteFailed(path: "/full", reason: "No space left on device") }
         try await base.store(image, data: data, forKey: key, to: destination)
     }
