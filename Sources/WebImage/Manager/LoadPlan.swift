@@ -73,6 +73,15 @@ final class LoadPlan: Sendable {
         let cacheID: ObjectIdentifier?, loaderID: ObjectIdentifier?, coderID: ObjectIdentifier?
         /// Set for loads that must not be shared.
         let unique: UUID?
+
+        /// The URL, the options and the uniqueness only: every caller of a shared load hashes
+        /// its key, and works for one URL that differ in the rest are few (equality still
+        /// compares every field).
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(url)
+            hasher.combine(options)
+            hasher.combine(unique)
+        }
     }
 
     /// What makes two loads the same transfer.
