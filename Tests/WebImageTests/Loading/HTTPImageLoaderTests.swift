@@ -53,6 +53,20 @@ import Testing
         }
     }
 
+    @Test func consecutiveLargeBodiesArriveIntact() async throws {
+        // The second body is written into the memory the first one released.
+        let bodies = [UInt8(0x5A), 0xC3].map { seed in
+            Data((0..<(9 << 20)).lazy.map { UInt8(truncatingIfNeeded: $0 >> 10) ^ seed })
+        }
+        try await withServer { server, loader in
+            for (i, body) in bodies.enumerated() {
+                server.route("/big\(i).bin", .respond(contentType: "application/octet-stream", body: body))
+                let (data, _) = try await loader.data(for: ImageLoaderRequest(url: server.url("/big\(i).bin")))
+                #expect(data == body)
+            }
+        }
+    }
+
     @Test func chunkedAndDrippedBodiesStreamWithThrottledProgress() async throws {
         var configuration = HTTPImageLoader.Configuration()
         configuration.minimumProgressInterval = .milliseconds(20)
