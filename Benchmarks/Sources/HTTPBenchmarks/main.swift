@@ -22,6 +22,7 @@ func medianAsync(_ runs: Int, _ body: () async throws -> Void) async rethrows ->
     try await body()
     var times: [Double] = []
     for _ in 0..<runs { times.append(milliseconds(try await clock.measure { try await body() })) }
+    if ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_TIMES"] != nil { print(times.map(formatted).joined(separator: " ")) }
     return times.sorted()[times.count / 2]
 }
 
@@ -81,14 +82,16 @@ var rows: [Row] = []
 let onlyOurs = ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_ONLY_OURS"] != nil
 let runs = Int(ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_RUNS"] ?? "") ?? 11
 
-// The large file first, while the process is fresh (each client then faults in its own 50 MiB).
-let session = URLSession(configuration: .default)
-let ahc = HTTPClient(eventLoopGroupProvider: .singleton)
+// The large file first, while the process is fresh, each client made just before its turn (with
+// a URLSession and an AsyncHTTPClient both alive, a version of ours that recycled body memory
+// ran 2x slower; that version is not in, and the others are made when their turn comes).
 var bigConfiguration = HTTPImageLoader.Configuration()
 bigConfiguration.maximumResponseSize = 64 << 20
 let bigLoader = HTTPImageLoader(configuration: bigConfiguration)
 let oursLarge = try await medianAsync(runs) { _ = try await bigLoader.data(for: ImageLoaderRequest(url: large)) }
+let session = URLSession(configuration: .default)
 let sessionLarge = try await medianAsync(runs) { _ = try await session.data(from: large) }
+let ahc = HTTPClient(eventLoopGroupProvider: .singleton)
 let ahcLarge = try await medianAsync(runs) {
     let response = try await ahc.execute(HTTPClientRequest(url: large.absoluteString), timeout: .seconds(30))
     _ = try await response.body.collect(upTo: 64 << 20)
