@@ -16,7 +16,12 @@ let clock = ContinuousClock()
 // WEBIMAGE_BENCH_DIR=/dev/shm puts the caches on tmpfs: the pipeline without the disk's noise.
 let work = (ProcessInfo.processInfo.environment["WEBIMAGE_BENCH_DIR"].map { URL(fileURLWithPath: $0) }
     ?? FileManager.default.temporaryDirectory).appendingPathComponent("webimage-manager-bench-\(getpid())")
-defer { try? FileManager.default.removeItem(at: work) }
+// The caches under `work` are removed at the end of the run, or by finishMode() in a diagnostic mode.
+/// Ends a diagnostic mode: removes the caches it made, then exits.
+func finishMode() -> Never {
+    try? FileManager.default.removeItem(at: work)
+    exit(0)
+}
 func ms(_ duration: Duration) -> Double { milliseconds(duration) }
 func f(_ value: Double) -> String { formatted(value) }
 
@@ -80,7 +85,7 @@ if ProcessInfo.processInfo.environment["WEBIMAGE_TIMELINE"] != nil {
         func at(_ i: ContinuousClock.Instant?) -> String { i.map { f(ms($0 - start)) } ?? "-" }
         print("spawned \(at(spawned)) loader start \(at(t.first)) end \(at(t.last)) first caller done \(at(firstDone)) all done \(at(end))")
     }
-    exit(0)
+    finishMode()
 }
 
 // WEBIMAGE_FANOUT=1: 1,000 callers of one URL whose loader answers after 20 ms with a tiny PNG,
@@ -119,7 +124,7 @@ if ProcessInfo.processInfo.environment["WEBIMAGE_FANOUT"] != nil {
         })
         if loops < 50 { print("1,000 shared \(f(shared)) ms; one call \(f(one)) ms; 1,000 waiting on a 20 ms event \(f(floor)) ms") }
     }
-    exit(0)
+    finishMode()
 }
 
 // WEBIMAGE_COALESCE=N: N rounds of one call and 1,000 callers of one uncached WebP; prints the medians and exits.
@@ -139,7 +144,7 @@ if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_COALESCE"].flatMap
         }
     }
     print("one call \(f(median(single))) ms; 1,000 callers \(f(median(shared))) ms; \(f(median(shared) / median(single)))x")
-    exit(0)
+    finishMode()
 }
 
 // WEBIMAGE_PROFILE=coalescing|memory loops one part for a profiler and exits.
@@ -160,7 +165,7 @@ if let part = ProcessInfo.processInfo.environment["WEBIMAGE_PROFILE"] {
         }
         if i == 0 { print("profiling \(part)") }
     }
-    exit(0)
+    finishMode()
 }
 
 // 1. Memory hit through image(for:), each call timed, from a non-main task; beside it the
@@ -359,3 +364,4 @@ print("| 1,000 small JPEGs end to end (download, decode, store) | \(f(endMs)) ms
 print("| the same against the sum of its three stages | \(f(endMs)) ms | \(f(loadMs + decodeMs + storeMs)) ms (+ store \(f(storeMs))) | \(f(endMs / (loadMs + decodeMs + storeMs)))x | ratio reported |")
 print("| pipeline overhead: image(for:) without caches vs load-then-decode written by hand | \(f(bareMs)) ms | \(f(handMs)) ms | \(f(bareMs / handMs))x | ratio reported |")
 print("caches in \(work.deletingLastPathComponent().path); machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")
+try? FileManager.default.removeItem(at: work)   // the caches this run made
