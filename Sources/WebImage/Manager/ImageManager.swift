@@ -45,7 +45,7 @@ public final class ImageManager: Sendable {
     /// - Throws: `ImageError` (`invalidURL`, `blacklistedURL`, `notInCache`, a loader or decoder
     ///   error, ...) or `CancellationError`.
     public func image(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws -> Image {
-        try await load(url, options: options, context: context, onEvent: nil).image
+        try await load(url, options: options, context: context, onEvent: nil).result.image
     }
 
     /// The image at `urlString`; a string that is not a URL fails with `ImageError.invalidURL`.
@@ -58,7 +58,7 @@ public final class ImageManager: Sendable {
     /// The image with its data, where it came from, and the URL.
     /// - Throws: as `image(for:options:context:)`.
     public func result(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws -> ImageResult {
-        try await load(url, options: options, context: context, onEvent: nil)
+        try await load(url, options: options, context: context, onEvent: nil).result
     }
 
     /// The load as a stream: progress, previews (with `.progressiveLoad`), then `.finished`.
@@ -68,8 +68,8 @@ public final class ImageManager: Sendable {
         let (stream, continuation) = AsyncThrowingStream<ImageEvent, any Error>.makeStream()
         let task = Task {
             do {
-                let result = try await self.load(url, options: options, context: context) { continuation.yield($0) }
-                continuation.yield(.finished(result))
+                let outcome = try await self.load(url, options: options, context: context) { continuation.yield($0) }
+                continuation.yield(.finished(outcome.result))
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: error)
@@ -110,7 +110,7 @@ public final class ImageManager: Sendable {
     // MARK: - The call
 
     func load(_ url: URL, options callOptions: ImageOptions, context callContext: ImageContext,
-              onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> ImageResult {
+              onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
         try Task.checkCancellation()
         let string = url.absoluteString
         guard !string.isEmpty, let scheme = url.scheme, !scheme.isEmpty else { throw ImageError.invalidURL(string) }
@@ -143,7 +143,7 @@ public final class ImageManager: Sendable {
             if let hit = await cache.image(forKey: key, from: wantsData ? (context.queryCacheType ?? .all) : .memory,
                                            options: decode, includingData: wantsData) {
                 if options.contains(.retryFailed) { failedURLs.remove(url) }
-                return ImageResult(hit, url: url)
+                return LoadOutcome(ImageResult(hit, url: url))
             }
             try Task.checkCancellation()
         }
@@ -162,7 +162,7 @@ public final class ImageManager: Sendable {
 
     /// Runs the shared part of a load and keeps the failed-URL list: a success with
     /// `.retryFailed` takes the URL off, a permanent failure puts it on.
-    private func settle(_ url: URL, _ options: ImageOptions, _ body: () async throws -> ImageResult) async throws -> ImageResult {
+    private func settle(_ url: URL, _ options: ImageOptions, _ body: () async throws -> LoadOutcome) async throws -> LoadOutcome {
         do {
             let result = try await body()
             if options.contains(.retryFailed) { failedURLs.remove(url) }
