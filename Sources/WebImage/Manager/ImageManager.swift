@@ -143,7 +143,7 @@ public final class ImageManager: Sendable {
             if let hit = await cache.image(forKey: key, from: wantsData ? (context.queryCacheType ?? .all) : .memory,
                                            options: decode, includingData: wantsData) {
                 if options.contains(.retryFailed) { failedURLs.remove(url) }
-                return LoadOutcome(ImageResult(hit, url: url))
+                return .hit(ImageResult(hit, url: url))
             }
             try Task.checkCancellation()
         }
@@ -162,11 +162,11 @@ public final class ImageManager: Sendable {
 
     /// Runs the shared part of a load and keeps the failed-URL list: a success with
     /// `.retryFailed` takes the URL off, a permanent failure puts it on.
-    private func settle(_ url: URL, _ options: ImageOptions, _ body: () async throws -> LoadOutcome) async throws -> LoadOutcome {
+    private func settle(_ url: URL, _ options: ImageOptions, _ body: () async throws -> SharedResult) async throws -> LoadOutcome {
         do {
-            let result = try await body()
+            let shared = try await body()
             if options.contains(.retryFailed) { failedURLs.remove(url) }
-            return result
+            return .shared(shared)
         } catch {
             let block = configuration.shouldBlockFailedURL?(url, error) ?? ImageManager.isPermanentFailure(error)
             if block, !options.contains(.retryFailed) { failedURLs.insert(url) }

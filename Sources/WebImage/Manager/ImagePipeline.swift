@@ -6,7 +6,7 @@ import Synchronization
 /// transform, store. Runs once per work key however many callers wait for it.
 struct ImagePipeline: Sendable {
     /// Decode-transform-store works, by work key.
-    let works = InFlightTable<LoadPlan.WorkKey, ImageEvent, LoadOutcome>()
+    let works = InFlightTable<LoadPlan.WorkKey, ImageEvent, SharedResult>()
     /// Transfers, by download key.
     let downloads = InFlightTable<LoadPlan.DownloadKey, DownloadEvent, Download>()
     let shouldDownload: (@Sendable (URL) -> Bool)?
@@ -26,9 +26,9 @@ struct ImagePipeline: Sendable {
         case data(Data)
     }
 
-    func run(_ plan: LoadPlan, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
+    func run(_ plan: LoadPlan, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
         try await works.run(plan.workKey, onEvent: onEvent) { work in
-            LoadOutcome(try await load(plan, work: work))
+            SharedResult(try await load(plan, work: work))
         }
     }
 
@@ -41,7 +41,7 @@ struct ImagePipeline: Sendable {
 
     // MARK: - Stages
 
-    private func load(_ plan: LoadPlan, work: SharedWork<ImageEvent, LoadOutcome>) async throws -> ImageResult {
+    private func load(_ plan: LoadPlan, work: SharedWork<ImageEvent, SharedResult>) async throws -> ImageResult {
         let options = plan.options
         var cached: ImageCacheResult?
         // Disk (the caller already looked in memory).
@@ -95,7 +95,7 @@ struct ImagePipeline: Sendable {
         // The callers get the image now (unless they wait for the store); the work stays in the
         // table until the memory store is done, so a caller arriving meanwhile joins it.
         let result = ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: plan.url)
-        if !options.contains(.waitStoreCache) { work.deliver(LoadOutcome(result)) }
+        if !options.contains(.waitStoreCache) { work.deliver(SharedResult(result)) }
         await store(plan, original: original, image: image, data: download.data, derived: derived,
                     validators: CacheValidators(headers: download.response.headers))
         return result
@@ -118,7 +118,7 @@ struct ImagePipeline: Sendable {
     // MARK: Download
 
     private func fetch(_ plan: LoadPlan, validators: CacheValidators?, progressive: Bool,
-                       work: SharedWork<ImageEvent, LoadOutcome>) async throws -> (Download, (any IncrementalImageDecoder)?) {
+                       work: SharedWork<ImageEvent, SharedResult>) async throws -> (Download, (any IncrementalImageDecoder)?) {
         let request = plan.loaderRequest(validators: validators)
         let loader = plan.loader
         let body: @Sendable (SharedWork<DownloadEvent, Download>) async throws -> Download = { transfer in
@@ -277,12 +277,26 @@ struct ImagePipeline: Sendable {
     }
 }
 
-/// A finished load, shared by reference among the callers of one work: resuming a thousand
+/// The result of a shared work, shared by reference among its callers: resuming a thousand
 /// callers then costs one reference each, not one per field of the result (the callers run on
 /// both cores at once, and every reference count they touch is contended).
-final class LoadOutcome: Sendable {
+final class SharedResult: Sendable {
     let result: ImageResult
     init(_ result: ImageResult) { self.result = result }
+}
+
+/// What a load ends with: a memory hit as it is (no allocation on the fast path), or the result
+/// of a shared work.
+enum LoadOutcome: Sendable {
+    case hit(ImageResult)
+    case shared(SharedResult)
+
+    var result: ImageResult {
+        switch self {
+        case .hit(let result): result
+        case .shared(let shared): shared.result
+        }
+    }
 }
 
 /// Background disk writes: started without waiting, awaited by `ImageManager.waitForPendingStores()`.
