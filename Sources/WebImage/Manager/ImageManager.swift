@@ -45,7 +45,7 @@ public final class ImageManager: Sendable {
     /// - Throws: `ImageError` (`invalidURL`, `blacklistedURL`, `notInCache`, a loader or decoder
     ///   error, ...) or `CancellationError`.
     public func image(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws -> Image {
-        try await load(url, options: options, context: context, onEvent: nil).result.image
+        try await load(url, options: options, context: context, onEvent: nil).image
     }
 
     /// The image at `urlString`; a string that is not a URL fails with `ImageError.invalidURL`.

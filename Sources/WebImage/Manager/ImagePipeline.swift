@@ -28,7 +28,7 @@ struct ImagePipeline: Sendable {
 
     func run(_ plan: LoadPlan, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
         try await works.run(plan.workKey, onEvent: onEvent) { work in
-            SharedResult(try await load(plan, work: work))
+            try await load(plan, work: work)
         }
     }
 
@@ -41,7 +41,7 @@ struct ImagePipeline: Sendable {
 
     // MARK: - Stages
 
-    private func load(_ plan: LoadPlan, work: SharedWork<ImageEvent, SharedResult>) async throws -> ImageResult {
+    private func load(_ plan: LoadPlan, work: SharedWork<ImageEvent, SharedResult>) async throws -> SharedResult {
         let options = plan.options
         var cached: ImageCacheResult?
         // Disk (the caller already looked in memory).
@@ -54,18 +54,18 @@ struct ImagePipeline: Sendable {
                                                 includingData: options.contains(.queryMemoryData))
             }
             if let cached, !options.contains(.refreshCached) {
-                return ImageResult(cached, url: plan.url)
+                return SharedResult(ImageResult(cached, url: plan.url))
             }
             if cached == nil, !options.contains(.refreshCached), let result = try await fromCachedOriginal(plan) {
-                return result
+                return SharedResult(result)
             }
         }
         if options.contains(.fromCacheOnly) {
-            if let cached { return ImageResult(cached, url: plan.url) }
+            if let cached { return SharedResult(ImageResult(cached, url: plan.url)) }
             throw ImageError.notInCache(key: plan.cacheKey ?? plan.url.absoluteString)
         }
         if let shouldDownload, !shouldDownload(plan.url) {
-            if let cached { return ImageResult(cached, url: plan.url) }
+            if let cached { return SharedResult(ImageResult(cached, url: plan.url)) }
             throw ImageError.downloadNotAllowed(plan.url)
         }
         try Task.checkCancellation()
@@ -80,7 +80,7 @@ struct ImagePipeline: Sendable {
         let progressive = options.contains(.progressiveLoad) && !options.contains(.avoidDecodeImage)
         let (download, incremental) = try await fetch(plan, validators: validators, progressive: progressive, work: work)
         if download.response.statusCode == 304, let cached {
-            return ImageResult(cached, url: plan.url)
+            return SharedResult(ImageResult(cached, url: plan.url))
         }
         guard download.response.statusCode != 304 else { throw ImageError.badStatusCode(304, url: plan.url) }
         guard !download.data.isEmpty else { throw ImageError.emptyData }
@@ -94,8 +94,8 @@ struct ImagePipeline: Sendable {
 
         // The callers get the image now (unless they wait for the store); the work stays in the
         // table until the memory store is done, so a caller arriving meanwhile joins it.
-        let result = ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: plan.url)
-        if !options.contains(.waitStoreCache) { work.deliver(SharedResult(result)) }
+        let result = SharedResult(ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: plan.url))
+        if !options.contains(.waitStoreCache) { work.deliver(result) }
         await store(plan, original: original, image: image, data: download.data, derived: derived,
                     validators: CacheValidators(headers: download.response.headers))
         return result
@@ -295,6 +295,14 @@ enum LoadOutcome: Sendable {
         switch self {
         case .hit(let result): result
         case .shared(let shared): shared.result
+        }
+    }
+
+    /// The image alone (what `image(for:)` returns: one reference taken, not the whole result copied).
+    var image: Image {
+        switch self {
+        case .hit(let result): result.image
+        case .shared(let shared): shared.result.image
         }
     }
 }
