@@ -59,11 +59,16 @@ func rssKiB() -> Int {
 }
 
 // WEBIMAGE_HTTP_PROFILE=WIDTH loops our loader over the small files for a profiler and exits.
-// WEBIMAGE_HTTP_PROFILE=large prints 30 times of the 50 MiB file and exits.
-if ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_PROFILE"] == "large" {
+/// A loader that accepts the 50 MiB file (the default limit is lower).
+func largeFileLoader() -> HTTPImageLoader {
     var configuration = HTTPImageLoader.Configuration()
     configuration.maximumResponseSize = 64 << 20
-    let loader = HTTPImageLoader(configuration: configuration)
+    return HTTPImageLoader(configuration: configuration)
+}
+
+// WEBIMAGE_HTTP_PROFILE=large prints 30 times of the 50 MiB file and exits.
+if ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_PROFILE"] == "large" {
+    let loader = largeFileLoader()
     var times: [String] = []
     for _ in 0..<30 { times.append(formatted(milliseconds(try await clock.measure { _ = try await loader.data(for: ImageLoaderRequest(url: large)) }))) }
     print(times.joined(separator: " "))
@@ -85,9 +90,7 @@ let runs = Int(ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_RUNS"] ?? "") 
 // The large file first, while the process is fresh, each client made just before its turn (with
 // a URLSession and an AsyncHTTPClient both alive, a version of ours that recycled body memory
 // ran 2x slower; that version is not in, and the others are made when their turn comes).
-var bigConfiguration = HTTPImageLoader.Configuration()
-bigConfiguration.maximumResponseSize = 64 << 20
-let bigLoader = HTTPImageLoader(configuration: bigConfiguration)
+let bigLoader = largeFileLoader()
 let oursLarge = try await medianAsync(runs) { _ = try await bigLoader.data(for: ImageLoaderRequest(url: large)) }
 let session = URLSession(configuration: .default)
 let sessionLarge = try await medianAsync(runs) { _ = try await session.data(from: large) }

@@ -131,17 +131,8 @@ if ProcessInfo.processInfo.environment["WEBIMAGE_FANOUT"] != nil {
 if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_COALESCE"].flatMap({ Int($0) }) {
     var single: [Double] = [], shared: [Double] = []
     for i in 0..<rounds {
-        for (callers, into) in [(1, 0), (1000, 1)] {
-            let (manager, _) = freshManager()
-            let url = URL(string: "\(base)/photo-1024x768.webp?\(i)-\(callers)")!
-            let time = ms(try await clock.measure {
-                try await withThrowingTaskGroup(of: Int.self) { group in
-                    for _ in 0..<callers { group.addTask { try await manager.image(for: url).width } }
-                    for try await _ in group {}
-                }
-            })
-            if into == 0 { single.append(time) } else { shared.append(time) }
-        }
+        single.append(try await concurrentCallers(URL(string: "\(base)/photo-1024x768.webp?\(i)-one")!, callers: 1).0)
+        shared.append(try await concurrentCallers(URL(string: "\(base)/photo-1024x768.webp?\(i)-many")!, callers: 1000).0)
     }
     print("one call \(f(median(single))) ms; 1,000 callers \(f(median(shared))) ms; \(f(median(shared) / median(single)))x")
     finishMode()
