@@ -111,6 +111,29 @@ public final class ImageManager: Sendable {
 
     func load(_ url: URL, options callOptions: ImageOptions, context callContext: ImageContext,
               onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
+        // Deciding is synchronous, so that this function's frame stays small: a caller that joins
+        // work in flight needs no more task memory than its first slab (a thousand joining
+        // callers then allocate nothing).
+        switch try admit(url, options: callOptions, context: callContext, onEvent: onEvent) {
+        case .joined(let work, let id, let options):
+            return try await settle(url, options) { try await work.wait(id) }
+        case .query(let prepared):
+            return try await queryThenRun(prepared, onEvent: onEvent)
+        }
+    }
+
+    /// What a call does after its synchronous checks.
+    private enum Admission {
+        /// It joined the work in flight for its key, as subscriber `id`.
+        case joined(SharedWork<ImageEvent, SharedResult>, id: Int, options: ImageOptions)
+        /// It asks the memory cache, then runs (or joins) the shared work.
+        case query(PreparedLoad)
+    }
+
+    /// Validates the call, merges its options and context over the defaults, works out its keys,
+    /// and joins the work in flight for them when there is one.
+    private func admit(_ url: URL, options callOptions: ImageOptions, context callContext: ImageContext,
+                       onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> Admission {
         try Task.checkCancellation()
         let string = url.absoluteString
         guard !string.isEmpty, let scheme = url.scheme, !scheme.isEmpty else { throw ImageError.invalidURL(string) }
@@ -122,7 +145,6 @@ public final class ImageManager: Sendable {
         if !options.contains(.retryFailed), failedURLs.contains(url) { throw ImageError.blacklistedURL(url) }
         let keys = cacheKeys(for: url, absoluteString: string, context: context)
         let decode = decodeOptions(options, context, key: keys.final ?? string)
-        let cache = context.cache ?? self.cache
         let unique: UUID? = callContext.isShareable ? nil : UUID()
         let workKey = LoadPlan.WorkKey(
             url: string, cacheKey: keys.final, decode: decode,
@@ -131,32 +153,41 @@ public final class ImageManager: Sendable {
             originalQuery: context.originalQueryCacheType ?? .none, originalStore: context.originalStoreCacheType ?? .disk,
             stretches: context.preserveAspectRatio == false, cacheID: instanceIdentity(context.cache),
             loaderID: instanceIdentity(context.loader), coderID: instanceIdentity(context.coder), unique: unique)
+        let queriesMemory = keys.final != nil && !options.contains(.fromLoaderOnly) && !options.contains(.refreshCached)
+            && (context.queryCacheType?.includesMemory ?? true)
+        // Work in flight for this key: join it (cheaper than asking the memory cache).
+        if queriesMemory, let (work, id) = pipeline.works.joinIfRunning(workKey, onEvent: onEvent) {
+            return .joined(work, id: id, options: options)
+        }
+        return .query(PreparedLoad(url: url, string: string, options: options, context: context, keys: keys,
+                                   decode: decode, cache: context.cache ?? cache, workKey: workKey,
+                                   unique: unique, queriesMemory: queriesMemory))
+    }
 
-        if let key = keys.final, !options.contains(.fromLoaderOnly), !options.contains(.refreshCached),
-           context.queryCacheType?.includesMemory ?? true {
-            // Work in flight for this key: join it (cheaper than asking the memory cache).
-            if let (work, id) = pipeline.works.joinIfRunning(workKey, onEvent: onEvent) {
-                return try await settle(url, options) { try await work.wait(id) }
-            }
+    /// The memory cache, then the shared work (disk, download, decode, transform, store).
+    private func queryThenRun(_ prepared: PreparedLoad, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
+        let (url, options, context) = (prepared.url, prepared.options, prepared.context)
+        if prepared.queriesMemory, let key = prepared.keys.final {
             // The fast path: a memory hit needs nothing else.
             let wantsData = options.contains(.queryMemoryData)
-            if let hit = await cache.image(forKey: key, from: wantsData ? (context.queryCacheType ?? .all) : .memory,
-                                           options: decode, includingData: wantsData) {
+            if let hit = await prepared.cache.image(forKey: key, from: wantsData ? (context.queryCacheType ?? .all) : .memory,
+                                                    options: prepared.decode, includingData: wantsData) {
                 if options.contains(.retryFailed) { failedURLs.remove(url) }
                 return .hit(ImageResult(hit, url: url))
             }
             try Task.checkCancellation()
         }
         guard let loader = context.loader ?? loaders.loader(for: url), loader.canLoad(url) else {
-            throw ImageError.invalidURL(string)
+            throw ImageError.invalidURL(prepared.string)
         }
         let downloadKey = LoadPlan.DownloadKey(
-            url: string, cookies: options.contains(.handleCookies), invalidCertificates: options.contains(.allowInvalidSSLCertificates),
+            url: prepared.string, cookies: options.contains(.handleCookies),
+            invalidCertificates: options.contains(.allowInvalidSSLCertificates),
             timeout: context.downloadTimeout, conditional: options.contains(.refreshCached),
-            loader: instanceIdentity(context.loader), unique: unique)
-        let plan = LoadPlan(url: url, options: options, context: context, cacheKey: keys.final, originalKey: keys.original,
-                            decodeOptions: decode, cache: cache, loader: loader, coders: coders, workKey: workKey,
-                            downloadKey: downloadKey)
+            loader: instanceIdentity(context.loader), unique: prepared.unique)
+        let plan = LoadPlan(url: url, options: options, context: context, cacheKey: prepared.keys.final,
+                            originalKey: prepared.keys.original, decodeOptions: prepared.decode, cache: prepared.cache,
+                            loader: loader, coders: coders, workKey: prepared.workKey, downloadKey: downloadKey)
         return try await settle(url, options) { try await pipeline.run(plan, onEvent: onEvent) }
     }
 

@@ -128,3 +128,34 @@ struct CacheValidators: Sendable, Equatable {
 
     var stored: Data { Data("webimage-validators\n\(etag ?? "")\n\(lastModified ?? "")".utf8) }
 }
+
+/// A call that passed its synchronous checks and did not join work in flight: what it needs to
+/// ask the memory cache and, on a miss, to make its `LoadPlan`. A class, so that the async
+/// functions that hold it keep small frames.
+final class PreparedLoad: Sendable {
+    let url: URL
+    let string: String
+    let options: ImageOptions
+    let context: ImageContext
+    let keys: (original: String?, final: String?)
+    let decode: ImageDecodingOptions
+    let cache: any ImageCaching
+    let workKey: LoadPlan.WorkKey
+    let unique: UUID?
+    /// Whether the memory cache is asked (and work in flight could have been joined).
+    let queriesMemory: Bool
+
+    init(url: URL, string: String, options: ImageOptions, context: ImageContext, keys: (original: String?, final: String?),
+         decode: ImageDecodingOptions, cache: any ImageCaching, workKey: LoadPlan.WorkKey, unique: UUID?, queriesMemory: Bool) {
+        self.url = url
+        self.string = string
+        self.options = options
+        self.context = context
+        self.keys = keys
+        self.decode = decode
+        self.cache = cache
+        self.workKey = workKey
+        self.unique = unique
+        self.queriesMemory = queriesMemory
+    }
+}
