@@ -27,6 +27,8 @@ public final class ImageManager: Sendable {
     let failedURLs = FailedURLs()
     let pipeline: ImagePipeline
     private let defaults: ImageContext
+    /// What `defaults` decide, worked out once (a call with an empty context uses it as is).
+    private let defaultSettings: CallSettings
 
     /// A manager over `cache`, `loaders` and `coders`.
     public init(cache: any ImageCaching = ImageCache.shared, loaders: ImageLoaders = .shared,
@@ -36,6 +38,7 @@ public final class ImageManager: Sendable {
         self.coders = coders
         self.configuration = configuration
         defaults = configuration.effectiveDefaults
+        defaultSettings = CallSettings(defaults)
         pipeline = ImagePipeline(shouldDownload: configuration.shouldDownload)
     }
 
@@ -82,7 +85,7 @@ public final class ImageManager: Sendable {
     /// The key the image at `url` is cached under with `context` (filter, thumbnail and
     /// transformer applied as SDWebImage does); empty when the key filter says not to cache.
     public func cacheKey(for url: URL, context: ImageContext = .init()) -> String {
-        cacheKeys(for: url, context: context.merged(over: defaults)).final ?? ""
+        CallSettings(context.merged(over: defaults)).cacheKeys(for: url, absoluteString: url.absoluteString).final ?? ""
     }
 
     // MARK: - Failed URLs
@@ -138,23 +141,28 @@ public final class ImageManager: Sendable {
         let string = url.absoluteString
         guard !string.isEmpty, let scheme = url.scheme, !scheme.isEmpty else { throw ImageError.invalidURL(string) }
         var options = configuration.defaultOptions.isEmpty ? callOptions : callOptions.union(configuration.defaultOptions)
-        var context = callContext.isEmpty ? defaults : callContext.merged(over: defaults)
-        if let processor = configuration.optionsProcessor {
-            (options, context) = processor(url, options, context)
+        let context: ImageContext, settings: CallSettings
+        if callContext.isEmpty, configuration.optionsProcessor == nil {
+            (context, settings) = (defaults, defaultSettings)
+        } else {
+            var merged = callContext.isEmpty ? defaults : callContext.merged(over: defaults)
+            if let processor = configuration.optionsProcessor {
+                (options, merged) = processor(url, options, merged)
+            }
+            (context, settings) = (merged, CallSettings(merged))
         }
         if !options.contains(.retryFailed), failedURLs.contains(url) { throw ImageError.blacklistedURL(url) }
-        let keys = cacheKeys(for: url, absoluteString: string, context: context)
-        let decode = decodeOptions(options, context, key: keys.final ?? string)
+        let keys = settings.cacheKeys(for: url, absoluteString: string)
+        let decode = settings.decodeOptions(options, key: keys.final ?? string)
         let unique: UUID? = callContext.isShareable ? nil : UUID()
         let workKey = LoadPlan.WorkKey(
             url: string, cacheKey: keys.final, decode: decode,
             options: options.subtracting([.retryFailed, .lowPriority, .highPriority, .queryMemoryData]).rawValue,
-            query: context.queryCacheType ?? .all, store: context.storeCacheType ?? .all,
-            originalQuery: context.originalQueryCacheType ?? .none, originalStore: context.originalStoreCacheType ?? .disk,
-            stretches: context.preserveAspectRatio == false, cacheID: instanceIdentity(context.cache),
-            loaderID: instanceIdentity(context.loader), coderID: instanceIdentity(context.coder), unique: unique)
+            query: settings.query, store: settings.store, originalQuery: settings.originalQuery,
+            originalStore: settings.originalStore, stretches: settings.stretches, cacheID: settings.cacheID,
+            loaderID: settings.loaderID, coderID: settings.coderID, unique: unique)
         let queriesMemory = keys.final != nil && !options.contains(.fromLoaderOnly) && !options.contains(.refreshCached)
-            && (context.queryCacheType?.includesMemory ?? true)
+            && settings.query.includesMemory
         // Work in flight for this key: join it (cheaper than asking the memory cache).
         if queriesMemory, let (work, id) = pipeline.works.joinIfRunning(workKey, onEvent: onEvent) {
             return .joined(work, id: id, options: options)
@@ -205,39 +213,10 @@ public final class ImageManager: Sendable {
         }
     }
 
-    /// The decode options that `options` and `context` ask for.
-    private func decodeOptions(_ options: ImageOptions, _ context: ImageContext, key: String) -> ImageDecodingOptions {
-        var decode = ImageDecodingOptions()
-        decode.firstFrameOnly = options.contains(.decodeFirstFrameOnly)
-        decode.preloadAllFrames = options.contains(.preloadAllFrames) && !options.contains(.avoidDecodeImage)
-        decode.scale = context.imageScaleFactor ?? ImageManager.scaleFactor(forKey: key)
-        if let size = context.thumbnailPixelSize, size.width > 0, size.height > 0 {
-            decode.maxPixelSize = max(size.width, size.height)
-        }
-        if options.contains(.scaleDownLargeImages) {
-            decode.maxPixelCount = max(1, (context.scaleDownLimitBytes ?? 60 << 20) / 4)
-        }
-        return decode
-    }
-
-    /// The original key (filter applied) and the final key (thumbnail, then transformer).
-    func cacheKeys(for url: URL, absoluteString: String? = nil, context: ImageContext) -> (original: String?, final: String?) {
-        let original: String?
-        if let filter = context.cacheKeyFilter { original = filter.key(url) } else { original = absoluteString ?? url.absoluteString }
-        guard var key = original else { return (nil, nil) }
-        if let size = context.thumbnailPixelSize {
-            key = CacheKeys.thumbnailedKey(for: key, width: Double(size.width), height: Double(size.height),
-                                           preserveAspectRatio: context.preserveAspectRatio ?? true)
-        }
-        if let transformer = context.transformer {
-            key = CacheKeys.transformedKey(for: key, transformerKey: transformer.key)
-        }
-        return (original, key)
-    }
-
     /// The scale an `@2x` or `@3x` suffix of the file name asks for (SDWebImage's rule), else 1.
     static func scaleFactor(forKey key: String) -> Double {
-        guard key.utf8.contains(UInt8(ascii: "@")) else { return 1 }
+        let at = UInt8(ascii: "@")
+        guard key.utf8.withContiguousStorageIfAvailable({ $0.contains(at) }) ?? key.utf8.contains(at) else { return 1 }
         let name = PathExtension.stem(of: key)
         for factor in [2, 3] where name.hasSuffix("@\(factor)x") { return Double(factor) }
         return 1

@@ -231,6 +231,26 @@ import Testing
         await p.finish()
     }
 
+    @Test func callsWithAnEmptyContextUseTheConfiguredDefaults() async throws {
+        // Such calls take the defaults' settings worked out when the manager was made.
+        var configuration = ImageManager.Configuration()
+        configuration.defaultContext.thumbnailPixelSize = PixelSize(width: 16, height: 16)
+        configuration.transformer = FlippingTransformer(horizontal: true, vertical: false)
+        let h = try await ManagerHarness(configuration: configuration)
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        let url = h.url("/a.png")
+        let small = try await h.manager.image(for: url, options: .waitStoreCache)
+        #expect(small.width == 16)
+        let key = h.manager.cacheKey(for: url)
+        #expect(key.contains("FlippingTransformer(1,0)") && key != url.absoluteString)
+        #expect(await h.manager.cache.containsImage(forKey: key, in: .memory) == .memory)
+        // A call's own context still wins over them.
+        let larger = try await h.manager.image(for: url, options: .waitStoreCache,
+                                               context: ImageContext(thumbnailPixelSize: PixelSize(width: 32, height: 32)))
+        #expect(larger.width == 32)
+        await h.finish()
+    }
+
     @Test func shouldDownloadHookCanRefuse() async throws {
         var configuration = ImageManager.Configuration()
         configuration.shouldDownload = { !$0.path.contains("private") }
