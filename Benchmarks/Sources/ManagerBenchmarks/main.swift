@@ -62,29 +62,36 @@ func freshManager() -> (ImageManager, CountingLoader) {
 }
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+/// The manager of the 1,000-callers figures (see concurrentCallers), and its round counter.
+let coalescingManager = freshManager()
+let roundNumber = Mutex(0)
+/// The loader of the no-library floor beside those figures.
+let floorLoader = HTTPImageLoader()
 
-// WEBIMAGE_TIMELINE=1: when the transfer starts and ends, when the first and the last of 1,000
-// callers of one URL return (milliseconds from the start), six times; then exits.
+// WEBIMAGE_TIMELINE=1: medians over ROUNDS (default 20) of when the transfer starts and ends and
+// when the first and the last of 1,000 callers of one uncached URL return (ms from the start); then exits.
 if ProcessInfo.processInfo.environment["WEBIMAGE_TIMELINE"] != nil {
-    for _ in 0..<6 {
-        let (manager, loader) = freshManager()
-        let url = URL(string: "\(base)/photo-1024x768.webp")!
-        let start = clock.now
+    var table: [String: [Double]] = [:]
+    let rounds = Int(ProcessInfo.processInfo.environment["ROUNDS"] ?? "") ?? 20
+    let (manager, loader) = coalescingManager
+    for i in 0..<rounds {
+        let url = URL(string: "\(base)/photo-1024x768.webp?timeline-\(i)")!
+        loader.times.withLock { $0 = [] }
         let timeline = Timeline()
+        let start = clock.now
         try await withThrowingTaskGroup(of: Int.self) { group in
-            let memoryOnly = ProcessInfo.processInfo.environment["WEBIMAGE_TIMELINE"] == "memory"
-            var context = ImageContext()
-            if memoryOnly { context.storeCacheType = .memory }
-            for _ in 0..<1000 { group.addTask { let w = try await manager.image(for: url, context: context).width; timeline.mark("first"); return w } }
-            timeline.mark("spawned")
+            for _ in 0..<1000 { group.addTask { let w = try await manager.image(for: url).width; timeline.mark("first"); return w } }
             for try await _ in group {}
         }
-        let spawned = timeline.first("spawned"), firstDone = timeline.first("first")
         let end = clock.now
-        let t = loader.times.withLock { $0 }
-        func at(_ i: ContinuousClock.Instant?) -> String { i.map { f(ms($0 - start)) } ?? "-" }
-        print("spawned \(at(spawned)) loader start \(at(t.first)) end \(at(t.last)) first caller done \(at(firstDone)) all done \(at(end))")
+        let times = loader.times.withLock { $0 }
+        for (name, instant) in [("transfer start", times.first), ("transfer end", times.last), ("first caller done", timeline.first("first")), ("all done", end)] {
+            if let instant { table[name, default: []].append(ms(instant - start)) }
+        }
+        await manager.waitForPendingStores()
+        await manager.cache.clear(.memory)
     }
+    print(["transfer start", "transfer end", "first caller done", "all done"].map { "\($0) \(f(median(table[$0] ?? [0])))" }.joined(separator: "; "))
     finishMode()
 }
 
@@ -127,14 +134,135 @@ if ProcessInfo.processInfo.environment["WEBIMAGE_FANOUT"] != nil {
     finishMode()
 }
 
-// WEBIMAGE_COALESCE=N: N rounds of one call and 1,000 callers of one uncached WebP; prints the medians and exits.
+// WEBIMAGE_PHASES=N: the two halves of sharing, without I/O. 1,000 callers of a load whose loader
+// holds its answer until released by a task spawned after them: "join" is how long until that task
+// runs (every caller has joined), "release" from then to the last return; beside 1,000 bare tasks
+// waiting for a job as long as one call's decode. Prints the medians of N rounds and exits.
+/// A loader that answers (a small JPEG) only after `release()`.
+final class HeldLoader: ImageLoader {
+    let body = smallBlobs[0]
+    let state = Mutex<(released: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+    func canLoad(_ url: URL) -> Bool { url.scheme == "mem" }
+    func load(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {
+        AsyncThrowingStream { $0.finish(throwing: ImageError.invalidURL("streaming not used")) }
+    }
+    func release() {
+        let waiting = state.withLock { state in
+            defer { state = (true, []) }
+            return state.waiting
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+    func data(for request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse) {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state -> Bool in
+                if !state.released { state.waiting.append(continuation) }
+                return state.released
+            }
+            if now { continuation.resume() }
+        }
+        return (body, ImageLoaderResponse(statusCode: 200, headers: [:], expectedContentLength: nil, url: request.url))
+    }
+}
+func phases(_ rounds: Int) async throws {
+    var joins: [Double] = [], releases: [Double] = [], bareJoins: [Double] = [], bareReleases: [Double] = [], ones: [Double] = []
+    func heldManager() -> (ImageManager, HeldLoader) {
+        let loader = HeldLoader()
+        let cache = ImageCache(namespace: "p", directory: freshDirectory(), config: .init(cleanupInterval: nil))
+        return (ImageManager(cache: cache, loaders: ImageLoaders([loader])), loader)
+    }
+    for i in 0..<rounds {
+        // One call: from the release to its return (the decode).
+        let (alone, aloneLoader) = heldManager()
+        let call = Task { try await alone.image(for: URL(string: "mem:/one-\(i).jpg")!).width }
+        try await Task.sleep(for: .milliseconds(2))
+        let released = clock.now
+        aloneLoader.release()
+        _ = try await call.value
+        ones.append(ms(clock.now - released))
+        // 1,000 callers.
+        let (manager, loader) = heldManager()
+        let url = URL(string: "mem:/many-\(i).jpg")!
+        let marks = Timeline()
+        var start = clock.now
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<1000 { group.addTask { try await manager.image(for: url).width } }
+            group.addTask { marks.mark("joined"); loader.release(); return 0 }
+            for try await _ in group {}
+        }
+        var end = clock.now
+        joins.append(ms(marks.first("joined")! - start))
+        releases.append(ms(end - marks.first("joined")!))
+        // 1,000 bare tasks waiting for a job as long as the decode.
+        let gate = Gate(size: 1001)
+        let bareMarks = Timeline()
+        let jobMs = ones.last!
+        start = clock.now
+        await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<1000 { group.addTask { await gate.wait(); return true } }
+            group.addTask {
+                bareMarks.mark("joined")
+                let end = clock.now + .microseconds(Int64(jobMs * 1000))
+                while clock.now < end {}
+                await gate.wait()
+                return true
+            }
+            for await _ in group {}
+        }
+        end = clock.now
+        bareJoins.append(ms(bareMarks.first("joined")! - start))
+        bareReleases.append(ms(end - bareMarks.first("joined")!))
+    }
+    print("join \(f(median(joins))) ms (bare tasks \(f(median(bareJoins)))); release to last return \(f(median(releases))) ms "
+          + "(bare tasks \(f(median(bareReleases))); one call \(f(median(ones))))")
+}
+if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_PHASES"].flatMap({ Int($0) }) {
+    try await phases(rounds)
+    finishMode()
+}
+
+/// The floor with no library: one task that downloads `url` with the HTTP loader and decodes
+/// it, and `waiters` tasks in the same group that wait for it (spawned after it).
+func transferDecodeFloor(_ url: URL, waiters: Int, loader: HTTPImageLoader) async throws -> Double {
+    let gate = Gate(size: waiters + 1)
+    return ms(try await clock.measure {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            group.addTask {
+                let width = try Image(data: try await loader.data(for: ImageLoaderRequest(url: url)).0).width
+                await gate.wait()
+                return width
+            }
+            for _ in 0..<waiters { group.addTask { await gate.wait(); return 0 } }
+            for try await _ in group {}
+        }
+    })
+}
+
+// WEBIMAGE_COALESCE=N: N rounds of one call and 1,000 callers of one uncached WebP, interleaved with
+// the no-library floor; prints the medians and exits.
 if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_COALESCE"].flatMap({ Int($0) }) {
-    var single: [Double] = [], shared: [Double] = []
+    var single: [Double] = [], shared: [Double] = [], alone: [Double] = [], crowd: [Double] = []
+    let loader = floorLoader
     for i in 0..<rounds {
         single.append(try await concurrentCallers(URL(string: "\(base)/photo-1024x768.webp?\(i)-one")!, callers: 1).0)
         shared.append(try await concurrentCallers(URL(string: "\(base)/photo-1024x768.webp?\(i)-many")!, callers: 1000).0)
+        alone.append(try await transferDecodeFloor(URL(string: "\(base)/photo-1024x768.webp?\(i)-floor1")!, waiters: 0, loader: loader))
+        crowd.append(try await transferDecodeFloor(URL(string: "\(base)/photo-1024x768.webp?\(i)-floor1000")!, waiters: 1000, loader: loader))
     }
-    print("one call \(f(median(single))) ms; 1,000 callers \(f(median(shared))) ms; \(f(median(shared) / median(single)))x")
+    let (s1, s2, f1, f2) = (median(single), median(shared), median(alone), median(crowd))
+    print("one call \(f(s1)) ms; 1,000 callers \(f(s2)) ms; \(f(s2 / s1))x | no library \(f(f1)) -> \(f(f2)) ms; \(f(f2 / f1))x | excess over floor \(f(s2 - s1 - (f2 - f1))) ms")
+    finishMode()
+}
+
+// WEBIMAGE_OVERHEAD=N: N interleaved rounds of the pipeline without caches and the hand-written
+// loop; prints the medians and exits.
+if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_OVERHEAD"].flatMap({ Int($0) }) {
+    var pipeline: [Double] = [], hand: [Double] = []
+    for _ in 0..<rounds {
+        pipeline.append(try await pipelineWithoutCaches())
+        hand.append(try await handWritten())
+    }
+    print("pipeline without caches \(f(median(pipeline))) ms; by hand \(f(median(hand))) ms; \(f(median(pipeline) / median(hand)))x")
     finishMode()
 }
 
@@ -182,16 +310,26 @@ let (hitNs, cacheOnlyNs): (Double, Double) = try await Task.detached {
     return (median(samples), median(direct))
 }.value
 
-// 2. 1,000 concurrent image(for:) of one uncached URL, against one load of it.
+// 2. 1,000 concurrent image(for:) of one uncached URL, against one load of it. One long-lived
+//    manager, as a program has (a fresh one per round would time its threads starting and a new
+//    connection); each round asks for a URL not asked before (a new query string).
+/// `callers` concurrent calls of `url` + a new query string; the time and the requests it took.
 func concurrentCallers(_ url: URL, callers: Int) async throws -> (Double, Int) {
-    let (manager, loader) = freshManager()
+    let (manager, loader) = coalescingManager
+    let round = roundNumber.withLock { $0 += 1; return $0 }
+    let url = URL(string: url.absoluteString + (url.query == nil ? "?" : "&") + "round=\(round)")!
+    let before = loader.count.withLock { $0 }
     let elapsed = try await clock.measure {
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<callers { group.addTask { try await manager.image(for: url).width } }
             for try await _ in group {}
         }
     }
-    return (ms(elapsed), loader.count.withLock { $0 })
+    let requests = loader.count.withLock { $0 } - before
+    // Not timed: the disk write finishes and memory is emptied before the next round.
+    await manager.waitForPendingStores()
+    await manager.cache.clear(.memory)
+    return (ms(elapsed), requests)
 }
 /// Lets 1,000 waiters go at once when the last one arrives.
 final class Gate: Sendable {
@@ -211,61 +349,23 @@ final class Gate: Sendable {
     }
 }
 
-/// The floor of the figure above: 1,000 tasks in a group that all wait, alive together, for
-/// one event (what 1,000 callers of one result cost with no library in between).
-func taskFloor() async -> Double {
-    let gate = Gate(size: 1000)
-    return ms(await clock.measure {
-        await withTaskGroup(of: Bool.self) { group in
-            for _ in 0..<1000 { group.addTask { await gate.wait(); return true } }
-            for await _ in group {}
-        }
-    })
-}
-_ = await taskFloor()
-var floors: [Double] = []
-for _ in 0..<9 { floors.append(await taskFloor()) }
-let floorMs = median(floors)
-var coalescing: [(String, Double, Double, Int)] = []
+/// For each case, rounds that interleave one call, 1,000 callers, and the no-library floor alone
+/// and with 1,000 waiting tasks (medians of 15 each).
+var coalescing: [(label: String, single: Double, shared: Double, requests: Int, alone: Double, crowd: Double)] = []
 for (label, path) in [("12 KB JPEG", "small/0000.jpg"), ("1024x768 WebP", "photo-1024x768.webp")] {
     let url = URL(string: "\(base)/\(path)")!
     _ = try await concurrentCallers(url, callers: 1)
-    var single: [Double] = [], shared: [Double] = [], requests = 0
-    for _ in 0..<9 {
+    _ = try await transferDecodeFloor(url, waiters: 0, loader: floorLoader)
+    var single: [Double] = [], shared: [Double] = [], alone: [Double] = [], crowd: [Double] = [], requests = 0
+    for i in 0..<15 {
         single.append(try await concurrentCallers(url, callers: 1).0)
         let (time, count) = try await concurrentCallers(url, callers: 1000)
         shared.append(time)
         requests = max(requests, count)
+        alone.append(try await transferDecodeFloor(URL(string: "\(base)/\(path)?floor-\(i)-1")!, waiters: 0, loader: floorLoader))
+        crowd.append(try await transferDecodeFloor(URL(string: "\(base)/\(path)?floor-\(i)-1000")!, waiters: 1000, loader: floorLoader))
     }
-    coalescing.append((label, median(single), median(shared), requests))
-}
-
-/// The same shape with no library: one job that spins on a core for `jobMs` (a decode is CPU
-/// work) and then releases `waiters` tasks waiting for it; all in one task group.
-func bareJob(_ jobMs: Double, waiters: Int) async -> Double {
-    let gate = Gate(size: waiters + 1)
-    return ms(await clock.measure {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                let end = clock.now + .microseconds(Int64(jobMs * 1000))
-                while clock.now < end {}
-                await gate.wait()
-                return true
-            }
-            for _ in 0..<waiters { group.addTask { await gate.wait(); return true } }
-            for await _ in group {}
-        }
-    })
-}
-/// For each case: the bare job alone and with 1,000 waiters (medians of 9).
-var bareFloors: [(Double, Double)] = []
-for (_, single, _, _) in coalescing {
-    var alone: [Double] = [], shared: [Double] = []
-    for _ in 0..<9 {
-        alone.append(await bareJob(single, waiters: 0))
-        shared.append(await bareJob(single, waiters: 1000))
-    }
-    bareFloors.append((median(alone), median(shared)))
+    coalescing.append((label, median(single), median(shared), requests, median(alone), median(crowd)))
 }
 
 // 3. 1,000 distinct small JPEGs end to end (download, decode, store on disk), against the
@@ -346,10 +446,9 @@ let (bareMs, handMs) = (median(bare), median(hand))
 print("| manager benchmark | figure | anchor | ratio | target |")
 print("| --- | ---: | ---: | ---: | --- |")
 print("| memory hit through image(for:), median of 200,000 | \(f(hitNs)) ns | \(f(cacheOnlyNs)) ns (memory cache alone) | \(f(hitNs / cacheOnlyNs))x | < 2,000 ns |")
-for ((label, single, shared, requests), (alone, bare)) in zip(coalescing, bareFloors) {
-    print("| 1,000 concurrent image(for:) of one uncached \(label) (\(requests) request) | \(f(shared)) ms | \(f(single)) ms (one call) | \(f(shared / single))x | <= 1.2x, 1 request |")
-    print("| (no library: 1,000 tasks waiting for a job that spins as long as one call) | \(f(bare)) ms | \(f(alone)) ms (the job alone) | \(f(bare / alone))x | floor of the ratio above |")
-    print("| the same, less the floor of 1,000 tasks waiting together for one event (\(f(floorMs)) ms) | \(f(shared - floorMs)) ms | \(f(single)) ms | \(f((shared - floorMs) / single))x | |")
+for c in coalescing {
+    print("| 1,000 concurrent image(for:) of one uncached \(c.label) (\(c.requests) request) | \(f(c.shared)) ms | \(f(c.single)) ms (one call) | \(f(c.shared / c.single))x | <= 1.2x, 1 request |")
+    print("| (no library: one task downloads and decodes it, 1,000 tasks wait for it) | \(f(c.crowd)) ms | \(f(c.alone)) ms (no waiters) | \(f(c.crowd / c.alone))x | floor of the ratio above |")
 }
 print("| 1,000 small JPEGs end to end (download, decode, store) | \(f(endMs)) ms | \(f(loadMs + decodeMs)) ms (loader \(f(loadMs)) + decode \(f(decodeMs))) | \(f(endMs / (loadMs + decodeMs)))x | ratio reported |")
 print("| the same against the sum of its three stages | \(f(endMs)) ms | \(f(loadMs + decodeMs + storeMs)) ms (+ store \(f(storeMs))) | \(f(endMs / (loadMs + decodeMs + storeMs)))x | ratio reported |")
