@@ -46,11 +46,17 @@ import Testing
         await h.finish()
     }
 
-    @Test func callersGetTheImageBeforeTheMemoryStoreAndLaterOnesJoinIt() async throws {
+    /// A harness serving /a.png, and a context whose cache takes `delay` for each memory store.
+    private func harnessWithSlowMemoryStore(_ delay: Duration) async throws -> (ManagerHarness, ImageContext) {
         let h = try await ManagerHarness()
         h.server.route("/a.png", .respond(body: ManagerHarness.png))
         var context = ImageContext()
-        context.cache = InstrumentedCache(base: h.cache, memoryStoreDelay: .milliseconds(600))
+        context.cache = InstrumentedCache(base: h.cache, memoryStoreDelay: delay)
+        return (h, context)
+    }
+
+    @Test func callersGetTheImageBeforeTheMemoryStoreAndLaterOnesJoinIt() async throws {
+        let (h, context) = try await harnessWithSlowMemoryStore(.milliseconds(600))
         let manager = h.manager, url = h.url("/a.png")
         let start = ContinuousClock.now
         #expect(try await manager.image(for: url, context: context).width == 64)
@@ -70,10 +76,7 @@ import Testing
     }
 
     @Test func waitStoreCacheCallersWaitForTheStores() async throws {
-        let h = try await ManagerHarness()
-        h.server.route("/a.png", .respond(body: ManagerHarness.png))
-        var context = ImageContext()
-        context.cache = InstrumentedCache(base: h.cache, memoryStoreDelay: .milliseconds(300))
+        let (h, context) = try await harnessWithSlowMemoryStore(.milliseconds(300))
         let start = ContinuousClock.now
         _ = try await h.manager.image(for: h.url("/a.png"), options: .waitStoreCache, context: context)
         #expect(ContinuousClock.now - start >= .milliseconds(300))
