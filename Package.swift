@@ -10,23 +10,24 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
-        // C shim over libpng, libjpeg-turbo, libwebp (+demux, mux) and giflib. Every
-        // setjmp/longjmp stays inside these C functions; Swift sees status codes.
+        // C shim over libpng, libjpeg-turbo, libwebp (+demux, mux) and giflib, and the MD5 and
+        // SHA-256 of OpenSSL's libcrypto (already there for libcurl's TLS; swift-crypto would
+        // compile BoringSSL on every first build). Every setjmp/longjmp stays inside these C
+        // functions; Swift sees status codes.
         .systemLibrary(
             name: "CSystemCodecs",
             path: "Sources/CSystemCodecs",
             pkgConfig: "libpng",
-            providers: [.apt(["libpng-dev", "libjpeg-dev", "libwebp-dev", "libgif-dev"])]
+            providers: [.apt(["libpng-dev", "libjpeg-dev", "libwebp-dev", "libgif-dev", "libssl-dev"])]
         ),
         .target(
             name: "CWebImageCodecs",
             dependencies: ["CSystemCodecs"],
-            linkerSettings: ["png16", "jpeg", "webp", "webpdemux", "webpmux", "gif", "z"].map { .linkedLibrary($0) }
+            linkerSettings: ["png16", "jpeg", "webp", "webpdemux", "webpmux", "gif", "z", "crypto"].map { .linkedLibrary($0) }
         ),
         // libcurl as a system module (used by the HTTP loader).
         .systemLibrary(
@@ -38,7 +39,6 @@ let package = Package(
             name: "WebImage",
             dependencies: [
                 "CWebImageCodecs", "CCurl",
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
@@ -48,20 +48,20 @@ let package = Package(
             dependencies: [
                 "WebImage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 // The demo's local HTTP server.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            resources: [.copy("Samples")],
+            // The samples are compiled in (EmbeddedSamples.swift, made from this folder by
+            // scripts/embed-samples.py), so that the binary works wherever it is copied.
+            exclude: ["Samples"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .testTarget(
             name: "WebImageTests",
             dependencies: [
                 "WebImage",
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -7,13 +7,16 @@ struct CacheCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cache",
         abstract: "Show, clean or clear the disk cache.",
+        discussion: "Only the cache's own files are ever removed. Exits 1 when something could not be removed.",
         subcommands: [Stats.self, Clean.self, Clear.self]
     )
 
     /// The namespace option every cache subcommand takes.
     struct Namespace: ParsableArguments {
-        @Option(help: "The cache namespace.")
+        @Option(help: "The cache namespace: a plain name (no '/', no leading dot).")
         var namespace: String = "cli"
+
+        func validate() throws { try CacheNamespace.validate(namespace) }
 
         var cache: ImageCache { ImageCache(namespace: namespace, config: .init(cleanupInterval: nil)) }
     }
@@ -38,7 +41,7 @@ struct CacheCommand: AsyncParsableCommand {
 
         func run() async throws {
             let report = await options.cache.removeExpiredData()
-            print("removed \(report.removedCount) entries, \(Terminal.bytes(Int64(report.removedBytes)))")
+            try CacheCommand.finish(report, verb: "removed", folder: options.cache.disk.directory.path)
         }
     }
 
@@ -49,9 +52,28 @@ struct CacheCommand: AsyncParsableCommand {
 
         func run() async throws {
             let cache = options.cache
-            let count = await cache.disk.count()
-            await cache.clearDisk()
-            print("removed \(count) entries from \(cache.disk.directory.path)")
+            try CacheCommand.finish(await cache.clearDisk(), verb: "removed", folder: cache.disk.directory.path)
+        }
+    }
+
+    /// Prints what a cleanup removed; lists what it could not remove and exits 1 then.
+    static func finish(_ report: DiskCache.CleanupReport, verb: String, folder: String) throws {
+        let entries = report.removedCount == 1 ? "entry" : "entries"
+        print("\(verb) \(report.removedCount) \(entries) (\(Terminal.bytes(Int64(report.removedBytes)))) from \(folder)")
+        guard report.succeeded else {
+            for failure in report.failures.prefix(10) { Terminal.error("cannot remove \(failure.path): \(failure.reason)") }
+            if report.failures.count > 10 { Terminal.error("\(report.failures.count - 10) more files could not be removed") }
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// The `--namespace` check shared by every command that opens a cache.
+enum CacheNamespace {
+    /// Throws a usage error naming the rule a namespace breaks.
+    static func validate(_ namespace: String) throws {
+        do { try ImageCache.validate(namespace: namespace) } catch {
+            throw ValidationError("--namespace: \(Terminal.describe(error))")
         }
     }
 }

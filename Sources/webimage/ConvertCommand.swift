@@ -2,18 +2,27 @@ import ArgumentParser
 import Foundation
 import WebImage
 
-/// `webimage convert`: decode one file and encode it in the format of the output's extension.
+/// `webimage convert`: decode one file and encode it in another format.
 struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Re-encode an image as PNG, JPEG, WebP or GIF, chosen by the output file's extension."
+        abstract: "Re-encode an image as PNG, JPEG, WebP or GIF (by --format, else the output's extension).",
+        discussion: """
+            IN may be - (standard input) and OUT may be - (standard output; needs --format). An \
+            animation keeps every frame in GIF and WebP; JPEG and PNG get its first frame, and \
+            the tool says so. Exits 1 when the input cannot be read or decoded or the output \
+            cannot be written.
+            """
     )
 
-    @Argument(help: "The input image.")
+    @Argument(help: "The input image, or - for standard input.")
     var input: String
 
-    @Argument(help: "The output file (.png, .jpg, .webp or .gif).")
+    @Argument(help: "The output file (.png, .jpg, .webp or .gif), or - for standard output.")
     var output: String
+
+    @Option(help: "The output format: jpg, jpeg, png, webp or gif (default: from the output's extension).")
+    var format: OutputFormat?
 
     @Option(help: "Quality for JPEG and lossy WebP, 0 to 100.")
     var quality: Int = 90
@@ -25,26 +34,34 @@ struct ConvertCommand: ParsableCommand {
     var lossless = false
 
     func validate() throws {
-        guard (0...100).contains(quality) else { throw ValidationError("--quality must be between 0 and 100") }
-        if let maxPixelSize, maxPixelSize < 1 { throw ValidationError("--max-pixel-size must be at least 1") }
-        guard ImageFormat(fileExtension: URL(fileURLWithPath: output).pathExtension) != nil else {
-            throw ValidationError("the output must end in .png, .jpg, .jpeg, .webp or .gif")
+        guard (0...100).contains(quality) else { throw ValidationError("--quality must be between 0 and 100, not \(quality)") }
+        if let maxPixelSize, maxPixelSize < 1 { throw ValidationError("--max-pixel-size must be at least 1, not \(maxPixelSize)") }
+        if output == "-", format == nil { throw ValidationError("writing to standard output (-) needs --format") }
+        if format == nil, ImageFormat(fileExtension: URL(fileURLWithPath: output).pathExtension) == nil {
+            throw ValidationError("cannot tell the format of \(output): end it in .png, .jpg, .jpeg, .webp or .gif, or give --format")
         }
     }
 
     func run() throws {
-        let format = ImageFormat(fileExtension: URL(fileURLWithPath: output).pathExtension)!
+        guard let target = format?.imageFormat ?? ImageFormat(fileExtension: URL(fileURLWithPath: output).pathExtension) else {
+            throw ValidationError("cannot tell the output format")
+        }
         do {
-            let image = try Image(contentsOf: URL(fileURLWithPath: input),
-                                  options: ImageDecodingOptions(maxPixelSize: maxPixelSize))
-            let data = try ImageCoders.shared.encode(image, as: format,
-                                                     options: ImageEncodingOptions(quality: Double(quality) / 100, lossless: lossless))
-            do { try data.write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
-                throw ValidationError("cannot write \(output): \((error as NSError).localizedDescription)")
-            }
-            print("\(output): \(format) \(image.width)x\(image.height), \(image.frameCount) frame(s), \(data.count) bytes")
-        } catch let error as ImageError {
-            FileHandle.standardError.write(Data("webimage: \(error)\n".utf8))
+            let data = try InputFile.read(input)
+            let image = try Image(data: data, options: ImageDecodingOptions(maxPixelSize: maxPixelSize))
+            let encoded = try OutputEncoding.encode(image, as: target,
+                                                    options: ImageEncodingOptions(quality: Double(quality) / 100, lossless: lossless))
+            try OutputFile.write(encoded.data, to: output)
+            if let note = encoded.note { Terminal.error("note: \(note)") }
+            let summary = "\(output == "-" ? "standard output" : output): \(target) \(image.width)x\(image.height), "
+                + "\(image.frameCount) frame(s), \(encoded.data.count) bytes"
+            // With the image on standard output, the summary goes to standard error.
+            if output == "-" { FileHandle.standardError.write(Data((summary + "\n").utf8)) } else { print(summary) }
+        } catch let error as CLIError {
+            Terminal.error(error.description)
+            throw ExitCode(1)
+        } catch {
+            Terminal.error("\(input == "-" ? "standard input" : input): \(Terminal.describe(error))")
             throw ExitCode(1)
         }
     }

@@ -12,11 +12,18 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "Load the bundled samples from a local HTTP server: network, memory, disk, thumbnails, summary."
     )
 
-    @Option(help: "The port of the local server (another is chosen when it is taken).")
+    @Option(help: "The port of the local server, 1 to 65535 (another is chosen when it is taken; 0 picks any).")
     var port: Int = 8089
 
-    @Option(name: .shortAndLong, help: "Where to write the thumbnails (default: a new temporary folder).")
+    @Option(name: .shortAndLong, help: "Write the thumbnails into this folder (created). Without it they stay in memory.")
     var output: String?
+
+    @Flag(help: "Show the full cache keys of the thumbnails.")
+    var verbose = false
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, not \(port)") }
+    }
 
     /// What the demo learns about one sample.
     struct Row: Sendable {
@@ -33,22 +40,23 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         let started = ContinuousClock.now
-        let samples = SampleImages.paths().reduce(into: [String: Data]()) { files, path in
-            files[(path as NSString).lastPathComponent] = FileManager.default.contents(atPath: path)
-        }
-        guard !samples.isEmpty else {
-            Terminal.error("no bundled samples found")
-            throw ExitCode(1)
+        let samples = SampleImages.all.reduce(into: [String: Data]()) { $0[$1.name] = $1.data }
+        let thumbnails = output.map { URL(fileURLWithPath: $0) }
+        if let output {
+            do { try OutputFile.makeFolder(output) } catch {
+                Terminal.error(Terminal.describe(error))
+                throw ExitCode(1)
+            }
         }
         let server = try await DemoServer(files: samples, port: port) { print("note: \($0)") }
+        // The demo's cache lives in a folder of its own that is removed at the end, whatever happens.
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-demo-\(getpid())")
-        let thumbnails = output.map { URL(fileURLWithPath: $0) } ?? work.appendingPathComponent("thumbnails")
-        defer { try? FileManager.default.removeItem(at: work.appendingPathComponent("cache")) }
+        defer { try? FileManager.default.removeItem(at: work) }
         do {
-            try FileManager.default.createDirectory(at: thumbnails, withIntermediateDirectories: true)
+            let verbose = self.verbose
             let rows = try await Interrupt.run {
                 try await DemoRun(server: server, samples: samples, cacheFolder: work.appendingPathComponent("cache"),
-                                  thumbnails: thumbnails).run()
+                                  thumbnails: thumbnails, verbose: verbose).run()
             }
             DemoRun.printSummary(rows, requests: server.requestCount, thumbnails: thumbnails,
                                  elapsed: ContinuousClock.now - started)
@@ -66,7 +74,9 @@ struct DemoRun: Sendable {
     let server: DemoServer
     let samples: [String: Data]
     let cacheFolder: URL
-    let thumbnails: URL
+    /// Where to write the thumbnails; nil keeps them in memory.
+    let thumbnails: URL?
+    let verbose: Bool
 
     func run() async throws -> [DemoCommand.Row] {
         let manager = ImageManager(cache: ImageCache(namespace: "demo", directory: cacheFolder, config: .init(cleanupInterval: nil)))
@@ -94,13 +104,21 @@ struct DemoRun: Sendable {
             ResizingTransformer(width: 96, height: 96, scaleMode: .aspectFill), RoundCornerTransformer(radius: 16),
         ]))
         context.originalQueryCacheType = .disk
+        let recipe = "resize 96x96 fillcrop + round corners 16"
         for index in rows.indices {
             let url = URL(string: base + rows[index].name)!
             let result = try await manager.result(for: url, options: .transformAnimatedImage, context: context)
-            let file = thumbnails.appendingPathComponent(rows[index].name.replacingOccurrences(of: ".", with: "-") + "-thumb.png")
-            try result.image.encoded(as: .png).write(to: file, options: .atomic)
+            let png = try result.image.encoded(as: .png)
             rows[index].thumbnail = "\(result.image.width)x\(result.image.height) (\(Terminal.source(result.cacheType)))"
-            print("   \(file.path)  key: \(manager.cacheKey(for: url, context: context).dropFirst(base.count))")
+            let name = rows[index].name.padding(toLength: 30, withPad: " ", startingAt: 0)
+            var line = "   \(name) \(recipe), \(Terminal.bytes(Int64(png.count))) PNG"
+            if let thumbnails {
+                let file = thumbnails.appendingPathComponent(rows[index].name.replacingOccurrences(of: ".", with: "-") + "-thumb.png")
+                try OutputFile.write(png, to: file.path)
+                line += " -> \(file.path)"
+            }
+            print(line)
+            if verbose { print("      key: \(manager.cacheKey(for: url, context: context))") }
         }
         return rows
     }
@@ -143,7 +161,7 @@ struct DemoRun: Sendable {
         return row
     }
 
-    static func printSummary(_ rows: [DemoCommand.Row], requests: Int, thumbnails: URL, elapsed: Duration) {
+    static func printSummary(_ rows: [DemoCommand.Row], requests: Int, thumbnails: URL?, elapsed: Duration) {
         print("\nSummary")
         let header = ["image", "bytes", "decoded", "network", "previews", "memory", "disk", "thumbnail"]
         let table = rows.map { row in
@@ -157,6 +175,7 @@ struct DemoRun: Sendable {
         print(line(header))
         print("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|")
         for cells in table { print(line(cells)) }
-        print("\n\(rows.count) images, \(requests) HTTP requests, thumbnails in \(thumbnails.path), done in \(Terminal.duration(elapsed)).")
+        let kept = thumbnails.map { "thumbnails in \($0.path)" } ?? "thumbnails kept in memory (-o DIR writes them)"
+        print("\n\(rows.count) images, \(requests) HTTP requests, \(kept), done in \(Terminal.duration(elapsed)).")
     }
 }

@@ -3,52 +3,47 @@ import Foundation
 import WebImage
 
 /// `webimage get`: downloads images through the manager (caches included), with a progress bar
-/// per transfer, and writes them to a folder.
+/// per transfer, and writes them as curl does: `-o FILE` for one URL, `-O` or `--output-dir`
+/// to keep the URLs' names.
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
-        abstract: "Download images (memory, disk, then network), optionally resized and re-encoded, into a folder.",
-        discussion: "Prints where each image came from. Exits 1 when any URL fails, 130 on Ctrl-C (no partial files are left)."
+        abstract: "Download images (memory, disk, then network), optionally resized and re-encoded.",
+        discussion: """
+            -o FILE writes that file (one URL; - is standard output; an existing folder, or a \
+            name ending in /, keeps the URL's name in it). -O keeps the URLs' names in the \
+            current folder, --output-dir DIR in DIR (created). Without any of them the files go \
+            into the current folder. The output format is --format, else the -o file's \
+            extension, else the source's. --resize 320x240 fits within the box (aspect ratio \
+            kept, no padding); 320 or x240 fixes one side; --mode fill, fillcrop or pad fits \
+            otherwise. Prints where each image came from. Exits 1 when any URL fails, 130/143/129 \
+            on SIGINT/SIGTERM/SIGHUP (no partial files are left).
+            """
     )
-
-    /// How `--resize` fits the image in the box.
-    enum Mode: String, ExpressibleByArgument, CaseIterable {
-        case fill, fit, fillcrop
-        var scaleMode: ResizingTransformer.ScaleMode {
-            switch self {
-            case .fill: .fill
-            case .fit: .aspectFit
-            case .fillcrop: .aspectFill
-            }
-        }
-    }
-
-    /// Output formats.
-    enum Format: String, ExpressibleByArgument, CaseIterable {
-        case png, jpeg, webp
-        var imageFormat: ImageFormat {
-            switch self {
-            case .png: .png
-            case .jpeg: .jpeg
-            case .webp: .webp
-            }
-        }
-    }
 
     @Argument(help: "Image URLs (http, https, file or data).")
     var urls: [String]
 
-    @Option(name: .shortAndLong, help: "The folder to write into (default: the current folder).")
-    var output: String = "."
+    @Option(name: .shortAndLong, help: "The file to write (one URL), - for standard output, or an existing folder.")
+    var output: String?
 
-    @Option(help: "Resize to WxH pixels, e.g. 320x240.")
+    @Flag(name: [.customShort("O"), .customLong("remote-name")], help: "Keep each URL's file name (in the current folder or --output-dir).")
+    var remoteName = false
+
+    @Option(help: "The folder to write into, keeping each URL's name (created when missing).")
+    var outputDir: String?
+
+    @Option(help: "Resize: WxH fits within the box; W or xH fixes one side (e.g. 320x240, 320, x240).")
     var resize: String?
 
-    @Option(help: "How --resize fits the image: fill (stretch), fit (inside) or fillcrop (cover and crop).")
-    var mode: Mode = .fit
+    @Option(help: "How --resize fits a WxH box: fit (within, the default), fill (stretch), fillcrop (cover and crop) or pad (within, padded).")
+    var mode: ResizeSpec.Mode = .fit
 
-    @Option(help: "Re-encode as png, jpeg or webp (default: the source format).")
-    var format: Format?
+    @Option(help: "Re-encode as jpg, jpeg, png, webp or gif (default: the -o file's extension, else the source format).")
+    var format: OutputFormat?
+
+    @Option(help: "Give up on a URL after this many seconds in all (as curl's --max-time).")
+    var maxTime: Double?
 
     @Flag(help: "Decode while downloading and report progressive previews.")
     var progressive = false
@@ -56,18 +51,34 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Neither read nor write the caches.")
     var noCache = false
 
-    @Option(help: "The cache namespace.")
+    @Option(help: "The cache namespace: a plain name (no '/', no leading dot).")
     var namespace: String = "cli"
 
     func validate() throws {
-        if let resize, ResizeBox(resize) == nil { throw ValidationError("--resize must look like 320x240") }
+        if let resize { _ = try ResizeSpec(parsing: resize) }
+        if let problem = Deadline.validate(maxTime) { throw ValidationError(problem) }
+        try CacheNamespace.validate(namespace)
+        if let output, case .file = OutputTarget.of(output, outputDir: outputDir), urls.count > 1 {
+            throw ValidationError("-o \(output) names one file, but \(urls.count) URLs were given: use --output-dir DIR or -O to keep their names")
+        }
+        if remoteName, let output, case .file = OutputTarget.of(output, outputDir: outputDir) {
+            throw ValidationError("-O keeps the URLs' names: it cannot be combined with -o \(output)")
+        }
     }
 
     func run() async throws {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory), isDirectory.boolValue else {
-            Terminal.error("\(output): no such folder")
-            throw ExitCode(1)
+        let target = output.map { OutputTarget.of($0, outputDir: outputDir) } ?? .folder(outputDir ?? ".")
+        if case .folder(let folder) = target {
+            do {
+                if outputDir != nil, output == nil { try OutputFile.makeFolder(folder) }
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+                    throw CLIError("cannot write into \(folder): no such folder (--output-dir creates it)")
+                }
+            } catch {
+                Terminal.error(Terminal.describe(error))
+                throw ExitCode(1)
+            }
         }
         let manager = ImageManager(cache: ImageCache(namespace: namespace))
         // The process ends right after: disk writes must be done before it does.
@@ -78,20 +89,20 @@ struct GetCommand: AsyncParsableCommand {
             options.insert(.fromLoaderOnly)
             context.storeCacheType = ImageCacheType.none
         }
-        if let resize, let box = ResizeBox(resize) {
-            context.transformer = ResizingTransformer(width: Double(box.width), height: Double(box.height), scaleMode: mode.scaleMode)
+        if let resize, let spec = try? ResizeSpec(parsing: resize) {
+            context.transformer = spec.transformer(mode)
             // A new size of an image fetched before is made from the cached original.
             if !noCache { context.originalQueryCacheType = .disk }
         }
-        let jobs = OutputNames.assign(urls, folder: URL(fileURLWithPath: output))
-        let display = ProgressDisplay()
-        let loadOptions = options, loadContext = context, outputFormat = format?.imageFormat
+        let jobs = OutputNames.assign(urls, target: target, format: format?.imageFormat)
+        let display = ProgressDisplay(silent: target == .file("-"))
+        let loadOptions = options, loadContext = context, deadline = maxTime
         let failures = try await Interrupt.run {
             await withTaskGroup(of: Bool.self) { group in
                 for job in jobs {
                     group.addTask {
                         await Download(job: job, manager: manager, options: loadOptions, context: loadContext,
-                                       format: outputFormat, display: display).run()
+                                       deadline: deadline, display: display).run()
                     }
                 }
                 return await group.reduce(0) { $0 + ($1 ? 0 : 1) }
@@ -101,48 +112,71 @@ struct GetCommand: AsyncParsableCommand {
     }
 }
 
-/// A `WxH` size.
-struct ResizeBox {
-    let width: Int, height: Int
-    init?(_ text: String) {
-        let parts = text.lowercased().split(separator: "x")
-        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0, w <= 20_000, h <= 20_000 else { return nil }
-        width = w
-        height = h
+/// Where `get` writes.
+enum OutputTarget: Sendable, Equatable {
+    /// This one file (or `-`, standard output).
+    case file(String)
+    /// Into this folder, under each URL's own name.
+    case folder(String)
+
+    /// What `-o value` means: an existing folder or a name ending in `/` is a folder; anything
+    /// else a file, inside `outputDir` when it is relative and one is given.
+    static func of(_ value: String, outputDir: String?) -> OutputTarget {
+        var isDirectory: ObjCBool = false
+        if value.hasSuffix("/") || (FileManager.default.fileExists(atPath: value, isDirectory: &isDirectory) && isDirectory.boolValue) {
+            return .folder(value)
+        }
+        if let outputDir, value != "-", !value.hasPrefix("/") { return .file(outputDir + "/" + value) }
+        return .file(value)
     }
 }
 
-/// The URL to load and the name of the file to write (without its extension: that comes from
-/// the output format, or the decoded image's).
+/// The URL to load, where its image goes, and in which format.
 struct OutputJob: Sendable {
+    /// The URL as given.
     let text: String
-    let folder: URL
-    let stem: String
+    let target: Target
+    /// The format asked for (--format, or the -o file's extension); nil keeps the source's.
+    let format: ImageFormat?
 
-    /// The file for an image encoded as `format`.
-    func destination(_ format: ImageFormat) -> URL { folder.appendingPathComponent("\(stem).\(format.fileExtension)") }
+    /// A file, or a folder with the name to use there (without its extension).
+    enum Target: Sendable {
+        case file(String)
+        case folder(URL, stem: String)
+    }
 
-    /// The URL shortened for display.
-    var label: String { text.count > 60 ? String(text.prefix(57)) + "..." : text }
+    /// The path for an image encoded as `format`.
+    func destination(_ format: ImageFormat) -> String {
+        switch target {
+        case .file(let path): path
+        case .folder(let folder, let stem): folder.appendingPathComponent("\(stem).\(format.fileExtension)").path
+        }
+    }
 }
 
 /// Output names: the URL's last path component without its extension ("image" for data URLs
 /// and the like), made unique within one run.
 enum OutputNames {
-    static func assign(_ urls: [String], folder: URL) -> [OutputJob] {
-        var used: Set<String> = []
-        return urls.map { text in
-            let url = URL(string: text)
-            let hierarchical = url.map { $0.scheme != "data" && !$0.path.isEmpty } ?? false
-            var stem = hierarchical ? (url!.lastPathComponent as NSString).deletingPathExtension : "image"
-            if stem.isEmpty || stem == "/" || stem.count > 200 { stem = "image" }
-            var name = stem, n = 1
-            while used.contains(name) {
-                name = "\(stem)-\(n)"
-                n += 1
+    static func assign(_ urls: [String], target: OutputTarget, format: ImageFormat?) -> [OutputJob] {
+        switch target {
+        case .file(let path):
+            let byExtension = path == "-" ? nil : ImageFormat(fileExtension: URL(fileURLWithPath: path).pathExtension)
+            return urls.map { OutputJob(text: $0, target: .file(path), format: format ?? byExtension) }
+        case .folder(let folder):
+            var used: Set<String> = []
+            return urls.map { text in
+                let url = URL(string: text)
+                let hierarchical = url.map { $0.scheme != "data" && !$0.path.isEmpty } ?? false
+                var stem = hierarchical ? (url!.lastPathComponent as NSString).deletingPathExtension : "image"
+                if stem.isEmpty || stem == "/" || stem.hasPrefix(".") || stem.count > 200 { stem = "image" }
+                var name = stem, n = 1
+                while used.contains(name) {
+                    name = "\(stem)-\(n)"
+                    n += 1
+                }
+                used.insert(name)
+                return OutputJob(text: text, target: .folder(URL(fileURLWithPath: folder), stem: name), format: format)
             }
-            used.insert(name)
-            return OutputJob(text: text, folder: folder, stem: name)
         }
     }
 }
@@ -153,40 +187,47 @@ struct Download: Sendable {
     let manager: ImageManager
     let options: ImageOptions
     let context: ImageContext
-    let format: ImageFormat?
+    let deadline: Double?
     let display: ProgressDisplay
 
     /// Whether it succeeded.
     func run() async -> Bool {
-        let bar = display.add(job.label)
+        let bar = display.add(job.text)
         let start = ContinuousClock.now
         do {
             guard let url = URL(string: job.text) else { throw ImageError.invalidURL(job.text) }
-            var result: ImageResult?
-            for try await event in manager.events(for: url, options: options, context: context) {
-                switch event {
-                case .progress(let progress): display.update(bar, progress)
-                case .preview(let preview):
-                    display.note(bar, String(format: "preview: %d%% of rows, scan %d", Int(preview.fractionDecoded * 100), preview.scans))
-                case .finished(let finished): result = finished
+            let manager = self.manager, options = self.options, context = self.context, display = self.display
+            let result = try await Deadline.run(deadline, what: "loading \(job.text)") {
+                var result: ImageResult?
+                for try await event in manager.events(for: url, options: options, context: context) {
+                    switch event {
+                    case .progress(let progress): display.update(bar, progress)
+                    case .preview(let preview):
+                        display.note(bar, String(format: "preview: %d%% of rows, scan %d", Int(preview.fractionDecoded * 100), preview.scans))
+                    case .finished(let finished): result = finished
+                    }
                 }
+                try Task.checkCancellation()
+                guard let result else { throw CancellationError() }
+                return result
             }
-            try Task.checkCancellation()
-            guard let result else { throw CancellationError() }
             let elapsed = ContinuousClock.now - start
-            let (bytes, target) = try encode(result)
+            let (bytes, target, note) = try encode(result)
             let destination = job.destination(target)
             try Task.checkCancellation()
-            do { try bytes.write(to: destination, options: .atomic) } catch {
-                throw CLIError("cannot write \(destination.path): \((error as NSError).localizedDescription)")
-            }
+            try OutputFile.write(bytes, to: destination)
             let image = result.image
+            let shown = destination == "-" ? "standard output" : destination
             display.finish(bar, "\(image.width)x\(image.height) \(image.format), \(Terminal.bytes(Int64(bytes.count))) from "
-                           + "\(source(result.cacheType, url)) in \(Terminal.duration(elapsed)) -> \(destination.path)")
+                           + "\(source(result.cacheType, url)) in \(Terminal.duration(elapsed)) -> \(shown)")
+            if let note { Terminal.error("note: \(job.text): \(note)") }
             return true
         } catch {
             display.finish(bar, "failed")
-            if !(error is CancellationError) { Terminal.error("\(job.label): \(Terminal.describe(error))") }
+            if !(error is CancellationError) {
+                // A write failure names the file; anything else is about the URL.
+                Terminal.error(error is CLIError ? Terminal.describe(error) : "\(job.text): \(Terminal.describe(error))")
+            }
             return false
         }
     }
@@ -199,16 +240,11 @@ struct Download: Sendable {
     }
 
     /// The bytes to write: the downloaded ones when nothing changed, else a fresh encoding.
-    private func encode(_ result: ImageResult) throws -> (Data, ImageFormat) {
+    private func encode(_ result: ImageResult) throws -> (Data, ImageFormat, String?) {
         let source = result.image.format
-        let target = format ?? (source.isDecodable ? source : .png)
-        if let data = result.data, target == source, context.transformer == nil { return (data, target) }
-        return (try result.image.encoded(as: target), target)
+        let target = job.format ?? (source.isDecodable ? source : .png)
+        if let data = result.data, target == source, context.transformer == nil { return (data, target, nil) }
+        let encoded = try OutputEncoding.encode(result.image, as: target)
+        return (encoded.data, target, encoded.note)
     }
-}
-
-/// A failure described in one line.
-struct CLIError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

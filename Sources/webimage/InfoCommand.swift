@@ -1,5 +1,4 @@
 import ArgumentParser
-import Crypto
 import Foundation
 import WebImage
 
@@ -8,35 +7,38 @@ struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
         abstract: "Print format, size, frames, durations, loop count, EXIF orientation and per-frame RGBA SHA-256.",
-        discussion: "Without files, describes the sample images bundled with the tool."
+        discussion: "Without files, describes the sample images built into the tool. Exits 1 when any file fails."
     )
 
-    @Argument(help: "Image files. Default: the bundled samples.")
+    @Argument(help: "Image files; - reads standard input. Default: the samples built into the tool.")
     var files: [String] = []
 
-    @Flag(help: "Print one JSON object per file.")
+    @Flag(help: "Print one JSON object per file (with \"path\"; a file that fails gives {\"path\", \"error\"}).")
     var json = false
 
     @Flag(help: "Keep the pixels as stored instead of applying the EXIF orientation.")
     var rawOrientation = false
 
+    func validate() throws {
+        if files.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input (-) can be read only once") }
+    }
+
     func run() throws {
-        let paths = files.isEmpty ? SampleImages.paths() : files
-        guard !paths.isEmpty else { throw ValidationError("no files given and no bundled samples found") }
+        let inputs: [(path: String, read: () throws -> Data)] = files.isEmpty
+            ? SampleImages.all.map { sample in (sample.name, { sample.data }) }
+            : files.map { path in (path, { try InputFile.read(path) }) }
         var failed = false
-        for path in paths {
+        for input in inputs {
             do {
-                let data: Data
-                do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-                    throw ImageError.unreadableFile(path: path, reason: (error as NSError).localizedDescription)
-                }
+                let data = try input.read()
                 let image = try Image(data: data, options: ImageDecodingOptions(appliesOrientation: !rawOrientation))
                 let report = try FileReport(image: image)
-                let shown = files.isEmpty ? URL(fileURLWithPath: path).lastPathComponent : path
-                print(json ? report.json : report.text(path: shown, byteCount: data.count))
+                print(json ? report.json(path: input.path) : report.text(path: input.path, byteCount: data.count))
             } catch {
                 failed = true
-                FileHandle.standardError.write(Data("webimage: \(path): \(error)\n".utf8))
+                let reason = Terminal.describe(error)
+                if json { print("{\"path\":\(JSONText.string(input.path)),\"error\":\(JSONText.string(reason + "."))}") }
+                Terminal.error("\(input.path): \(reason)")
             }
         }
         if failed { throw ExitCode(1) }
@@ -63,17 +65,18 @@ struct FileReport {
         durationsMs = image.isAnimated ? image.frameDurations.map { $0 * 1000 } : []
         exifOrientation = image.exifOrientation
         frameHashes = try (0..<image.frameCount).map { index in
-            try image.frame(at: index).bitmap.withUnsafeBytes { SHA256.hash(data: $0).map { String(format: "%02x", $0) }.joined() }
+            try image.frame(at: index).bitmap.withUnsafeBytes { Digest.sha256($0) }
         }
     }
 
-    var json: String {
+    /// One line of JSON; `path` first.
+    func json(path: String) -> String {
         func number(_ value: Double) -> String {
             value == value.rounded() ? String(Int(value)) : String(value)
         }
         let durations = durationsMs.map(number).joined(separator: ",")
         let frames = frameHashes.map { "{\"rgbaSHA256\":\"\($0)\"}" }.joined(separator: ",")
-        return "{\"format\":\"\(format)\",\"width\":\(width),\"height\":\(height),\"frameCount\":\(frameCount),"
+        return "{\"path\":\(JSONText.string(path)),\"format\":\"\(format)\",\"width\":\(width),\"height\":\(height),\"frameCount\":\(frameCount),"
             + "\"loopCount\":\(loopCount.map(String.init) ?? "null"),\"durationsMs\":[\(durations)],"
             + "\"exifOrientation\":\(exifOrientation.map(String.init) ?? "null"),\"frames\":[\(frames)]}"
     }
@@ -91,11 +94,23 @@ struct FileReport {
     }
 }
 
-/// The sample images bundled with the tool (the default input of `info`).
-enum SampleImages {
-    static func paths() -> [String] {
-        guard let directory = Bundle.module.url(forResource: "Samples", withExtension: nil),
-              let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
-        return names.filter { !$0.hasPrefix(".") && !$0.hasSuffix(".md") }.sorted().map { directory.appendingPathComponent($0).path }
+/// JSON string literals.
+enum JSONText {
+    /// `text` as a quoted JSON string (Foundation's JSONSerialization does the escaping).
+    static func string(_ text: String) -> String {
+        let data = try? JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed, .withoutEscapingSlashes])
+        return data.map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
+    }
+}
+
+/// Reading an input file, or standard input for `-`.
+enum InputFile {
+    /// The bytes of `path` (`-`: all of standard input).
+    /// - Throws: `ImageError.unreadableFile` with the system's reason.
+    static func read(_ path: String) throws -> Data {
+        if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+        do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw ImageError.unreadableFile(path: path, reason: Terminal.reason(error))
+        }
     }
 }

@@ -7,7 +7,11 @@ struct PrefetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "prefetch",
         abstract: "Load the URLs listed in a file (one per line, # starts a comment) into the caches.",
-        discussion: "Exits 1 when any URL was skipped (failed), 130 on Ctrl-C."
+        discussion: """
+            A line that is not a URL is reported and skipped. At the end, every URL that failed is \
+            listed with its reason (--verbose: also as it happens). Exits 0 only when every URL was \
+            loaded and stored in the disk cache; 1 otherwise; 130/143/129 on SIGINT/SIGTERM/SIGHUP.
+            """
     )
 
     @Argument(help: "A file of URLs, one per line; - reads standard input.")
@@ -16,51 +20,110 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Option(help: "Loads at once.")
     var concurrency: Int = 3
 
-    @Option(help: "The cache namespace.")
+    @Option(help: "Give up on a URL after this many seconds in all.")
+    var maxTime: Double?
+
+    @Flag(help: "Report each failure as it happens.")
+    var verbose = false
+
+    @Option(help: "The cache namespace: a plain name (no '/', no leading dot).")
     var namespace: String = "cli"
 
     func validate() throws {
-        guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 256") }
+        guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 256, not \(concurrency)") }
+        if let problem = Deadline.validate(maxTime) { throw ValidationError(problem) }
+        try CacheNamespace.validate(namespace)
+    }
+
+    /// One URL that was not prefetched, and why.
+    struct Failure: Sendable {
+        let url: String
+        let reason: String
     }
 
     func run() async throws {
         let text: String
         do {
-            text = file == "-" ? String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-                : try String(contentsOfFile: file, encoding: .utf8)
+            text = String(decoding: try InputFile.read(file), as: UTF8.self)
         } catch {
-            Terminal.error("\(file): cannot read: \((error as NSError).localizedDescription)")
+            Terminal.error(Terminal.describe(error))
             throw ExitCode(1)
         }
-        var urls: [URL] = []
+        let (urls, badLines) = URLList.parse(text, name: file == "-" ? "standard input" : file)
+        for line in badLines { Terminal.error(line) }
+        let cache = ImageCache(namespace: namespace)
+        let manager = ImageManager(cache: cache)
+        let display = ProgressDisplay()
+        let start = ContinuousClock.now
+        let (width, deadline, verbose) = (concurrency, maxTime, self.verbose)
+        let failures = try await Interrupt.run {
+            let bar = display.add("prefetch", unit: .items("URLs"))
+            display.update(bar, ImageProgress(receivedBytes: 0, expectedBytes: Int64(urls.count)))
+            let failures = await withTaskGroup(of: Failure?.self) { group in
+                var pending = urls.makeIterator(), done = 0
+                var failures: [Failure] = []
+                func addNext() {
+                    guard let url = pending.next() else { return }
+                    group.addTask { await PrefetchCommand.prefetch(url, manager: manager, cache: cache, deadline: deadline) }
+                }
+                for _ in 0..<width { addNext() }
+                while let outcome = await group.next() {
+                    done += 1
+                    if let outcome {
+                        failures.append(outcome)
+                        if verbose { Terminal.error("\(outcome.url): \(outcome.reason)") }
+                    }
+                    display.update(bar, ImageProgress(receivedBytes: Int64(done), expectedBytes: Int64(urls.count)))
+                    if !failures.isEmpty { display.note(bar, "\(failures.count) failed") }
+                    addNext()
+                }
+                return failures
+            }
+            display.finish(bar, "\(urls.count - failures.count)/\(urls.count) URLs")
+            return failures
+        }
+        let elapsed = Terminal.duration(ContinuousClock.now - start)
+        print("prefetched \(urls.count - failures.count), skipped \(failures.count) of \(urls.count) in \(elapsed)"
+              + (badLines.isEmpty ? "" : "; \(badLines.count) line(s) were not URLs"))
+        if !failures.isEmpty {
+            print("failed:")
+            for failure in failures { print("  \(failure.url): \(failure.reason).") }
+        }
+        if !failures.isEmpty || !badLines.isEmpty { throw ExitCode(1) }
+    }
+
+    /// Loads `url` into the caches, waiting for the disk write; nil when it is there, else why not.
+    static func prefetch(_ url: URL, manager: ImageManager, cache: ImageCache, deadline: Double?) async -> Failure? {
+        do {
+            _ = try await Deadline.run(deadline, what: "loading") {
+                try await manager.image(for: url, options: [.lowPriority, .waitStoreCache])
+            }
+            // A failed disk write is only logged by the manager: look for the entry itself.
+            let key = manager.cacheKey(for: url)
+            guard await cache.containsImage(forKey: key, in: .disk).includesDisk else {
+                return Failure(url: url.absoluteString, reason: "loaded, but not stored in the disk cache \(cache.disk.directory.path)")
+            }
+            return nil
+        } catch {
+            return Failure(url: url.absoluteString, reason: Terminal.describe(error))
+        }
+    }
+}
+
+/// A file of URLs: one per line, blank lines and `#` comments ignored.
+enum URLList {
+    /// The URLs, and a message for each line that is not an absolute URL.
+    static func parse(_ text: String, name: String) -> (urls: [URL], badLines: [String]) {
+        var urls: [URL] = [], bad: [String] = []
         for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces)
+            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !line.isEmpty, !line.hasPrefix("#") else { continue }
-            guard let url = URL(string: line), url.scheme != nil else {
-                Terminal.error("\(file):\(number + 1): not a URL: \(line)")
-                throw ExitCode(1)
+            guard let url = URL(string: line), let scheme = url.scheme, !scheme.isEmpty else {
+                bad.append("\(name):\(number + 1): not a URL, skipped: \(line)")
+                continue
             }
             urls.append(url)
         }
-        let manager = ImageManager(cache: ImageCache(namespace: namespace))
-        // The process ends right after: disk writes must be done before it does.
-        let prefetcher = ImagePrefetcher(manager: manager, maxConcurrentPrefetchCount: concurrency, options: [.lowPriority, .waitStoreCache])
-        let display = ProgressDisplay()
-        let start = ContinuousClock.now
-        let list = urls
-        let final = try await Interrupt.run {
-            let bar = display.add("prefetch \(list.count) URLs")
-            var last = PrefetchProgress(finished: 0, skipped: 0, total: list.count)
-            display.update(bar, ImageProgress(receivedBytes: 0, expectedBytes: Int64(list.count)))
-            for await progress in prefetcher.prefetch(list) {
-                last = progress
-                display.update(bar, ImageProgress(receivedBytes: Int64(progress.completed), expectedBytes: Int64(progress.total)))
-                display.note(bar, "\(progress.completed)/\(progress.total)")
-            }
-            display.finish(bar, "\(last.completed)/\(last.total)")
-            return last
-        }
-        print("prefetched \(final.finished), skipped \(final.skipped) of \(final.total) in \(Terminal.duration(ContinuousClock.now - start))")
-        if final.skipped > 0 { throw ExitCode(1) }
+        return (urls, bad)
     }
 }

@@ -1,10 +1,17 @@
 import Foundation
 import WebImage
 
-/// Where the CLI writes, and how numbers look.
+/// Where the CLI writes, and how numbers and errors look.
 enum Terminal {
     /// Whether standard output is a terminal (live progress bars) or a pipe or file (plain lines).
     static let isInteractive = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["TERM"] != "dumb"
+
+    /// The terminal's width in columns (80 when it cannot be asked).
+    static var columns: Int {
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
+    }
 
     /// Writes to standard output through the same buffer as `print`, and flushes it, so that
     /// progress lines and printed lines keep their order in a pipe.
@@ -13,9 +20,17 @@ enum Terminal {
         fflush(nil)
     }
 
-    /// Writes one line to standard error.
+    /// Writes one line to standard error: `webimage: <message>.`, ending with exactly one full stop.
     static func error(_ message: String) {
-        FileHandle.standardError.write(Data("webimage: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("webimage: \(sentence(message))\n".utf8))
+    }
+
+    /// `text` ending with exactly one full stop (or its own `?` or `!`).
+    static func sentence(_ text: String) -> String {
+        var trimmed = Substring(text)
+        while let last = trimmed.last, last == "." || last == " " || last == "\n" { trimmed = trimmed.dropLast() }
+        if let last = trimmed.last, last == "?" || last == "!" { return String(trimmed) }
+        return trimmed + "."
     }
 
     /// A byte count: 512 B, 12.3 KB, 4.56 MB.
@@ -44,10 +59,36 @@ enum Terminal {
         }
     }
 
-    /// The one-line description of an error.
+    /// The one-line description of an error, without a trailing full stop (callers add one).
     static func describe(_ error: any Error) -> String {
-        if let error = error as? ImageError { return error.description }
-        if error is CancellationError { return "cancelled" }
-        return "\(error)"
+        let text: String
+        if let error = error as? ImageError {
+            text = error.description
+        } else if error is CancellationError {
+            text = "cancelled"
+        } else if let error = error as? CLIError {
+            text = error.description
+        } else {
+            text = reason(error)
+        }
+        return String(sentence(text).dropLast())
     }
+
+    /// What the system said about a failed file operation, in its own words ("No space left on
+    /// device", "Not a directory"), never Foundation's "NSCocoaErrorDomain error 256".
+    static func reason(_ error: any Error) -> String {
+        if let posix = error as? POSIXError { return String(cString: strerror(posix.code.rawValue)) }
+        let ns = error as NSError
+        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        if ns.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(ns.code))) }
+        return ns.localizedFailureReason ?? ns.localizedDescription
+    }
+}
+
+/// A failure described in one line; the command exits 1.
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

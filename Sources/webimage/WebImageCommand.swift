@@ -1,12 +1,58 @@
 import ArgumentParser
+import Foundation
 
 /// The `webimage` command-line tool.
 @main
 struct WebImageCommand: AsyncParsableCommand {
+    /// The tool's version, printed by `webimage --version`.
+    static let version = "webimage 0.12.0"
+
     static let configuration = CommandConfiguration(
         commandName: "webimage",
         abstract: "Load, inspect, convert and cache images with the WebImage library.",
+        discussion: """
+            Exit status: 0 on success, 1 when something failed at run time (a download, a decode, a \
+            write), 2 for a usage error, 130/143/129 when stopped by SIGINT/SIGTERM/SIGHUP.
+            """,
+        version: version,
         subcommands: [DemoCommand.self, GetCommand.self, PrefetchCommand.self, CacheCommand.self, InfoCommand.self, ConvertCommand.self],
         defaultSubcommand: DemoCommand.self
     )
+
+    /// The exit status of a usage error (ArgumentParser's own is 64, EX_USAGE).
+    static let usageStatus: Int32 = 2
+
+    /// Parses and runs the command. Usage errors exit 2 with the usage text; an unknown
+    /// subcommand is named as such rather than taken as an argument of the default one.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        rejectUnknownCommand(arguments)
+        do {
+            var parsed = try parseAsRoot(arguments)
+            if var asyncCommand = parsed as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try parsed.run()
+            }
+        } catch {
+            finish(with: error)
+        }
+    }
+
+    /// Exits 2 when the first argument is neither an option nor a command's name.
+    private static func rejectUnknownCommand(_ arguments: [String]) {
+        let names = ["demo", "get", "prefetch", "cache", "info", "convert", "help"]
+        guard let first = arguments.first, !first.hasPrefix("-"), !names.contains(first) else { return }
+        Terminal.error("unknown command '\(first)'; the commands are \(names.dropLast().joined(separator: ", ")) (see webimage --help)")
+        Foundation.exit(usageStatus)
+    }
+
+    /// Prints `error` as ArgumentParser does and exits; a usage error exits 2.
+    private static func finish(with error: any Error) -> Never {
+        if exitCode(for: error) == .validationFailure {
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(usageStatus)
+        }
+        exit(withError: error)
+    }
 }

@@ -157,6 +157,13 @@ int wi_xattr_set(const char *path, const char *name, const void *value, size_t s
 long wi_xattr_get(const char *path, const char *name, void *value, size_t size);
 void wi_xattr_remove(const char *path, const char *name);
 
+// ---- Digests (OpenSSL libcrypto) ----
+
+/// MD5 of `size` bytes into `out`; WI_OK, or WI_ERR_ARGUMENT when libcrypto refuses.
+int wi_md5(const void *data, size_t size, uint8_t out[16]);
+/// SHA-256 of `size` bytes into `out`; WI_OK, or WI_ERR_ARGUMENT when libcrypto refuses.
+int wi_sha256(const void *data, size_t size, uint8_t out[32]);
+
 // ---- Compositing helpers for APNG (straight alpha RGBA8)
 /// Copies (blend 0) or alpha-composites "over" (blend 1) a w x h frame onto the canvas at x, y.
 void wi_composite(uint8_t *canvas, uint32_t canvas_width, uint32_t canvas_height,

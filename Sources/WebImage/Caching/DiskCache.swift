@@ -1,5 +1,4 @@
 import CWebImageCodecs
-import Crypto
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -57,12 +56,29 @@ public actor DiskCache {
         }
     }
 
-    /// What a cleanup removed.
+    /// What a cleanup or a clear removed, and what it could not remove.
     public struct CleanupReport: Sendable, Equatable {
         /// Entries removed.
         public var removedCount: Int
         /// Bytes freed.
         public var removedBytes: Int
+        /// Files that should have gone but are still there (read-only directory, permissions),
+        /// each with the reason the system gave. Empty when everything asked for was removed.
+        public var failures: [RemovalFailure] = []
+
+        /// Whether everything that was to be removed was removed.
+        public var succeeded: Bool { failures.isEmpty }
+    }
+
+    /// A file the cache could not remove, and why.
+    public struct RemovalFailure: Sendable, Equatable, CustomStringConvertible {
+        /// The file's path.
+        public var path: String
+        /// The system's reason, e.g. "Permission denied".
+        public var reason: String
+
+        /// "path: reason".
+        public var description: String { "\(path): \(reason)" }
     }
 
     struct Entry {
@@ -99,18 +115,62 @@ public actor DiskCache {
         executor.stop()
     }
 
-    /// `$XDG_CACHE_HOME` (or `~/.cache`) `/com.webimage.cache/<namespace>`.
+    /// `$XDG_CACHE_HOME` (or `~/.cache`) `/com.webimage.cache/<namespace>`. A relative or empty
+    /// `XDG_CACHE_HOME` is ignored, as the XDG Base Directory specification says. The namespace
+    /// is always one folder inside `com.webimage.cache`: a name that is not plain (see
+    /// `ImageCache.validate(namespace:)`) is escaped (`%2F` for `/`, `%2E` for a leading dot,
+    /// `%25` for `%`), so that no namespace can name a folder above or beside the others.
     public static func defaultDirectory(namespace: String) -> URL {
         let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        let base = environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
-        return base.appendingPathComponent("com.webimage.cache").appendingPathComponent(namespace)
+        return base.appendingPathComponent("com.webimage.cache").appendingPathComponent(folderName(forNamespace: namespace))
+    }
+
+    /// The folder name for `namespace`: the namespace itself when it is plain, otherwise escaped
+    /// so that it is a single, non-hidden path component (never empty, `.` or `..`). Distinct
+    /// namespaces get distinct folders.
+    nonisolated static func folderName(forNamespace namespace: String) -> String {
+        if namespace.isEmpty { return "%" }
+        var out = ""
+        for (offset, scalar) in namespace.unicodeScalars.enumerated() {
+            let unsafe = scalar == "/" || scalar == "%" || scalar == "\\" || scalar.value < 0x20 || scalar.value == 0x7F
+                || (offset == 0 && scalar == ".")
+            if unsafe {
+                out += String(format: "%%%02X", scalar.value)
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// Whether `name` is a file this cache writes: an entry (32 lowercase hex digits of MD5,
+    /// optionally a plain extension), a temporary file, or an extended-data side file. Only
+    /// such files are ever removed, so a cache pointed at a folder shared with other files
+    /// never deletes theirs.
+    nonisolated static func isCacheFileName(_ name: String) -> Bool {
+        if name.hasPrefix(".tmp-") { return name.count > 5 }
+        if name.hasPrefix(".ext-") { return isEntryName(Substring(name.dropFirst(5))) }
+        return isEntryName(Substring(name))
+    }
+
+    private nonisolated static func isEntryName(_ name: Substring) -> Bool {
+        let utf8 = name.utf8
+        guard utf8.count >= 32 else { return false }
+        let digest = utf8.prefix(32)
+        guard digest.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else { return false }
+        let rest = utf8.dropFirst(32)
+        guard let dot = rest.first else { return true }
+        let ext = rest.dropFirst()
+        return dot == 0x2E && !ext.isEmpty
+            && ext.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) }
     }
 
     /// The file name for `key`: lowercase hex MD5 of its UTF-8 bytes, plus `.` and the key's
     /// path extension when it is plain (letters and digits) and the name stays within 255 bytes.
     public nonisolated static func fileName(forKey key: String) -> String {
-        let digest = Insecure.MD5.hash(data: Data(key.utf8)).lowercaseHex
+        let digest = Digest.md5(key)
         let ext = URLComponents(string: key).map { PathExtension.of($0.path) } ?? PathExtension.of(key)
         guard !ext.isEmpty, ext.utf8.count <= 255 - 33, ext.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
             return digest
@@ -259,23 +319,79 @@ public actor DiskCache {
         removeFile(name)
     }
 
-    private func removeFile(_ name: String) {
+    /// Removes the entry file `name` and its side file; returns why it failed, or nil when the
+    /// entry is gone (or was already). The index forgets only entries that are really gone.
+    @discardableResult
+    private func removeFile(_ name: String) -> RemovalFailure? {
         let file = path(name)
-        if unlink(file) != 0, errno == EISDIR || errno == EPERM { try? FileManager.default.removeItem(atPath: file) }
+        if let failure = unlinkEntry(file) { return failure }
         let old = index?.removeValue(forKey: name)
         if let old { indexedSize -= old.size }
         // Side files exist only where extended data was kept in one (or the index is unknown).
         if old?.hasSideFile != false { unlink(path(".ext-\(name)")) }
+        return nil
     }
 
-    /// Removes every entry (the directory itself stays).
-    public func removeAll() {
-        configuration.ioHook?()
-        if let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) {
-            for name in names { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
+    /// Unlinks `file`; a directory standing in an entry's place (ours, by its name) is removed
+    /// with its contents. A file that is already gone counts as removed.
+    private func unlinkEntry(_ file: String) -> RemovalFailure? {
+        if unlink(file) == 0 || errno == ENOENT { return nil }
+        var code = errno
+        if code == EISDIR || code == EPERM {
+            var info = stat()
+            if lstat(file, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+                do {
+                    try FileManager.default.removeItem(atPath: file)
+                    return nil
+                } catch {
+                    code = EACCES
+                }
+            }
         }
-        index = [:]
-        indexedSize = 0
+        return RemovalFailure(path: file, reason: String(cString: strerror(code)))
+    }
+
+    /// Removes every entry, with its extended data and any temporary file, and reports what it
+    /// removed and what it could not. The directory itself stays, and so does every file in it
+    /// that the cache did not write (see `isCacheFileName`): nothing outside the cache's own
+    /// files is ever touched.
+    @discardableResult
+    public func removeAll() -> CleanupReport {
+        configuration.ioHook?()
+        var report = CleanupReport(removedCount: 0, removedBytes: 0)
+        var names: [(name: String, size: Int)] = []
+        if let stream = opendir(directoryPath) {
+            let fd = dirfd(stream)
+            while let item = readdir(stream) {
+                let name = withUnsafeBytes(of: item.pointee.d_name) { raw in
+                    String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+                }
+                guard DiskCache.isCacheFileName(name) else { continue }
+                var info = stat()
+                let size = fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int(info.st_size) : 0
+                names.append((name, size))
+            }
+            closedir(stream)
+        } else if errno != ENOENT {
+            report.failures.append(RemovalFailure(path: directoryPath, reason: String(cString: strerror(errno))))
+        }
+        for (name, size) in names {
+            if let failure = unlinkEntry(path(name)) {
+                report.failures.append(failure)
+            } else if !name.hasPrefix(".") {
+                report.removedCount += 1
+                report.removedBytes += size
+            }
+        }
+        // What could not be removed is still there: the index is rebuilt from the folder.
+        if report.failures.isEmpty {
+            index = [:]
+            indexedSize = 0
+        } else {
+            index = nil
+            indexedSize = 0
+        }
+        return report
     }
 
     // MARK: - Size and cleanup
@@ -304,18 +420,24 @@ public actor DiskCache {
             let seconds = Double(maxAge.components.seconds) + Double(maxAge.components.attoseconds) / 1e18
             let limit = Date().addingTimeInterval(-seconds)
             for (name, entry) in entries where date(entry) < limit {
-                removeFile(name)
-                report.removedCount += 1
-                report.removedBytes += entry.size
+                if let failure = removeFile(name) {
+                    report.failures.append(failure)
+                } else {
+                    report.removedCount += 1
+                    report.removedBytes += entry.size
+                }
             }
         }
         if configuration.maxSize > 0, indexedSize > configuration.maxSize, let remaining = index {
             let target = configuration.maxSize / 2
             for (name, entry) in remaining.sorted(by: { date($0.value) < date($1.value) }) {
                 if indexedSize <= target { break }
-                removeFile(name)
-                report.removedCount += 1
-                report.removedBytes += entry.size
+                if let failure = removeFile(name) {
+                    report.failures.append(failure)
+                } else {
+                    report.removedCount += 1
+                    report.removedBytes += entry.size
+                }
             }
         }
         return report
@@ -345,7 +467,9 @@ public actor DiskCache {
                     continue
                 }
                 if name.hasPrefix(".ext-") { sideFiles.append(String(name.dropFirst(5))); continue }
-                guard !name.hasPrefix("."), (info.st_mode & S_IFMT) == S_IFREG else { continue }
+                // Only the cache's own files are entries: anything else in the folder is not
+                // counted, and so never removed by cleanup.
+                guard DiskCache.isCacheFileName(name), (info.st_mode & S_IFMT) == S_IFREG else { continue }
                 let size = Int(info.st_size)
                 entries[name] = Entry(size: size, modified: Date(timeIntervalSince1970: modified),
                                       accessed: Date(timeIntervalSince1970: max(DiskCache.seconds(info.st_atim), modified)))
@@ -440,7 +564,7 @@ public actor DiskCache {
         try? createDirectory()
         ensureIndex()
         var moved = 0
-        for name in names where !name.hasPrefix(".") {
+        for name in names where !name.hasPrefix(".") && DiskCache.isCacheFileName(name) {
             let source = oldDirectory.appendingPathComponent(name)
             let destination = directory.appendingPathComponent(name)
             let sourceDate = (try? source.resourceValues(forKeys: [.contentModificationDateKey]))?.contentModificationDate ?? .distantPast

@@ -25,6 +25,11 @@ public final class ImageCache: ImageCaching {
     /// A cache named `namespace`, in `directory` (default
     /// `$XDG_CACHE_HOME/com.webimage.cache/<namespace>`). Named instances with different
     /// directories are independent.
+    ///
+    /// The namespace names one folder and never a path: a namespace that is not plain (see
+    /// `validate(namespace:)`) is escaped into a single folder name, so `".."` or `"a/../b"`
+    /// cannot reach outside `com.webimage.cache`. Call `validate(namespace:)` first to reject
+    /// such names with a clear error instead (the `webimage` CLI does).
     public convenience init(namespace: String, directory: URL? = nil, config: ImageCacheConfig = .init(),
                             coders: ImageCoders = .shared) {
         let memory = MemoryCache(configuration: .init(costLimit: config.maxMemoryCost, countLimit: config.maxMemoryCount,
@@ -55,6 +60,21 @@ public final class ImageCache: ImageCaching {
 
     deinit {
         if let watcher { Task { await watcher.stop() } }
+    }
+
+    /// Checks that `namespace` is a plain folder name: not empty, no `/`, backslash or control
+    /// character (NUL included), no leading dot (so neither `.` nor `..`), at most 255 bytes.
+    /// - Throws: `ImageError.invalidNamespace` saying which rule it breaks.
+    public static func validate(namespace: String) throws(ImageError) {
+        func invalid(_ reason: String) -> ImageError { .invalidNamespace(namespace, reason: reason) }
+        if namespace.isEmpty { throw invalid("it is empty") }
+        if namespace == "." || namespace == ".." { throw invalid("\(namespace) names a folder, not a cache") }
+        if namespace.hasPrefix(".") { throw invalid("it starts with a dot") }
+        if namespace.contains("/") || namespace.contains("\\") { throw invalid("it contains a path separator") }
+        if namespace.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            throw invalid("it contains a control character")
+        }
+        if namespace.utf8.count > 255 { throw invalid("it is longer than 255 bytes") }
     }
 
     // MARK: - ImageCaching
@@ -130,8 +150,10 @@ public final class ImageCache: ImageCaching {
     /// Empties the memory cache.
     public func clearMemory() async { await clear(.memory) }
 
-    /// Empties the disk cache.
-    public func clearDisk() async { await clear(.disk) }
+    /// Empties the disk cache and reports what was removed and what could not be (a read-only
+    /// folder). Files in the folder that the cache did not write are left alone.
+    @discardableResult
+    public func clearDisk() async -> DiskCache.CleanupReport { await disk.removeAll() }
 
     /// Removes expired disk entries and trims the disk cache to its size limit.
     @discardableResult

@@ -63,8 +63,15 @@ public struct WebPCoder: ImageCoder {
 
     public func canEncode(_ format: ImageFormat) -> Bool { format == .webp }
 
+    /// The largest width or height the WebP format can hold (libwebp's `WEBP_MAX_DIMENSION`).
+    public static let maximumDimension = 16383
+
     public func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions) throws -> Data {
         guard format == .webp else { throw ImageError.encodingFailed(format, reason: "the WebP coder writes WebP only") }
+        guard image.width <= WebPCoder.maximumDimension, image.height <= WebPCoder.maximumDimension else {
+            throw ImageError.encodingFailed(.webp, reason: "WebP holds at most \(WebPCoder.maximumDimension) pixels a side, "
+                                            + "and the image is \(image.width)x\(image.height)")
+        }
         let quality = Float(max(0, min(1, options.quality)) * 100)
         var buffer = wi_buffer()
         if image.isAnimated {

@@ -44,6 +44,10 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The disk cache could not write an entry (full disk, read-only or missing directory, ...).
     /// Entries stored before are unaffected.
     case cacheWriteFailed(path: String, reason: String)
+    /// A cache namespace that is not a plain folder name: empty, with a path separator or NUL,
+    /// `.`, `..` or another leading dot, or longer than a file name may be
+    /// (see `ImageCache.validate(namespace:)`).
+    case invalidNamespace(String, reason: String)
 
     public var description: String {
         switch self {
@@ -69,6 +73,7 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
         case .requestCancelledByModifier(let url): "The request modifier refused to load \(url.absoluteString)."
         case .transformFailed(let reason): "The image could not be transformed: \(reason)."
         case .cacheWriteFailed(let path, let reason): "The disk cache could not write \(path): \(reason)."
+        case .invalidNamespace(let namespace, let reason): "The cache namespace \"\(namespace)\" is not a plain name: \(reason)."
         }
     }
 }

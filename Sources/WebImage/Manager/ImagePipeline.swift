@@ -141,11 +141,26 @@ struct ImagePipeline: Sendable {
                 return try await downloads.run(plan.downloadKey, replaysEvents: true, onEvent: { feed.yield($0) }, body: body)
             }
             var previewer = Previewer(plan: plan, coders: plan.coders)
+            // The loader throttles its progress events; a preview can come before the first
+            // one. Each preview is preceded by the byte count it was decoded from, so that
+            // progress never lags behind what the previews show.
+            // A loader event older than what was already reported is dropped (never backwards).
+            var received: Int64 = 0, reported: Int64 = -1, expected: Int64?
             for await event in chunks {
                 switch event {
-                case .progress(let progress): work.send(.progress(progress))
+                case .progress(let progress):
+                    let known = expected
+                    expected = progress.expectedBytes ?? expected
+                    guard progress.receivedBytes > reported || (progress.receivedBytes == reported && known != expected) else { continue }
+                    reported = progress.receivedBytes
+                    work.send(.progress(progress))
                 case .data(let chunk):
+                    received += Int64(chunk.count)
                     if let preview = previewer.add(chunk) {
+                        if received > reported {
+                            reported = received
+                            work.send(.progress(ImageProgress(receivedBytes: received, expectedBytes: expected)))
+                        }
                         let shown = (try? transformPreview(preview, plan: plan)) ?? preview
                         work.send(.preview(shown))
                     }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 @testable import WebImage
 
@@ -35,7 +34,7 @@ enum Corpus {
 extension Bitmap {
     /// Lowercase hex SHA-256 of the RGBA bytes.
     var sha256: String {
-        withUnsafeBytes { SHA256.hash(data: $0).map { String(format: "%02x", $0) }.joined() }
+        withUnsafeBytes { Digest.sha256($0) }
     }
 
     /// The largest per-channel difference to `other` (same size required), where colour

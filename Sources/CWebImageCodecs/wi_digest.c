@@ -1,0 +1,18 @@
+// Message digests through OpenSSL's libcrypto (the TLS library libcurl is built on here):
+// MD5 names disk cache files as SDWebImage does, SHA-256 fingerprints pixels.
+#include "wi_codecs.h"
+#include <openssl/evp.h>
+
+static int wi_digest(const EVP_MD *md, const void *data, size_t size, uint8_t *out, unsigned int expected) {
+    unsigned int length = 0;
+    if (md == NULL || EVP_Digest(data, size, out, &length, md, NULL) != 1 || length != expected) return WI_ERR_ARGUMENT;
+    return WI_OK;
+}
+
+int wi_md5(const void *data, size_t size, uint8_t out[16]) {
+    return wi_digest(EVP_md5(), data, size, out, 16);
+}
+
+int wi_sha256(const void *data, size_t size, uint8_t out[32]) {
+    return wi_digest(EVP_sha256(), data, size, out, 32);
+}
