@@ -91,6 +91,8 @@ struct GetCommand: AsyncParsableCommand {
         }
         if let resize, let spec = try? ResizeSpec(parsing: resize) {
             context.transformer = spec.transformer(mode)
+            // Every frame of an animation is resized (SDWebImage leaves animations alone unless asked).
+            options.insert(.transformAnimatedImage)
             // A new size of an image fetched before is made from the cached original.
             if !noCache { context.originalQueryCacheType = .disk }
         }
@@ -225,8 +227,9 @@ struct Download: Sendable {
         } catch {
             display.finish(bar, "failed")
             if !(error is CancellationError) {
-                // A write failure names the file; anything else is about the URL.
-                Terminal.error(error is CLIError ? Terminal.describe(error) : "\(job.text): \(Terminal.describe(error))")
+                // A write failure names the file, most load failures the URL; others get the URL in front.
+                let message = Terminal.describe(error)
+                Terminal.error(error is CLIError || message.contains(job.text) ? message : "\(job.text): \(message)")
             }
             return false
         }

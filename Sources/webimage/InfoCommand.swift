@@ -109,8 +109,24 @@ enum InputFile {
     /// - Throws: `ImageError.unreadableFile` with the system's reason.
     static func read(_ path: String) throws -> Data {
         if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
-        do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw ImageError.unreadableFile(path: path, reason: Terminal.reason(error))
+        func failure(_ code: Int32) -> ImageError { .unreadableFile(path: path, reason: String(cString: strerror(code))) }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw failure(errno) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw failure(errno) }
+        guard (info.st_mode & S_IFMT) != S_IFDIR else { throw failure(EISDIR) }
+        // Regular files are read at their size; pipes and devices until their end.
+        var data = Data(capacity: max(0, Int(info.st_size)))
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw failure(errno)
+            }
+            if count == 0 { return data }
+            data.append(contentsOf: chunk[0..<count])
         }
     }
 }

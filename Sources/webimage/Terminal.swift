@@ -83,7 +83,19 @@ enum Terminal {
             return String(cString: strerror(Int32(underlying.code)))
         }
         if ns.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(ns.code))) }
-        return ns.localizedFailureReason ?? ns.localizedDescription
+        if let error = error as? CocoaError {
+            let code: Int32? = switch error.code {
+            case .fileNoSuchFile, .fileReadNoSuchFile: ENOENT
+            case .fileReadNoPermission, .fileWriteNoPermission: EACCES
+            case .fileWriteOutOfSpace: ENOSPC
+            case .fileWriteVolumeReadOnly: EROFS
+            case .fileWriteFileExists: EEXIST
+            default: nil
+            }
+            if let code { return String(cString: strerror(code)) }
+        }
+        let text = ns.localizedFailureReason ?? ns.localizedDescription
+        return text.contains("NSCocoaErrorDomain") ? "the file operation failed (error \(ns.code))" : text
     }
 }
 

@@ -121,8 +121,13 @@ public actor DiskCache {
     /// `ImageCache.validate(namespace:)`) is escaped (`%2F` for `/`, `%2E` for a leading dot,
     /// `%25` for `%`), so that no namespace can name a folder above or beside the others.
     public static func defaultDirectory(namespace: String) -> URL {
-        let environment = ProcessInfo.processInfo.environment
+        defaultDirectory(namespace: namespace, environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// `defaultDirectory(namespace:)` with the environment given (for tests).
+    static func defaultDirectory(namespace: String, environment: [String: String]) -> URL {
         let base = environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
+            ?? environment["HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0).appendingPathComponent(".cache") : nil }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
         return base.appendingPathComponent("com.webimage.cache").appendingPathComponent(folderName(forNamespace: namespace))
     }
@@ -372,7 +377,8 @@ public actor DiskCache {
                 names.append((name, size))
             }
             closedir(stream)
-        } else if errno != ENOENT {
+        } else if errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG {
+            // A folder that cannot exist holds nothing; one that cannot be read is a failure.
             report.failures.append(RemovalFailure(path: directoryPath, reason: String(cString: strerror(errno))))
         }
         for (name, size) in names {

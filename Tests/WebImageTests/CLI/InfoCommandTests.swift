@@ -37,7 +37,7 @@ struct InfoCommandTests {
     @Test func undecodableFileExitsOneWithOneLine() throws {
         let output = try CLIRunner.run(["info", "--json", Corpus.directory.appendingPathComponent("png/xc1n0g08.png").path])
         #expect(output.status == 1)
-        #expect(output.stdout.isEmpty)
+        #expect(output.stdout.contains("\"error\":"), "one JSON line, with the error")
         #expect(output.stderr.split(separator: "\n").count == 1)
         let missing = try CLIRunner.run(["info", "/nonexistent.png"])
         #expect(missing.status == 1)

@@ -68,9 +68,9 @@ import Testing
             let unwritable = geteuid() == 0 ? "/proc/self" : readOnly.path
             let refused = try CLIRunner.run(["get", server.url("/badge.png").absoluteString, "-o", unwritable], environment: environment)
             #expect(refused.status == 1 && refused.stderr.contains("cannot write"), "\(refused.stderr)")
-            let missing = try CLIRunner.run(["get", server.url("/badge.png").absoluteString, "-o", "/nonexistent-folder"], environment: environment)
+            let missing = try CLIRunner.run(["get", server.url("/badge.png").absoluteString, "-o", "/nonexistent-folder/"], environment: environment)
             #expect(missing.status == 1 && missing.stderr.contains("no such folder"))
-            #expect(try CLIRunner.run(["get", "x", "--resize", "big"]).status != 0)
+            #expect(try CLIRunner.run(["get", "x", "--resize", "big"]).status == 2)
         }
     }
 
@@ -109,7 +109,10 @@ import Testing
             try "\(server.url("/photo.jpg"))\n\(server.url("/missing.png"))\n".write(to: list, atomically: true, encoding: .utf8)
             let partial = try CLIRunner.run(["prefetch", list.path, "--namespace", "t"], environment: environment)
             #expect(partial.status == 1 && partial.stdout.contains("prefetched 1, skipped 1 of 2"))
-            #expect(try CLIRunner.run(["prefetch", "/nonexistent.txt"], environment: environment).status == 1)
+            // Each failure is listed at the end with its reason.
+            #expect(partial.stdout.contains("failed:\n  \(server.url("/missing.png")): The server answered"), "\(partial.stdout)")
+            let unreadable = try CLIRunner.run(["prefetch", "/nonexistent.txt"], environment: environment)
+            #expect(unreadable.status == 1 && unreadable.stderr.contains("No such file or directory"), "\(unreadable.stderr)")
 
             let stats = try CLIRunner.run(["cache", "stats", "--namespace", "t"], environment: environment)
             #expect(stats.status == 0 && stats.stdout.contains("entries: 2"), "\(stats.stdout)")
@@ -117,7 +120,7 @@ import Testing
             let clean = try CLIRunner.run(["cache", "clean", "--namespace", "t"], environment: environment)
             #expect(clean.status == 0 && clean.stdout.contains("removed 0 entries"))
             let clear = try CLIRunner.run(["cache", "clear", "--namespace", "t"], environment: environment)
-            #expect(clear.status == 0 && clear.stdout.contains("removed 2 entries"))
+            #expect(clear.status == 0 && clear.stdout.contains("removed 2 entries"), "\(clear.stdout)")
             #expect(try CLIRunner.run(["cache", "stats", "--namespace", "t"], environment: environment).stdout.contains("entries: 0"))
         }
     }
@@ -128,8 +131,11 @@ import Testing
         try await blocker.start()
         let taken = blocker.port
         let start = ContinuousClock.now
+        // A temporary folder of its own: the demo must leave nothing in it.
+        let temporary = directory.url.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
         let result = try CLIRunner.run(["demo", "--port", "\(taken)", "-o", directory.url.appendingPathComponent("thumbs").path],
-                                       environment: environment)
+                                       environment: environment.merging(["TMPDIR": temporary.path]) { $1 })
         let elapsed = ContinuousClock.now - start
         await blocker.stop()
         #expect(result.status == 0, "\(result.stderr)")
@@ -141,5 +147,54 @@ import Testing
         #expect(!result.stdout.contains("\u{1B}["), "no terminal escapes in a pipe")
         let thumbs = try FileManager.default.contentsOfDirectory(atPath: directory.url.appendingPathComponent("thumbs").path)
         #expect(thumbs.count == 7)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty, "the demo left its work folder")
+        // Transformer keys are shown in a short form; --verbose adds the full cache key.
+        #expect(result.stdout.contains("resize 96x96 fillcrop + round corners 16") && !result.stdout.contains("key: "))
+        // Without -o nothing is written, and the summary says so.
+        let quiet = try CLIRunner.run(["demo", "--port", "0", "--verbose"], environment: environment.merging(["TMPDIR": temporary.path]) { $1 })
+        #expect(quiet.status == 0, "\(quiet.stderr)")
+        #expect(quiet.stdout.contains("thumbnails kept in memory") && quiet.stdout.contains("key: http://127.0.0.1:"))
+        #expect(quiet.stdout.contains("-ResizingTransformer(%7B96.000000,96.000000%7D,2)-RoundCornerTransformer("), "the full key")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty)
+    }
+
+    @Test func prefetchSkipsBadLinesReportsStoreFailuresAndHonoursMaxTime() async throws {
+        defer { directory.remove() }
+        try await withServer { server in
+            server.route("/stall.jpg", .stallAfter(bytes: 1000, body: ManagerHarness.jpeg))
+            let list = directory.url.appendingPathComponent("urls.txt")
+            try "\(server.url("/photo.jpg"))\nthis is not a url\n\(server.url("/badge.png"))\n".write(to: list, atomically: true, encoding: .utf8)
+            let bad = try CLIRunner.run(["prefetch", list.path, "--namespace", "b"], environment: environment)
+            #expect(bad.status == 1, "a skipped line means not everything was prefetched")
+            #expect(bad.stderr.contains("urls.txt:2: not a URL, skipped: this is not a url."), "\(bad.stderr)")
+            #expect(bad.stdout.contains("prefetched 2, skipped 0 of 2"), "\(bad.stdout)")
+            // A cache that cannot be written: loaded, but not stored, so not a success.
+            try "\(server.url("/photo.jpg"))\n".write(to: list, atomically: true, encoding: .utf8)
+            let unstored = try CLIRunner.run(["prefetch", list.path], environment: ["XDG_CACHE_HOME": "/dev/null/cache"])
+            #expect(unstored.status == 1)
+            #expect(unstored.stdout.contains("not stored in the disk cache"), "\(unstored.stdout)")
+            // --max-time and --verbose: the failure is reported as it happens and again at the end.
+            try "\(server.url("/stall.jpg"))\n".write(to: list, atomically: true, encoding: .utf8)
+            let start = ContinuousClock.now
+            let slow = try CLIRunner.run(["prefetch", list.path, "--max-time", "1", "--verbose", "--namespace", "b"], environment: environment)
+            #expect(ContinuousClock.now - start < .seconds(8))
+            #expect(slow.status == 1 && slow.stderr.contains("timed out after 1 s"), "\(slow.stderr)")
+            #expect(slow.stdout.contains("timed out after 1 s"))
+        }
+    }
+
+    @Test func prefetchWithoutATerminalPrintsALineEveryTenPercentNotPerURL() async throws {
+        defer { directory.remove() }
+        try await withServer { server in
+            let list = directory.url.appendingPathComponent("urls.txt")
+            let urls = (0..<60).map { server.url("/badge.png?n=\($0)").absoluteString }   // the query is not part of the route
+            try urls.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
+            let result = try CLIRunner.run(["prefetch", list.path, "--concurrency", "8", "--namespace", "p"], environment: environment)
+            #expect(result.status == 0, "\(result.stderr)")
+            let progressLines = result.stdout.split(separator: "\n").filter { $0.contains(" URLs") }
+            #expect(progressLines.count >= 3 && progressLines.count <= 14, "\(result.stdout)")
+            #expect(result.stdout.contains("60/60 URLs"))
+            #expect(!result.stdout.contains(" KB") && !result.stdout.contains(" B/s"), "counts are not bytes: \(result.stdout)")
+        }
     }
 }

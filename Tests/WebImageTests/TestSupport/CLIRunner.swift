@@ -3,7 +3,13 @@ import Synchronization
 
 /// Runs the `webimage` executable that `swift test` built beside the test bundle.
 enum CLIRunner {
-    struct Output { var status: Int32; var stdout: String; var stderr: String }
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        /// Standard output as bytes (an image written to `-`).
+        var stdoutData = Data()
+    }
 
     static var executable: URL? {
         let candidates = [URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
@@ -12,8 +18,9 @@ enum CLIRunner {
         return candidates.map { $0.appendingPathComponent("webimage") }.first { fm.isExecutableFile(atPath: $0.path) }
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Output {
-        try start(arguments, environment: environment).wait()
+    static func run(_ arguments: [String], environment: [String: String] = [:], directory: URL? = nil,
+                    input: Data? = nil, executable: URL? = nil) throws -> Output {
+        try start(arguments, environment: environment, directory: directory, input: input, executable: executable).wait()
     }
 
     /// A running `webimage`.
@@ -44,21 +51,33 @@ enum CLIRunner {
             let stderr = collected.withLock { $0 }
             process.waitUntilExit()
             return Output(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                          stderr: String(decoding: stderr, as: UTF8.self))
+                          stderr: String(decoding: stderr, as: UTF8.self), stdoutData: stdout)
         }
     }
 
     /// Starts `webimage` with `arguments`, and `environment` added to this process's.
-    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Running {
-        guard let executable else { throw CocoaError(.fileNoSuchFile) }
+    /// Starts `webimage` (or `executable`) with `arguments`, `environment` added to this
+    /// process's, in `directory`, with `input` on its standard input (else an empty one).
+    static func start(_ arguments: [String], environment: [String: String] = [:], directory: URL? = nil,
+                      input: Data? = nil, executable: URL? = nil) throws -> Running {
+        guard let executable = executable ?? self.executable else { throw CocoaError(.fileNoSuchFile) }
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let out = Pipe(), err = Pipe()
+        if let directory { process.currentDirectoryURL = directory }
+        let out = Pipe(), err = Pipe(), stdin = Pipe()
         process.standardOutput = out
         process.standardError = err
+        process.standardInput = stdin
         try process.run()
+        let bytes = input ?? Data()
+        // A command that exits before reading all of its input must not kill the test process.
+        signal(SIGPIPE, SIG_IGN)
+        DispatchQueue.global().async {
+            if !bytes.isEmpty { try? stdin.fileHandleForWriting.write(contentsOf: bytes) }
+            try? stdin.fileHandleForWriting.close()
+        }
         return Running(process: process, out: out, err: err)
     }
 }
