@@ -6,5 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/install-deps.sh
-swift build -c release --product webimage
+# --no-color-diagnostics: with a terminal SwiftPM would add -color-diagnostics to every compile
+# command, and switching between a terminal and a pipe would rebuild every module.
+swift build -c release --product webimage --no-color-diagnostics
 .build/release/webimage demo "$@"
