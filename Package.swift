@@ -58,6 +58,15 @@ let package = Package(
             exclude: ["Samples"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // The runnable examples (Examples/Sources), part of this package so that they share its
+        // build: `swift run BasicLoading`. They are targets, not products: a package that depends
+        // on WebImage never builds them.
+        .target(name: "ExampleSupport", dependencies: ["WebImage"], path: "Examples/Sources/ExampleSupport",
+                swiftSettings: [.swiftLanguageMode(.v6)]),
+    ] + ["BasicLoading", "ProgressStream", "Cancellation", "Prefetching", "Thumbnails", "CustomLoaderAndCache"].map {
+        .executableTarget(name: $0, dependencies: ["ExampleSupport", "WebImage"], path: "Examples/Sources/\($0)",
+                          swiftSettings: [.swiftLanguageMode(.v6)])
+    } + [
         .testTarget(
             name: "WebImageTests",
             dependencies: [
