@@ -102,7 +102,10 @@ final class CurlTransfer {
         _ = wi_curl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, timeoutMs / 1000))
         _ = wi_curl_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")   // every encoding libcurl decodes
         _ = wi_curl_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
-        _ = wi_curl_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
+        // Waiting for a connection that may multiplex pays only where HTTP/2 is possible (https).
+        // Over plain http it would queue every request to a host behind the first response:
+        // a burst of cold loads would be serialised, and all of them stuck behind a stalled one.
+        if request.url.scheme?.lowercased() == "https" { _ = wi_curl_setopt_long(easy, CURLOPT_PIPEWAIT, 1) }
         _ = wi_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = wi_curl_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(configuration.maximumResponseSize))
         // 128 KiB (curl's own tool reads 100 KB at a time): a 50 MiB body took 20-23 ms instead

@@ -53,6 +53,42 @@ import Testing
         }
     }
 
+    /// A cold loader must not queue a burst to one plain-http host behind the first response
+    /// (CURLOPT_PIPEWAIT waits for a connection that might multiplex; HTTP/1.1 never will).
+    @Test func aColdBurstToOneHTTP1HostIsInFlightAtOnce() async throws {
+        try await withServer { server, loader in
+            for i in 0..<6 { server.route("/slow\(i).png", .delayed(.milliseconds(800), .respond(body: Self.png))) }
+            let start = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in 0..<6 { group.addTask { _ = try await loader.data(for: ImageLoaderRequest(url: server.url("/slow\(i).png"))) } }
+                // Serialised, the second request would arrive only after the first answer (800 ms).
+                try await Task.sleep(for: .milliseconds(500))
+                let arrived = (0..<6).map { server.requestCount("/slow\($0).png") }.reduce(0, +)
+                #expect(arrived == 6, "\(arrived) of 6 requests reached the server in the first 500 ms")
+                try await group.waitForAll()
+            }
+            #expect(ContinuousClock.now - start < .milliseconds(2500))
+        }
+    }
+
+    /// A stalled response does not hold up the next request to the same host.
+    @Test func aStalledResponseDoesNotBlockTheNextRequestToTheHost() async throws {
+        var configuration = HTTPImageLoader.Configuration()
+        configuration.timeout = .seconds(3)
+        try await withServer(configuration) { server, loader in
+            server.route("/stall.png", .stallAfter(bytes: 100, body: Self.png))
+            server.route("/ok.png", .respond(body: Self.png))
+            // Both asked at once, on a cold loader (as `webimage get STALLED OK` does).
+            let start = ContinuousClock.now
+            let stalled = Task { try await loader.data(for: ImageLoaderRequest(url: server.url("/stall.png"))) }
+            let (data, _) = try await loader.data(for: ImageLoaderRequest(url: server.url("/ok.png")))
+            #expect(data == Self.png)
+            #expect(ContinuousClock.now - start < .seconds(1))
+            stalled.cancel()
+            _ = await stalled.result
+        }
+    }
+
     @Test func consecutiveLargeBodiesArriveIntact() async throws {
         // Bodies of 8 MiB and more go into huge-page buffers sized from Content-Length.
         let bodies = [UInt8(0x5A), 0xC3].map { seed in
