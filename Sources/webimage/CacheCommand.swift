@@ -73,7 +73,7 @@ enum CacheNamespace {
     /// Throws a usage error naming the rule a namespace breaks.
     static func validate(_ namespace: String) throws {
         do { try ImageCache.validate(namespace: namespace) } catch {
-            throw ValidationError("--namespace: \(Terminal.describe(error))")
+            throw ValidationError.sentence("--namespace: \(Terminal.describe(error))")
         }
     }
 }

@@ -34,17 +34,17 @@ struct ConvertCommand: ParsableCommand {
     var lossless = false
 
     func validate() throws {
-        guard (0...100).contains(quality) else { throw ValidationError("--quality must be between 0 and 100, not \(quality)") }
-        if let maxPixelSize, maxPixelSize < 1 { throw ValidationError("--max-pixel-size must be at least 1, not \(maxPixelSize)") }
-        if output == "-", format == nil { throw ValidationError("writing to standard output (-) needs --format") }
+        guard (0...100).contains(quality) else { throw ValidationError.sentence("--quality must be between 0 and 100, not \(quality)") }
+        if let maxPixelSize, maxPixelSize < 1 { throw ValidationError.sentence("--max-pixel-size must be at least 1, not \(maxPixelSize)") }
+        if output == "-", format == nil { throw ValidationError.sentence("writing to standard output (-) needs --format") }
         if format == nil, ImageFormat(fileExtension: URL(fileURLWithPath: output).pathExtension) == nil {
-            throw ValidationError("cannot tell the format of \(output): end it in .png, .jpg, .jpeg, .webp or .gif, or give --format")
+            throw ValidationError.sentence("cannot tell the format of \(output): end it in .png, .jpg, .jpeg, .webp or .gif, or give --format")
         }
     }
 
     func run() throws {
         guard let target = format?.imageFormat ?? ImageFormat(fileExtension: URL(fileURLWithPath: output).pathExtension) else {
-            throw ValidationError("cannot tell the output format")
+            throw ValidationError.sentence("cannot tell the output format")
         }
         do {
             let data = try InputFile.read(input)

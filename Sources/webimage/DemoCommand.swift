@@ -22,7 +22,7 @@ struct DemoCommand: AsyncParsableCommand {
     var verbose = false
 
     func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, not \(port)") }
+        guard (0...65535).contains(port) else { throw ValidationError.sentence("--port must be between 0 and 65535, not \(port)") }
     }
 
     /// What the demo learns about one sample.

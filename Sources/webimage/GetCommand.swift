@@ -56,13 +56,13 @@ struct GetCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let resize { _ = try ResizeSpec(parsing: resize) }
-        if let problem = Deadline.validate(maxTime) { throw ValidationError(problem) }
+        if let problem = Deadline.validate(maxTime) { throw ValidationError.sentence(problem) }
         try CacheNamespace.validate(namespace)
         if let output, case .file = OutputTarget.of(output, outputDir: outputDir), urls.count > 1 {
-            throw ValidationError("-o \(output) names one file, but \(urls.count) URLs were given: use --output-dir DIR or -O to keep their names")
+            throw ValidationError.sentence("-o \(output) names one file, but \(urls.count) URLs were given: use --output-dir DIR or -O to keep their names")
         }
         if remoteName, let output, case .file = OutputTarget.of(output, outputDir: outputDir) {
-            throw ValidationError("-O keeps the URLs' names: it cannot be combined with -o \(output)")
+            throw ValidationError.sentence("-O keeps the URLs' names: it cannot be combined with -o \(output)")
         }
     }
 

@@ -20,7 +20,7 @@ struct InfoCommand: ParsableCommand {
     var rawOrientation = false
 
     func validate() throws {
-        if files.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input (-) can be read only once") }
+        if files.filter({ $0 == "-" }).count > 1 { throw ValidationError.sentence("standard input (-) can be read only once") }
     }
 
     func run() throws {

@@ -30,8 +30,8 @@ struct PrefetchCommand: AsyncParsableCommand {
     var namespace: String = "cli"
 
     func validate() throws {
-        guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be between 1 and 256, not \(concurrency)") }
-        if let problem = Deadline.validate(maxTime) { throw ValidationError(problem) }
+        guard (1...256).contains(concurrency) else { throw ValidationError.sentence("--concurrency must be between 1 and 256, not \(concurrency)") }
+        if let problem = Deadline.validate(maxTime) { throw ValidationError.sentence(problem) }
         try CacheNamespace.validate(namespace)
     }
 

@@ -31,15 +31,15 @@ struct ResizeSpec: Sendable, Equatable {
         let lower = text.lowercased()
         let parts = lower.split(separator: "x", omittingEmptySubsequences: false).map(String.init)
         guard !lower.isEmpty, parts.count <= 2, parts.contains(where: { !$0.isEmpty }) else {
-            throw ValidationError("--resize '\(text)' is not a size: give WxH, W or xH, such as 320x240")
+            throw ValidationError.sentence("--resize '\(text)' is not a size: give WxH, W or xH, such as 320x240")
         }
         func side(_ part: String) throws -> Int? {
             if part.isEmpty { return nil }
             guard let value = Int(part) else {
-                throw ValidationError("--resize '\(text)': '\(part)' is not a whole number of pixels")
+                throw ValidationError.sentence("--resize '\(text)': '\(part)' is not a whole number of pixels")
             }
-            guard value >= 1 else { throw ValidationError("--resize '\(text)': \(value) must be at least 1") }
-            guard value <= ResizeSpec.limit else { throw ValidationError("--resize '\(text)': \(value) is over the \(ResizeSpec.limit) limit") }
+            guard value >= 1 else { throw ValidationError.sentence("--resize '\(text)': \(value) must be at least 1") }
+            guard value <= ResizeSpec.limit else { throw ValidationError.sentence("--resize '\(text)': \(value) is over the \(ResizeSpec.limit) limit") }
             return value
         }
         width = try side(parts[0])

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import WebImage
 
@@ -103,4 +104,9 @@ enum Terminal {
 struct CLIError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+extension ValidationError {
+    /// A usage error whose message ends with one full stop, like every other message of the tool.
+    static func sentence(_ message: String) -> ValidationError { ValidationError(Terminal.sentence(message)) }
 }

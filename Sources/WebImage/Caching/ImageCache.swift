@@ -68,7 +68,7 @@ public final class ImageCache: ImageCaching {
     public static func validate(namespace: String) throws(ImageError) {
         func invalid(_ reason: String) -> ImageError { .invalidNamespace(namespace, reason: reason) }
         if namespace.isEmpty { throw invalid("it is empty") }
-        if namespace == "." || namespace == ".." { throw invalid("\(namespace) names a folder, not a cache") }
+        if namespace == "." || namespace == ".." { throw invalid("it names a folder (. or ..), not a cache") }
         if namespace.hasPrefix(".") { throw invalid("it starts with a dot") }
         if namespace.contains("/") || namespace.contains("\\") { throw invalid("it contains a path separator") }
         if namespace.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
