@@ -61,7 +61,7 @@ struct FileReport {
         width = image.width
         height = image.height
         frameCount = image.frameCount
-        loopCount = image.loopCount
+        loopCount = image.declaredLoopCount   // what the file says (null: no loop block, so it plays once)
         durationsMs = image.isAnimated ? image.frameDurations.map { $0 * 1000 } : []
         exifOrientation = image.exifOrientation
         frameHashes = try (0..<image.frameCount).map { index in
@@ -85,7 +85,7 @@ struct FileReport {
         var lines = ["\(path): \(format) \(width)x\(height), \(byteCount) bytes"]
         if frameCount > 1 {
             let durations = durationsMs.map { String(format: "%g", $0) }.joined(separator: " ")
-            lines.append("  frames: \(frameCount), loop count: \(loopCount.map { $0 == 0 ? "forever" : String($0) } ?? "none"), durations (ms): \(durations)")
+            lines.append("  frames: \(frameCount), loop count: \(loopCount.map { $0 == 0 ? "forever" : String($0) } ?? "none declared (plays once)"), durations (ms): \(durations)")
         }
         if let exifOrientation { lines.append("  EXIF orientation: \(exifOrientation)") }
         for (index, hash) in frameHashes.enumerated().prefix(4) { lines.append("  frame \(index) RGBA SHA-256: \(hash)") }

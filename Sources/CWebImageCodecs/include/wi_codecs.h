@@ -157,6 +157,10 @@ int wi_xattr_set(const char *path, const char *name, const void *value, size_t s
 long wi_xattr_get(const char *path, const char *name, void *value, size_t size);
 void wi_xattr_remove(const char *path, const char *name);
 
+/// The birth time of `name` in the folder `dirfd` (AT_FDCWD: a path), by statx; 0 on success,
+/// else the errno (ENOTSUP where the file system does not record it).
+int wi_file_birth_time(int dirfd, const char *name, int64_t *seconds, uint32_t *nanoseconds);
+
 // ---- Digests (OpenSSL libcrypto) ----
 
 /// MD5 of `size` bytes into `out`; WI_OK, or WI_ERR_ARGUMENT when libcrypto refuses.

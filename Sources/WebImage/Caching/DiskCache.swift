@@ -19,6 +19,13 @@ public actor DiskCache {
         /// When it was last read or written, recorded by the cache itself (many Linux mounts
         /// do not update atime).
         case accessDate
+        /// When the entry's file was created (its birth time, from statx). A file system that
+        /// does not record birth times falls back to the modification date. Writing an entry
+        /// again creates a new file.
+        case creationDate
+        /// When the entry's file or its attributes last changed (the inode's change time):
+        /// writing it, attaching extended data, and recording an access all count.
+        case changeDate
     }
 
     /// Limits and policies. Every default is the one in DESIGN.md.
@@ -85,7 +92,32 @@ public actor DiskCache {
         var size: Int
         var modified: Date
         var accessed: Date
+        var created: Date
+        var changed: Date
         var hasSideFile = false
+
+        /// An entry all of whose dates are `date`.
+        init(size: Int, at date: Date) {
+            self.init(size: size, modified: date, accessed: date, created: date, changed: date)
+        }
+
+        init(size: Int, modified: Date, accessed: Date, created: Date, changed: Date) {
+            self.size = size
+            self.modified = modified
+            self.accessed = accessed
+            self.created = created
+            self.changed = changed
+        }
+
+        /// The date `type` ages the entry by.
+        func date(_ type: ExpireType) -> Date {
+            switch type {
+            case .modificationDate: modified
+            case .accessDate: accessed
+            case .creationDate: created
+            case .changeDate: changed
+            }
+        }
     }
 
     /// The folder holding the entries.
@@ -191,18 +223,41 @@ public actor DiskCache {
     // MARK: - Reading
 
     /// The stored data for `key`, or nil (missing, unreadable, or not a file). Looks in the
-    /// additional read-only directories after a miss.
+    /// additional read-only directories after a miss. An entry under SDWebImage's older name
+    /// (the MD5 without the extension, as SDWebImage before 5.x and its extra paths wrote it)
+    /// is found too, and moved to the current name in this cache's own folder.
     public func data(forKey key: String) -> Data? {
+        if key.isEmpty { return nil }
         let name = DiskCache.fileName(forKey: key)
         configuration.ioHook?()
         if let data = read(path(name)) {
             if configuration.expireType == .accessDate { recordAccess(name) }
             return data
         }
+        let legacy = DiskCache.legacyFileName(forKey: key, current: name)
+        if let legacy, let data = read(path(legacy)) {
+            migrateLegacy(legacy, to: name)
+            return data
+        }
         for extra in configuration.additionalDirectories {
             if let data = read(extra.path + "/" + name) { return data }
+            if let legacy, let data = read(extra.path + "/" + legacy) { return data }
         }
         return nil
+    }
+
+    /// SDWebImage's name before the extension was added: the bare MD5; nil when that is the
+    /// current name already (a key without a plain extension).
+    nonisolated static func legacyFileName(forKey key: String, current: String) -> String? {
+        let digest = String(current.prefix(32))
+        return digest == current ? nil : digest
+    }
+
+    /// Renames an entry found under its legacy name to the current one (with its side file).
+    private func migrateLegacy(_ legacy: String, to name: String) {
+        guard rename(path(legacy), path(name)) == 0 else { return }
+        rename(path(".ext-\(legacy)"), path(".ext-\(name)"))
+        if let entry = index?.removeValue(forKey: legacy) { index?[name] = entry }
     }
 
     private nonisolated func path(_ name: String) -> String { directoryPath + "/" + name }
@@ -230,10 +285,13 @@ public actor DiskCache {
 
     /// Whether an entry for `key` exists (here or in an additional directory).
     public func contains(_ key: String) -> Bool {
+        if key.isEmpty { return false }
         let name = DiskCache.fileName(forKey: key)
         configuration.ioHook?()
         if isRegularFile(path(name)) { return true }
-        return configuration.additionalDirectories.contains { isRegularFile($0.path + "/" + name) }
+        let names = [name] + (DiskCache.legacyFileName(forKey: key, current: name).map { [$0] } ?? [])
+        if names.count > 1, isRegularFile(path(names[1])) { return true }
+        return configuration.additionalDirectories.contains { directory in names.contains { isRegularFile(directory.path + "/" + $0) } }
     }
 
     private func isRegularFile(_ path: String) -> Bool {
@@ -243,17 +301,19 @@ public actor DiskCache {
 
     // MARK: - Writing
 
-    /// Writes `data` for `key` atomically (temporary file, then rename).
+    /// Writes `data` for `key` atomically (temporary file, then rename). An empty key stores
+    /// nothing (SDWebImage ignores it too).
     /// - Throws: `ImageError.cacheWriteFailed` (full disk, read-only or unusable directory);
     ///   the previous entry for `key`, if any, and every other entry are unaffected.
     public func store(_ data: Data, forKey key: String) throws {
+        if key.isEmpty { return }
         configuration.ioHook?()
         let name = DiskCache.fileName(forKey: key)
         try writeFile(data, to: path(name))
         ensureIndex()
         let now = Date()
         if let old = index?[name] { indexedSize -= old.size }
-        index?[name] = Entry(size: data.count, modified: now, accessed: now)
+        index?[name] = Entry(size: data.count, at: now)
         indexedSize += data.count
         if configuration.maxSize > 0, indexedSize > configuration.maxSize { removeExpiredData() }
     }
@@ -317,11 +377,14 @@ public actor DiskCache {
         return ImageError.cacheWriteFailed(path: path, reason: String(cString: strerror(code)))
     }
 
-    /// Removes the entry for `key` (and its extended data).
+    /// Removes the entry for `key` (and its extended data), under its current name and its
+    /// legacy one; an empty key removes nothing.
     public func removeData(forKey key: String) {
+        if key.isEmpty { return }
         configuration.ioHook?()
         let name = DiskCache.fileName(forKey: key)
         removeFile(name)
+        if let legacy = DiskCache.legacyFileName(forKey: key, current: name) { removeFile(legacy) }
     }
 
     /// Removes the entry file `name` and its side file; returns why it failed, or nil when the
@@ -421,7 +484,8 @@ public actor DiskCache {
         ensureIndex()
         guard let entries = index else { return CleanupReport(removedCount: 0, removedBytes: 0) }
         var report = CleanupReport(removedCount: 0, removedBytes: 0)
-        func date(_ entry: Entry) -> Date { configuration.expireType == .accessDate ? entry.accessed : entry.modified }
+        let type = configuration.expireType
+        func date(_ entry: Entry) -> Date { entry.date(type) }
         if let maxAge = configuration.maxAge {
             let seconds = Double(maxAge.components.seconds) + Double(maxAge.components.attoseconds) / 1e18
             let limit = Date().addingTimeInterval(-seconds)
@@ -477,8 +541,16 @@ public actor DiskCache {
                 // counted, and so never removed by cleanup.
                 guard DiskCache.isCacheFileName(name), (info.st_mode & S_IFMT) == S_IFREG else { continue }
                 let size = Int(info.st_size)
+                // Birth times cost a statx each: asked only when they decide expiry.
+                var created = modified
+                var birthSeconds: Int64 = 0, birthNanoseconds: UInt32 = 0
+                if configuration.expireType == .creationDate, wi_file_birth_time(fd, name, &birthSeconds, &birthNanoseconds) == 0 {
+                    created = Double(birthSeconds) + Double(birthNanoseconds) / 1e9
+                }
                 entries[name] = Entry(size: size, modified: Date(timeIntervalSince1970: modified),
-                                      accessed: Date(timeIntervalSince1970: max(DiskCache.seconds(info.st_atim), modified)))
+                                      accessed: Date(timeIntervalSince1970: max(DiskCache.seconds(info.st_atim), modified)),
+                                      created: Date(timeIntervalSince1970: created),
+                                      changed: Date(timeIntervalSince1970: DiskCache.seconds(info.st_ctim)))
                 total += size
             }
         }
@@ -488,12 +560,20 @@ public actor DiskCache {
         startCleanupTimer()
     }
 
+    /// When the file at `path` was born, where the file system records it (statx); else nil.
+    static func birthTime(ofFile path: String) -> Date? {
+        var seconds: Int64 = 0, nanoseconds: UInt32 = 0
+        guard wi_file_birth_time(AT_FDCWD, path, &seconds, &nanoseconds) == 0 else { return nil }
+        return Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9)
+    }
+
     private static func seconds(_ time: timespec) -> Double { Double(time.tv_sec) + Double(time.tv_nsec) / 1e9 }
 
     private func recordAccess(_ name: String) {
         ensureIndex()
         let now = Date()
         index?[name]?.accessed = now
+        index?[name]?.changed = now   // setting the atime changes the inode
         // Persist it in the file's atime too, so a new index sees it.
         var times = [timespec(tv_sec: Int(now.timeIntervalSince1970), tv_nsec: 0), timespec(tv_sec: 0, tv_nsec: DiskCache.timeOmit)]
         utimensat(AT_FDCWD, path(name), &times, 0)
@@ -521,6 +601,7 @@ public actor DiskCache {
     /// attribute, or in a hidden side file where the file system refuses them. nil removes it.
     /// - Throws: `ImageError.cacheWriteFailed` when there is no entry for `key` or nothing can be written.
     public func setExtendedData(_ data: Data?, forKey key: String) throws {
+        if key.isEmpty { return }
         configuration.ioHook?()
         let name = DiskCache.fileName(forKey: key)
         let file = path(name)
@@ -537,6 +618,7 @@ public actor DiskCache {
             ? data.withUnsafeBytes { wi_xattr_set(file, DiskCache.attributeName, $0.baseAddress, $0.count) } : -1
         if status == 0 {
             unlink(side)
+            index?[name]?.changed = Date()
             return
         }
         try writeFile(data, to: side)
@@ -546,6 +628,7 @@ public actor DiskCache {
 
     /// The extended data attached to the entry for `key`, if any.
     public func extendedData(forKey key: String) -> Data? {
+        if key.isEmpty { return nil }
         configuration.ioHook?()
         let name = DiskCache.fileName(forKey: key)
         let file = path(name)
@@ -584,7 +667,7 @@ public actor DiskCache {
             }
             let size = (try? destination.resourceValues(forKeys: [.fileSizeKey]))?.fileSize ?? 0
             if let old = index?[name] { indexedSize -= old.size }
-            index?[name] = Entry(size: size, modified: sourceDate, accessed: sourceDate)
+            index?[name] = Entry(size: size, modified: sourceDate, accessed: sourceDate, created: Date(), changed: Date())
             indexedSize += size
             moved += 1
         }

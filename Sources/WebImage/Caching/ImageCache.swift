@@ -81,6 +81,7 @@ public final class ImageCache: ImageCaching {
 
     public func image(forKey key: String, from scope: ImageCacheType = .all, options: ImageDecodingOptions = .init(),
                       includingData: Bool = false) async -> ImageCacheResult? {
+        if key.isEmpty { return nil }
         if scope.includesMemory, let image = await memory.image(forKey: key) {
             let data = includingData && scope.includesDisk ? await disk.data(forKey: key) : nil
             return ImageCacheResult(image: image, data: data, cacheType: .memory)
@@ -101,6 +102,7 @@ public final class ImageCache: ImageCaching {
     }
 
     public func store(_ image: Image?, data: Data?, forKey key: String, to destination: ImageCacheType = .all) async throws {
+        if key.isEmpty { return }
         if destination.includesMemory, config.shouldCacheImagesInMemory, let image {
             await memory.setImage(image, forKey: key)
         }
@@ -117,9 +119,16 @@ public final class ImageCache: ImageCaching {
     }
 
     /// The encoding used when an image is stored without data: its source format, else PNG
-    /// when it has transparency, else JPEG.
+    /// when it has transparency, else JPEG. An animation is never flattened into a still: it
+    /// stays WebP when it came from WebP and is a GIF otherwise (as SDWebImage falls back to GIF
+    /// for animated images).
     static func encodeForDisk(_ image: Image, coders: ImageCoders) throws -> Data {
-        let format: ImageFormat = image.format.isDecodable ? image.format : (image.bitmap.hasTransparency ? .png : .jpeg)
+        let format: ImageFormat
+        if image.isAnimated {
+            format = image.format == .webp ? .webp : .gif
+        } else {
+            format = image.format.isDecodable ? image.format : (image.bitmap.hasTransparency ? .png : .jpeg)
+        }
         return try coders.encode(image, as: format)
     }
 

@@ -59,8 +59,10 @@ public actor MemoryCache {
     /// Number of entries held (not counting the weak table).
     public var count: Int { entries.count }
 
-    /// The image for `key`, or nil. A hit becomes the most recently used entry.
+    /// The image for `key`, or nil. A hit becomes the most recently used entry. An empty key
+    /// never matches (as in SDWebImage, an empty key is not a key).
     public func image(forKey key: String) -> Image? {
+        if key.isEmpty { return nil }
         if let entry = entries.touch(key) {
             if let expires = entry.expires, expires <= .now {
                 remove(key)
@@ -80,14 +82,16 @@ public actor MemoryCache {
 
     /// Whether `key` is held (without touching it).
     public func contains(_ key: String) -> Bool {
+        if key.isEmpty { return false }
         if entries.peek(key) != nil { return true }
         return configuration.usesWeakCache && weakEntries[key]?.content != nil
     }
 
     /// Stores `image` under `key`, evicting least recently used entries to stay within the
     /// limits. `cost` defaults to the image's `memoryCost`; an entry over the per-entry limit is
-    /// not kept (any older entry for the key is removed).
+    /// not kept (any older entry for the key is removed). An empty key stores nothing.
     public func setImage(_ image: Image, forKey key: String, cost: Int? = nil) {
+        if key.isEmpty { return }
         insert(image, forKey: key, cost: cost ?? image.memoryCost)
     }
 

@@ -58,7 +58,9 @@ public struct GIFCoder: ImageCoder {
 
     public func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions) throws -> Data {
         guard format == .gif else { throw ImageError.encodingFailed(format, reason: "the GIF coder writes GIF only") }
-        let loop = image.isAnimated ? Int32(image.loopCount ?? 0) : -1
+        // No NETSCAPE block for an animation that plays once: every reader plays such a GIF once
+        // (a NETSCAPE count of 1 means "repeat once" to some browsers).
+        let loop: Int32 = image.isAnimated && image.loopCount != 1 ? Int32(image.loopCount ?? 0) : -1
         guard let encoder = wi_gif_encoder_create(UInt32(image.width), UInt32(image.height), loop) else {
             throw ImageError.encodingFailed(.gif, reason: "GIF canvases are at most 65535 pixels a side")
         }

@@ -17,8 +17,12 @@ public struct Image: Sendable {
     public var scale: Double
     /// Number of frames (1 for still images).
     public var frameCount: Int { content.frames.count }
-    /// How many times the animation plays: 0 forever, nil when the file does not say.
-    public var loopCount: Int? { content.loopCount }
+    /// How many times the animation plays: 0 forever, N times; nil for a still image. An
+    /// animation whose file declares no loop count (a GIF without a NETSCAPE loop block) plays
+    /// once, as browsers play it and as SDWebImage reports it: 1. See `declaredLoopCount`.
+    public var loopCount: Int? { content.frames.count > 1 ? (content.loopCount ?? 1) : nil }
+    /// The loop count as the file declares it: nil when it has no loop block (or is still).
+    public var declaredLoopCount: Int? { content.loopCount }
     /// The EXIF orientation tag as stored in the file, if any.
     public var exifOrientation: Int? { content.exifOrientation }
     /// Whether the EXIF orientation was applied to the pixels.

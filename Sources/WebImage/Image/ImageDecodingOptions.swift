@@ -40,17 +40,33 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         self.scale = scale
     }
 
-    /// The size a `width` x `height` image is decoded at under `maxPixelSize`.
+    /// The size a `width` x `height` image is decoded at under `maxPixelSize` and
+    /// `maxPixelCount`. A pixel budget is never exceeded: when it is the binding limit both
+    /// sides are rounded down (the aspect ratio stays within one pixel).
     func targetSize(width: Int, height: Int) -> (width: Int, height: Int) {
         var factor = 1.0
         if let limit = maxPixelSize, limit > 0, max(width, height) > limit {
             factor = Double(limit) / Double(max(width, height))
         }
+        var budget: Int?
         if let count = maxPixelCount, count > 0, width * height > count {
-            factor = min(factor, (Double(count) / Double(width * height)).squareRoot())
+            let byCount = (Double(count) / Double(width * height)).squareRoot()
+            if byCount < factor {
+                factor = byCount
+                budget = count
+            }
         }
         guard factor < 1 else { return (width, height) }
-        return (max(1, Int((Double(width) * factor).rounded())), max(1, Int((Double(height) * factor).rounded())))
+        guard let budget else {
+            return (max(1, Int((Double(width) * factor).rounded())), max(1, Int((Double(height) * factor).rounded())))
+        }
+        var w = max(1, Int((Double(width) * factor).rounded(.down)))
+        var h = max(1, Int((Double(height) * factor).rounded(.down)))
+        // Floating-point error can leave one pixel too many: take it from the longer side.
+        while w * h > budget, w > 1 || h > 1 {
+            if w >= h { w -= 1 } else { h -= 1 }
+        }
+        return (w, h)
     }
 }
 

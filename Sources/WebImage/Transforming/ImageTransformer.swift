@@ -27,7 +27,7 @@ extension BitmapTransformer {
             return Image(bitmap: try transform(image.bitmap), format: image.format, scale: image.scale)
         }
         let frames = try image.allFrames().map { ImageFrame(bitmap: try transform($0.bitmap), duration: $0.duration) }
-        return Image(frames: frames, loopCount: image.loopCount, format: image.format, scale: image.scale)
+        return Image(frames: frames, loopCount: image.declaredLoopCount, format: image.format, scale: image.scale)
     }
 }
 
