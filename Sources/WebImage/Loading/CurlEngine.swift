@@ -59,14 +59,30 @@ final class CurlEngine: @unchecked Sendable {
     }
 
     /// Loads the whole body, resuming the caller once at the end.
+    /// A call cancelled before its transfer is queued sends nothing: the gate orders "queued"
+    /// and "cancelled" (the cancellation handler can run before the operation when the task
+    /// was cancelled already, and then no transfer with this id exists yet to abort). Lock
+    /// order: the gate, then the engine's lock.
     func wholeBody(_ request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse) {
         let id = nextID.add(1, ordering: .relaxed).newValue
+        let gate = Mutex((queued: false, cancelled: false))
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                enqueue(CurlTransfer(id: id, request: request, configuration: configuration, sink: .whole(continuation)))
+                let transfer = CurlTransfer(id: id, request: request, configuration: configuration, sink: .whole(continuation))
+                let queued = gate.withLock { state -> Bool in
+                    guard !state.cancelled else { return false }
+                    state.queued = true
+                    enqueue(transfer)
+                    return true
+                }
+                if !queued { transfer.fail(CancellationError()) }
             }
         } onCancel: {
-            cancel(id)
+            let queued = gate.withLock { state -> Bool in
+                state.cancelled = true
+                return state.queued
+            }
+            if queued { cancel(id) }
         }
     }
 

@@ -213,19 +213,22 @@ final class CurlTransfer {
         }
         var built = ImageLoaderResponse(statusCode: code, headers: headers, expectedContentLength: length >= 0 ? Int64(length) : nil,
                                         url: finalURL)
-        let accepted = configuration.acceptableStatusCodes.contains(code) || (code == 304 && request.acceptsNotModified)
-        guard accepted else { return ImageError.badStatusCode(code, url: request.url) }
-        if let types = configuration.acceptableContentTypes, !types.contains(built.mimeType ?? "") {
-            return ImageError.invalidContentType(built.mimeType, url: request.url)
-        }
-        if let expected = built.expectedContentLength, expected > Int64(configuration.maximumResponseSize) {
-            return ImageError.responseTooLarge(url: request.url, limit: configuration.maximumResponseSize)
-        }
+        // The modifier sees the response first (SDWebImage's order): what it returns is what
+        // the checks judge, so a modifier that turns a 200 into a 404 fails the load as a 404.
         if let modifier = responseModifier {
             guard let modified = modifier(built) else {
                 return ImageError.network(url: request.url, reason: "the response modifier refused the response")
             }
             built = modified
+        }
+        let status = built.statusCode
+        let accepted = configuration.acceptableStatusCodes.contains(status) || (status == 304 && request.acceptsNotModified)
+        guard accepted else { return ImageError.badStatusCode(status, url: request.url) }
+        if let types = configuration.acceptableContentTypes, !types.contains(built.mimeType ?? "") {
+            return ImageError.invalidContentType(built.mimeType, url: request.url)
+        }
+        if let expected = built.expectedContentLength, expected > Int64(configuration.maximumResponseSize) {
+            return ImageError.responseTooLarge(url: request.url, limit: configuration.maximumResponseSize)
         }
         response = built
         if let expected = built.expectedContentLength, !streams || decryptor != nil, expected > 0 {

@@ -7,8 +7,9 @@ public struct DataImageLoader: ImageLoader {
 
     public func canLoad(_ url: URL) -> Bool { url.scheme?.lowercased() == "data" }
 
+    /// Decodes the URL's bytes; with a decryptor on the request, they are decrypted first.
     public func load(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {
-        AsyncThrowingStream { continuation in
+        let stream = AsyncThrowingStream<ImageLoaderEvent, any Error> { continuation in
             do {
                 let (data, mime) = try DataImageLoader.decode(request.url)
                 continuation.yield(.response(ImageLoaderResponse(statusCode: 200, headers: ["content-type": mime],
@@ -20,6 +21,7 @@ public struct DataImageLoader: ImageLoader {
                 continuation.finish(throwing: error)
             }
         }
+        return request.decryptor.map { $0.decrypting(stream, url: request.url) } ?? stream
     }
 
     /// The bytes and MIME type of a data URL.

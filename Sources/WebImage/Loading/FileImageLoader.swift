@@ -10,7 +10,14 @@ public final class FileImageLoader: ImageLoader {
 
     public func canLoad(_ url: URL) -> Bool { url.isFileURL && !url.path.isEmpty }
 
+    /// Reads the file; with a decryptor on the request, the body is decrypted and delivered in
+    /// one piece at the end.
     public func load(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {
+        let stream = read(request)
+        return request.decryptor.map { $0.decrypting(stream, url: request.url) } ?? stream
+    }
+
+    private func read(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {
         let reader = self.reader
         return AsyncThrowingStream { continuation in
             let task = Task {

@@ -38,6 +38,9 @@ public final class HTTPImageLoader: ImageLoader {
         public var minimumProgressInterval: Duration = .milliseconds(100)
         /// Changes a request before it starts; nil refuses it.
         public var requestModifier: RequestModifier?
+        /// Changes or refuses every request asynchronously, after `requestModifier` (an access
+        /// token refreshed before sending); a request's own replaces it.
+        public var asyncRequestModifier: AsyncRequestModifier?
         /// Inspects or rewrites a response; nil refuses it (the transfer stops).
         public var responseModifier: ResponseModifier?
         /// Transforms the whole body before it is delivered (in one piece, at the end).
@@ -68,23 +71,60 @@ public final class HTTPImageLoader: ImageLoader {
     }
 
     public func load(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {
-        do {
-            return engine.start(try prepared(request))
-        } catch {
-            return AsyncThrowingStream { $0.finish(throwing: error) }
+        guard let asyncModifier = asyncModifier(for: request) else {
+            do {
+                return engine.start(try prepared(request))
+            } catch {
+                return AsyncThrowingStream { $0.finish(throwing: error) }
+            }
+        }
+        // The asynchronous modifier runs in a task; the transfer starts only once it returned
+        // and the consumer is still there.
+        let engine = self.engine
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    let ready = try await HTTPImageLoader.modified(try prepared(request), by: asyncModifier)
+                    for try await event in engine.start(ready) { continuation.yield(event) }
+                    try Task.checkCancellation()
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
         }
     }
 
     /// The whole body in one resumption (the engine gathers it on its thread).
     public func data(for request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse) {
-        try await engine.wholeBody(try prepared(request))
+        var ready = try prepared(request)
+        if let asyncModifier = asyncModifier(for: request) { ready = try await HTTPImageLoader.modified(ready, by: asyncModifier) }
+        return try await engine.wholeBody(ready)
     }
 
-    /// The request after the URL check and the request modifier.
+    /// The request's own modifiers replace the loader's: its asynchronous one, if any.
+    private func asyncModifier(for request: ImageLoaderRequest) -> AsyncRequestModifier? {
+        let own = request.requestModifier != nil || request.asyncRequestModifier != nil
+        return own ? request.asyncRequestModifier : configuration.asyncRequestModifier
+    }
+
+    /// The request after the URL check and the synchronous request modifier. A call cancelled
+    /// while the modifier ran stops here: nothing is sent.
     private func prepared(_ request: ImageLoaderRequest) throws -> ImageLoaderRequest {
         guard canLoad(request.url) else { throw ImageError.invalidURL(request.url.absoluteString) }
-        guard let modifier = request.requestModifier ?? configuration.requestModifier else { return request }
+        let own = request.requestModifier != nil || request.asyncRequestModifier != nil
+        guard let modifier = own ? request.requestModifier : configuration.requestModifier else { return request }
         guard let modified = modifier(request) else { throw ImageError.requestCancelledByModifier(url: request.url) }
+        try Task.checkCancellation()
+        return modified
+    }
+
+    /// `request` through an asynchronous modifier; checks cancellation after it returns.
+    private static func modified(_ request: ImageLoaderRequest, by modifier: AsyncRequestModifier) async throws -> ImageLoaderRequest {
+        try Task.checkCancellation()
+        guard let modified = await modifier(request) else { throw ImageError.requestCancelledByModifier(url: request.url) }
+        try Task.checkCancellation()
         return modified
     }
 }

@@ -23,6 +23,13 @@ public protocol ImageLoader: Sendable {
 /// `ImageError.requestCancelledByModifier`.
 public typealias RequestModifier = @Sendable (ImageLoaderRequest) -> ImageLoaderRequest?
 
+/// A request modifier that may suspend: an access-token refresh before the request is sent is
+/// the common case (Kingfisher's `AsyncImageDownloadRequestModifier`). It runs after the
+/// synchronous `RequestModifier`, if both are set; it runs in a task, never blocking a thread.
+/// Returns the request to send, or nil to refuse it (`ImageError.requestCancelledByModifier`).
+/// A call cancelled while it runs sends nothing.
+public typealias AsyncRequestModifier = @Sendable (ImageLoaderRequest) async -> ImageLoaderRequest?
+
 /// Inspects the response before its body is accepted; returns a changed response, or nil to
 /// refuse it (SDWebImage's `SDWebImageDownloaderResponseModifier`). A refusal fails the load.
 public typealias ResponseModifier = @Sendable (ImageLoaderResponse) -> ImageLoaderResponse?
@@ -51,9 +58,13 @@ public struct ImageLoaderRequest: Sendable {
     public var acceptsNotModified: Bool
     /// Changes or refuses this request; replaces the loader's own request modifier.
     public var requestModifier: RequestModifier?
+    /// Changes or refuses this request, asynchronously, after `requestModifier`; replaces the
+    /// loader's own asynchronous modifier.
+    public var asyncRequestModifier: AsyncRequestModifier?
     /// Inspects, rewrites or refuses the response; replaces the loader's own response modifier.
     public var responseModifier: ResponseModifier?
-    /// Turns the downloaded bytes into image bytes; replaces the loader's own decryptor.
+    /// Turns the downloaded bytes into image bytes; replaces the loader's own decryptor. Every
+    /// built-in loader applies it (HTTP, file and data URLs), as SDWebImage's context decryptor.
     public var decryptor: Decryptor?
 
     /// A request for `url`; every other argument has the documented default.

@@ -73,6 +73,13 @@ public struct ImageContext: Sendable {
         get { storage.fields.requestModifier }
         set { mutate { $0.requestModifier = newValue } }
     }
+    /// Changes or refuses the request asynchronously, after `requestModifier` (an access token
+    /// refreshed before sending; beats the loader's own). A call cancelled while it runs sends
+    /// nothing.
+    public var asyncRequestModifier: AsyncRequestModifier? {
+        get { storage.fields.asyncRequestModifier }
+        set { mutate { $0.asyncRequestModifier = newValue } }
+    }
     /// Inspects, rewrites or refuses the response (beats the loader's own modifier).
     public var responseModifier: ResponseModifier? {
         get { storage.fields.responseModifier }
@@ -153,6 +160,7 @@ public struct ImageContext: Sendable {
         result.cacheKeyFilter = mine.cacheKeyFilter ?? base.cacheKeyFilter
         result.cacheSerializer = mine.cacheSerializer ?? base.cacheSerializer
         result.requestModifier = mine.requestModifier ?? base.requestModifier
+        result.asyncRequestModifier = mine.asyncRequestModifier ?? base.asyncRequestModifier
         result.responseModifier = mine.responseModifier ?? base.responseModifier
         result.decryptor = mine.decryptor ?? base.decryptor
         result.downloadTimeout = mine.downloadTimeout ?? base.downloadTimeout
@@ -176,7 +184,8 @@ public struct ImageContext: Sendable {
     var isShareable: Bool {
         if storage === Storage.empty { return true }
         let f = storage.fields
-        return f.cacheKeyFilter == nil && f.cacheSerializer == nil && f.requestModifier == nil && f.responseModifier == nil
+        return f.cacheKeyFilter == nil && f.cacheSerializer == nil && f.requestModifier == nil && f.asyncRequestModifier == nil
+            && f.responseModifier == nil
             && f.decryptor == nil && f.custom.isEmpty
             && (f.cache.map { type(of: $0) is AnyClass } ?? true)
             && (f.loader.map { type(of: $0) is AnyClass } ?? true)
@@ -197,6 +206,7 @@ public struct ImageContext: Sendable {
         var cacheKeyFilter: CacheKeyFilter?
         var cacheSerializer: CacheSerializer?
         var requestModifier: RequestModifier?
+        var asyncRequestModifier: AsyncRequestModifier?
         var responseModifier: ResponseModifier?
         var decryptor: Decryptor?
         var downloadTimeout: Duration?
@@ -210,7 +220,8 @@ public struct ImageContext: Sendable {
             transformer == nil && thumbnailPixelSize == nil && preserveAspectRatio == nil
                 && imageScaleFactor == nil && scaleDownLimitBytes == nil && queryCacheType == nil
                 && storeCacheType == nil && originalQueryCacheType == nil && originalStoreCacheType == nil
-                && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && responseModifier == nil
+                && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && asyncRequestModifier == nil
+                && responseModifier == nil
                 && decryptor == nil && downloadTimeout == nil && cache == nil && loader == nil && coder == nil
                 && previewInterval == nil && custom.isEmpty
         }

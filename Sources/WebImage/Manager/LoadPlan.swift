@@ -52,6 +52,7 @@ final class LoadPlan: Sendable {
             allowsInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
             handlesCookies: options.contains(.handleCookies))
         request.requestModifier = context.requestModifier
+        request.asyncRequestModifier = context.asyncRequestModifier
         request.responseModifier = context.responseModifier
         request.decryptor = context.decryptor
         if let validators {
