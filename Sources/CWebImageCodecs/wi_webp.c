@@ -32,15 +32,21 @@ int wi_webp_read_info(const uint8_t *data, size_t length, wi_webp_info *info) {
     return complete ? WI_OK : WI_ERR_TRUNCATED;
 }
 
+int wi_webp_chunk(const uint8_t *data, size_t length, const char *fourcc, size_t *offset, size_t *chunk_length);
+
 int wi_webp_exif(const uint8_t *data, size_t length, size_t *offset, size_t *exif_length) {
+    return wi_webp_chunk(data, length, "EXIF", offset, exif_length);
+}
+
+int wi_webp_chunk(const uint8_t *data, size_t length, const char *fourcc, size_t *offset, size_t *chunk_length) {
     WebPData webp = { data, length };
     WebPDemuxer *demux = WebPDemux(&webp);
     if (!demux) return WI_ERR_CORRUPT;
     WebPChunkIterator chunk;
-    int found = WebPDemuxGetChunk(demux, "EXIF", 1, &chunk);
+    int found = WebPDemuxGetChunk(demux, fourcc, 1, &chunk);
     if (found) {
         *offset = (size_t)(chunk.chunk.bytes - data);
-        *exif_length = chunk.chunk.size;
+        *chunk_length = chunk.chunk.size;
         WebPDemuxReleaseChunkIterator(&chunk);
     }
     WebPDemuxDelete(demux);

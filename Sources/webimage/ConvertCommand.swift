@@ -9,8 +9,8 @@ struct ConvertCommand: ParsableCommand {
         abstract: "Re-encode an image as PNG, JPEG, WebP or GIF (by --format, else the output's extension).",
         discussion: """
             IN may be - (standard input) and OUT may be - (standard output; needs --format). An \
-            animation keeps every frame in GIF and WebP; JPEG and PNG get its first frame, and \
-            the tool says so. Exits 1 when the input cannot be read or decoded or the output \
+            animation keeps every frame in GIF, WebP and PNG (APNG); JPEG gets its first frame, \
+            and the tool says so. Exits 1 when the input cannot be read or decoded or the output \
             cannot be written.
             """
     )

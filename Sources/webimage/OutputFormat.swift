@@ -20,11 +20,10 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 /// Encoding for an output file, saying when the target format cannot hold what the image has.
 enum OutputEncoding {
     /// `image` encoded as `format`, and a note when frames were dropped (JPEG holds one frame;
-    /// the PNG encoder writes still images).
+    /// GIF, WebP and PNG, as APNG, keep them all).
     static func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions = .init()) throws -> (data: Data, note: String?) {
         let data = try ImageCoders.shared.encode(image, as: format, options: options)
-        guard image.isAnimated, format == .jpeg || format == .png else { return (data, nil) }
-        let why = format == .jpeg ? "JPEG holds one frame" : "the PNG encoder writes still images (no APNG yet)"
-        return (data, "\(why): wrote the first of \(image.frameCount) frames; GIF and WebP keep them all")
+        guard image.isAnimated, format == .jpeg else { return (data, nil) }
+        return (data, "JPEG holds one frame: wrote the first of \(image.frameCount) frames; GIF, WebP and PNG (APNG) keep them all")
     }
 }

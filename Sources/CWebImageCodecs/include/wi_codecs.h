@@ -102,6 +102,9 @@ int wi_webp_decode(const uint8_t *data, size_t length, uint32_t scaled_width, ui
                    uint64_t max_pixels, wi_image *out);
 /// Reads the EXIF chunk (a pointer into `data`), if any.
 int wi_webp_exif(const uint8_t *data, size_t length, size_t *offset, size_t *exif_length);
+/// Finds the first chunk named `fourcc` ("EXIF", "XMP ", ...): its offset in `data` and length;
+/// WI_OK, WI_NEED_MORE when absent, WI_ERR_CORRUPT when the container does not parse.
+int wi_webp_chunk(const uint8_t *data, size_t length, const char *fourcc, size_t *offset, size_t *chunk_length);
 
 typedef struct wi_webp_anim wi_webp_anim;
 /// Keeps its own copy of the data. Composites frames (blend, dispose) on request.

@@ -120,12 +120,12 @@ public final class ImageCache: ImageCaching {
 
     /// The encoding used when an image is stored without data: its source format, else PNG
     /// when it has transparency, else JPEG. An animation is never flattened into a still: it
-    /// stays WebP when it came from WebP and is a GIF otherwise (as SDWebImage falls back to GIF
-    /// for animated images).
+    /// stays GIF, WebP or PNG (APNG) when it came from one, and is a GIF otherwise (as
+    /// SDWebImage falls back to GIF for animated images).
     static func encodeForDisk(_ image: Image, coders: ImageCoders) throws -> Data {
         let format: ImageFormat
         if image.isAnimated {
-            format = image.format == .webp ? .webp : .gif
+            format = [.gif, .webp, .png].contains(image.format) ? image.format : .gif
         } else {
             format = image.format.isDecodable ? image.format : (image.bitmap.hasTransparency ? .png : .jpeg)
         }

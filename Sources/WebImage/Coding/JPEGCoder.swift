@@ -49,7 +49,7 @@ public struct JPEGCoder: ImageCoder {
             throw CodecBridge.error(status, format: .jpeg, message: CodecBridge.message(out.message), width: info.width,
                                     height: info.height, limit: options.pixelLimit)
         }
-        let orientation = JPEGSegments.exifBlock(data).flatMap { ExifReader.orientation(tiff: $0) }
+        let orientation = JPEGSegments.orientation(data)
         let finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
         return (bitmap, orientation, finishing, out)
     }

@@ -36,6 +36,26 @@ enum JPEGSegments {
         return block
     }
 
+    /// The XMP packet of the APP1 segment named `http://ns.adobe.com/xap/1.0/`, if any.
+    static func xmpPacket(_ data: Data) -> Data? {
+        let signature = Data("http://ns.adobe.com/xap/1.0/\0".utf8)
+        var packet: Data?
+        walk(data) { marker, payload in
+            let start = data.startIndex + payload.lowerBound
+            if marker == 0xE1, payload.count >= signature.count, data[start..<(start + signature.count)] == signature {
+                packet = data[(start + signature.count)..<(data.startIndex + payload.upperBound)]
+                return false
+            }
+            return true
+        }
+        return packet
+    }
+
+    /// The orientation: EXIF's, else XMP's `tiff:Orientation`.
+    static func orientation(_ data: Data) -> Int? {
+        exifBlock(data).flatMap { ExifReader.orientation(tiff: $0) } ?? xmpPacket(data).flatMap { XMPReader.orientation($0) }
+    }
+
     /// Width and height from the first SOF segment.
     static func frameSize(_ data: Data) -> (width: Int, height: Int)? {
         var size: (Int, Int)?

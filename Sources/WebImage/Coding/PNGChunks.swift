@@ -60,6 +60,32 @@ struct PNGChunks {
         }
         return nil
     }
+
+    /// The orientation: the eXIf chunk's, else the `tiff:Orientation` of an uncompressed
+    /// `XML:com.adobe.xmp` iTXt chunk (anywhere in the file, as XMP writers put it).
+    func orientation(in data: Data) -> Int? {
+        if let exif = exifOrientation(in: data) { return exif }
+        for chunk in chunks where chunk.type == "iTXt" && chunk.crcMatches {
+            if let packet = PNGChunks.xmpText(data[chunk.data]), let orientation = XMPReader.orientation(packet) { return orientation }
+        }
+        return nil
+    }
+
+    /// The text of an iTXt chunk whose keyword is `XML:com.adobe.xmp` and that is not
+    /// compressed: keyword, NUL, compression flag, method, language tag, NUL, translated
+    /// keyword, NUL, text.
+    static func xmpText(_ body: Data) -> Data? {
+        let keyword = Data("XML:com.adobe.xmp\0".utf8)
+        guard body.count > keyword.count + 2, body.prefix(keyword.count) == keyword else { return nil }
+        var cursor = body.startIndex + keyword.count
+        guard body[cursor] == 0 else { return nil }   // compressed XMP is not read
+        cursor += 2
+        for _ in 0..<2 {
+            guard let nul = body[cursor...].firstIndex(of: 0) else { return nil }
+            cursor = nul + 1
+        }
+        return body[cursor...]
+    }
 }
 
 extension Data {

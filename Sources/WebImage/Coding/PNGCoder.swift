@@ -13,7 +13,7 @@ public struct PNGCoder: ImageCoder {
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         let chunks = PNGChunks(data)
         try PNGCoder.checkLimit(chunks.headerSize(in: data), options)
-        let orientation = chunks.exifOrientation(in: data)
+        let orientation = chunks.orientation(in: data)
         if !options.firstFrameOnly, let animation = try APNGAnimation(data: data, chunks: chunks, options: options) {
             do {
                 return try animation.image(exifOrientation: orientation)
@@ -63,6 +63,8 @@ public struct PNGCoder: ImageCoder {
 
     public func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions) throws -> Data {
         guard format == .png else { throw ImageError.encodingFailed(format, reason: "the PNG coder writes PNG only") }
+        // An animation is written as APNG: frames, durations and loop count kept.
+        if image.isAnimated { return try APNGEncoder.encode(image) }
         let alpha: Int32 = image.bitmap.hasTransparency ? 1 : 0
         return try CodecBridge.encodeStill(.png, image.bitmap) { wi_png_encode($0, $1, $2, alpha, 6, $3) }
     }

@@ -21,9 +21,9 @@ public struct WebPCoder: ImageCoder {
         guard width * height <= options.pixelLimit else {
             throw ImageError.tooLarge(width: width, height: height, limit: options.pixelLimit)
         }
-        var offset = 0, length = 0
-        let orientation = data.withBytePointer { wi_webp_exif($0, $1, &offset, &length) } == WI_OK
-            ? ExifReader.orientation(tiff: data[(data.startIndex + offset)..<(data.startIndex + offset + length)]) : nil
+        // EXIF's orientation, else the XMP packet's.
+        let orientation = WebPCoder.chunk("EXIF", in: data).flatMap { ExifReader.orientation(tiff: $0) }
+            ?? WebPCoder.chunk("XMP ", in: data).flatMap { XMPReader.orientation($0) }
         let finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
         if info.has_animation != 0 {
             return try decodeAnimation(data, options: options, finishing: finishing, orientation: orientation,
@@ -62,6 +62,14 @@ public struct WebPCoder: ImageCoder {
     }
 
     public func canEncode(_ format: ImageFormat) -> Bool { format == .webp }
+
+    /// The body of the first chunk named `fourcc` in an extended WebP container, if any.
+    static func chunk(_ fourcc: String, in data: Data) -> Data? {
+        var offset = 0, length = 0
+        guard data.withBytePointer({ wi_webp_chunk($0, $1, fourcc, &offset, &length) }) == WI_OK,
+              offset + length <= data.count else { return nil }
+        return data[(data.startIndex + offset)..<(data.startIndex + offset + length)]
+    }
 
     /// The largest width or height the WebP format can hold (libwebp's `WEBP_MAX_DIMENSION`).
     public static let maximumDimension = 16383

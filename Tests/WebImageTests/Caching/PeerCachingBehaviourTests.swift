@@ -31,13 +31,13 @@ import Testing
         let dir = TemporaryDirectory(); defer { dir.remove() }
         let cache = ImageCache(namespace: "a", directory: dir.url, config: .init(cleanupInterval: nil))
         let frames = (0..<3).map { i in ImageFrame(bitmap: Fixtures.gradient(width: 24, height: 24, opaque: i != 1), duration: 0.1) }
-        for format in [ImageFormat.unknown, .jpeg, .gif, .webp] {
+        for format in [ImageFormat.unknown, .jpeg, .gif, .webp, .png] {
             let key = "anim-\(format)"
             try await cache.store(Image(frames: frames, loopCount: 0, format: format), data: nil, forKey: key, to: .disk)
             let data = try #require(await cache.disk.data(forKey: key))
             let decoded = try Image(data: data)
             #expect(decoded.frameCount == 3, "\(format): stored as \(decoded.format) with \(decoded.frameCount) frame(s)")
-            #expect(decoded.format == (format == .webp ? .webp : .gif))
+            #expect(decoded.format == ([.webp, .png].contains(format) ? format : .gif))
         }
     }
 
