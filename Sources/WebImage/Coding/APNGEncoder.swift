@@ -54,13 +54,16 @@ enum APNGEncoder {
         return body
     }
 
-    /// Appends a chunk: length, type, data, CRC of type and data.
+    /// Appends a chunk.
     private static func append(_ type: String, _ body: [UInt8], to out: inout Data) {
+        out.append(chunk(type, body))
+    }
+
+    /// A PNG chunk: length, type, data, CRC of type and data.
+    static func chunk(_ type: String, _ body: [UInt8]) -> Data {
         let typed = Array(type.utf8) + body
-        out.append(contentsOf: [UInt32(body.count)].bigEndianBytes)
-        out.append(contentsOf: typed)
         let crc = typed.withUnsafeBufferPointer { wi_crc32(0, $0.baseAddress, $0.count) }
-        out.append(contentsOf: [crc].bigEndianBytes)
+        return Data([UInt32(body.count)].bigEndianBytes + typed + [crc].bigEndianBytes)
     }
 }
 

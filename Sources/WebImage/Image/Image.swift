@@ -23,7 +23,8 @@ public struct Image: Sendable {
     public var loopCount: Int? { content.frames.count > 1 ? (content.loopCount ?? 1) : nil }
     /// The loop count as the file declares it: nil when it has no loop block (or is still).
     public var declaredLoopCount: Int? { content.loopCount }
-    /// The EXIF orientation tag as stored in the file, if any.
+    /// The orientation tag as stored in the file, if any: EXIF's, else the XMP packet's
+    /// `tiff:Orientation` (EXIF wins when both are present).
     public var exifOrientation: Int? { content.exifOrientation }
     /// Whether the EXIF orientation was applied to the pixels.
     public var isOrientationApplied: Bool { content.orientationApplied }
