@@ -112,6 +112,7 @@ final class PNGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder 
         if let failure { throw failure }
         guard let decoder, hasNewData else { return nil }
         previewedCount = data.count
+        if let animation = animationPreview() { return animation }
         var out = wi_image()
         guard wi_png_decoder_snapshot(decoder, &out) == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else { return nil }
         let finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: nil, options: options)
@@ -122,5 +123,18 @@ final class PNGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder 
     func finish() throws -> Image {
         if let failure { throw failure }
         return try PNGCoder().decode(data, options: options)
+    }
+
+    /// An APNG whose default image has fully arrived previews as an animation of the frames
+    /// received so far (as GIF previews do): the complete chunks, closed with an IEND, decoded;
+    /// a frame still arriving is left out. nil before that, or for a still PNG.
+    private func animationPreview() -> PartialImage? {
+        let chunks = PNGChunks(data).chunks
+        guard chunks.contains(where: { $0.type == "acTL" }), let lastIDAT = chunks.lastIndex(where: { $0.type == "IDAT" }),
+              lastIDAT + 1 < chunks.count, let end = chunks.last?.whole.upperBound else { return nil }
+        var complete = data.prefix(end)
+        if chunks.last?.type != "IEND" { complete.append(APNGEncoder.chunk("IEND", [])) }
+        guard let image = try? PNGCoder().decode(complete, options: options) else { return nil }
+        return PartialImage(image: image, rowsDecoded: image.height, scans: 0)
     }
 }

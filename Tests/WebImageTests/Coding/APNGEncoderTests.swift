@@ -76,3 +76,35 @@ import Testing
         }
     }
 }
+
+/// Progressive APNG previews grow in frame count as frames arrive (as GIF previews do).
+@Suite struct APNGPreviewTests {
+    @Test func previewsOfAnAPNGGrowInFrameCount() throws {
+        let frames = (0..<6).map { i in
+            ImageFrame(bitmap: Fixtures.gradient(width: 48, height: 32, opaque: i % 2 == 0), duration: 0.1)
+        }
+        let data = try Image(frames: frames, loopCount: 0, format: .png).encoded(as: .png)
+        let decoder = try #require(PNGCoder().makeIncrementalDecoder(options: .init()))
+        var counts: [Int] = []
+        var offset = 0
+        while offset < data.count {
+            let end = min(data.count, offset + max(1, data.count / 30))
+            try decoder.append(data[offset..<end])
+            offset = end
+            if let preview = try decoder.preview() {
+                counts.append(preview.image.frameCount)
+                // Every frame shown is a whole, real frame, never a half-received one.
+                for index in 0..<preview.image.frameCount where preview.image.frameCount > 1 {
+                    #expect(try preview.image.frame(at: index).bitmap == frames[index].bitmap, "frame \(index) of \(preview.image.frameCount)")
+                }
+            }
+        }
+        #expect(counts.count > 5)
+        #expect(counts == counts.sorted(), "the frame count never shrinks: \(counts)")
+        #expect(Set(counts).count >= 4, "previews grow frame by frame: \(counts)")
+        #expect(counts.last == 6)
+        let final = try decoder.finish()
+        #expect(final.frameCount == 6)
+        #expect(try decoder.preview() == nil, "no new data, no preview")
+    }
+}
