@@ -48,6 +48,18 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `.`, `..` or another leading dot, or longer than a file name may be
     /// (see `ImageCache.validate(namespace:)`).
     case invalidNamespace(String, reason: String)
+    /// Decoding the bytes of `source` (the URL loaded, or a cache key) failed; the wrapped
+    /// error says why (`.emptyData`, `.unsupportedFormat`, `.undecodable` or `.tooLarge`). The
+    /// manager names every decode failure of a load this way, as `.badStatusCode(_:url:)`
+    /// names its URL; `Image(data:)` and the coders, which have no source, throw the reason
+    /// itself. `decodeFailure` gives the reason in either case.
+    indirect case decodingFailed(ImageError, source: String, byteCount: Int)
+
+    /// The reason of a decode failure, unwrapped from `.decodingFailed` (or `self`).
+    public var decodeFailure: ImageError {
+        if case .decodingFailed(let reason, _, _) = self { return reason.decodeFailure }
+        return self
+    }
 
     public var description: String {
         switch self {
@@ -74,6 +86,17 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
         case .transformFailed(let reason): "The image could not be transformed: \(reason)."
         case .cacheWriteFailed(let path, let reason): "The disk cache could not write \(path): \(reason)."
         case .invalidNamespace(let namespace, let reason): "The cache namespace \"\(namespace)\" is not a plain name: \(reason)."
+        case .decodingFailed(let reason, let source, let byteCount):
+            switch reason.decodeFailure {
+            case .emptyData: "The response for \(source) is empty (0 bytes)."
+            case .unsupportedFormat(let format):
+                format == .unknown ? "The \(byteCount) bytes of \(source) are not in an image format this library recognises."
+                    : "The \(byteCount) bytes of \(source) are \(format), which no registered coder decodes."
+            case .undecodable(let format, let why): "The \(byteCount) bytes of \(source) could not be decoded as \(format): \(why)."
+            case .tooLarge(let width, let height, let limit):
+                "The image at \(source) (\(byteCount) bytes) is \(width)x\(height) pixels, over the limit of \(limit) pixels."
+            default: "The \(byteCount) bytes of \(source) could not be decoded: \(String(reason.description.dropLast()))."
+            }
         }
     }
 }

@@ -44,6 +44,8 @@ extension ImageManager {
     public static func isPermanentFailure(_ error: any Error) -> Bool {
         guard let error = error as? ImageError else { return false }
         switch error {
+        case .decodingFailed(let reason, _, _):
+            return isPermanentFailure(reason)
         case .badStatusCode(let code, _):
             return (400..<500).contains(code) && code != 408 && code != 429
         case .emptyData, .unsupportedFormat, .undecodable, .tooLarge, .invalidContentType, .responseTooLarge, .invalidURL:

@@ -83,11 +83,18 @@ struct ImagePipeline: Sendable {
             return SharedResult(ImageResult(cached, url: plan.url))
         }
         guard download.response.statusCode != 304 else { throw ImageError.badStatusCode(304, url: plan.url) }
-        guard !download.data.isEmpty else { throw ImageError.emptyData }
+        guard !download.data.isEmpty else { throw ImageError.decodingFailed(.emptyData, source: plan.url.absoluteString, byteCount: 0) }
 
-        // Decode, transform.
+        // Decode (a failure names the URL and the byte count), transform.
         try Task.checkCancellation()
-        let original = try decode(download.data, plan: plan, incremental: incremental)
+        let original: Image
+        do { original = try decode(download.data, plan: plan, incremental: incremental) } catch let error as ImageError {
+            switch error {
+            case .emptyData, .unsupportedFormat, .undecodable, .tooLarge:
+                throw ImageError.decodingFailed(error, source: plan.url.absoluteString, byteCount: download.data.count)
+            default: throw error
+            }
+        }
         try Task.checkCancellation()
         let image = try transform(original, plan: plan)
         let derived = plan.isDerived && !(image.isAnimated && !options.contains(.transformAnimatedImage) && plan.context.thumbnailPixelSize == nil)

@@ -49,3 +49,37 @@ import Testing
         }
     }
 }
+
+/// Decode errors of a load name their input: the URL and the byte count, in one sentence.
+@Suite struct NamedDecodeErrorTests {
+    @Test func decodeFailuresOfALoadNameTheURLAndTheByteCount() async throws {
+        let h = try await ManagerHarness()
+        let corrupt = ManagerHarness.png.prefix(60)
+        h.server.route("/corrupt.png", .respond(body: corrupt))
+        h.server.route("/page.png", .respond(contentType: "text/html", body: Data("<html>hello</html>".utf8)))
+        h.server.route("/empty.png", .respond(body: Data()))
+        h.server.route("/huge.png", .respond(body: Fixtures.pngHeader(width: 100_000, height: 100_000)))
+        let cases: [(String, Int, (ImageError) -> Bool)] = [
+            ("/corrupt.png", corrupt.count, { if case .undecodable(.png, _) = $0 { true } else { false } }),
+            ("/page.png", 18, { $0 == .unsupportedFormat(.unknown) }),
+            ("/empty.png", 0, { $0 == .emptyData }),
+            ("/huge.png", Fixtures.pngHeader(width: 100_000, height: 100_000).count, { if case .tooLarge = $0 { true } else { false } }),
+        ]
+        for (path, count, reason) in cases {
+            let url = h.url(path)
+            do {
+                _ = try await h.manager.image(for: url)
+                Issue.record("\(path) decoded")
+            } catch let error as ImageError {
+                guard case .decodingFailed(let why, let source, let byteCount) = error else { Issue.record("\(path): \(error)"); continue }
+                #expect(source == url.absoluteString && byteCount == count && reason(why), "\(path): \(error)")
+                let text = error.description
+                #expect(text.contains(url.absoluteString) && text.hasSuffix(".") && !text.hasSuffix(".."), "\(text)")
+                #expect(text.filter { $0 == "." }.count >= 1 && !text.contains(". The"), "one sentence: \(text)")
+                if count > 0 { #expect(text.contains("\(count) bytes"), "\(text)") }
+                #expect(await h.manager.isFailedURL(url), "\(path) is still blacklisted")
+            }
+        }
+        await h.finish()
+    }
+}

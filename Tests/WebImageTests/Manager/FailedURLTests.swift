@@ -65,9 +65,9 @@ import Testing
         h.server.route("/page", .respond(contentType: "text/html", body: Data("<html><body>not an image</body></html>".utf8)))
         h.server.route("/empty.png", .respond(body: Data()))
         let corrupt = await failure(h.manager, h.url("/corrupt.png"))
-        guard case .undecodable(.png, _) = corrupt as? ImageError else { Issue.record("\(String(describing: corrupt))"); return }
-        #expect(await failure(h.manager, h.url("/redirect.png")) as? ImageError == .unsupportedFormat(.unknown))
-        #expect(await failure(h.manager, h.url("/empty.png")) as? ImageError == .emptyData)
+        guard case .undecodable(.png, _) = (corrupt as? ImageError)?.decodeFailure else { Issue.record("\(String(describing: corrupt))"); return }
+        #expect((await failure(h.manager, h.url("/redirect.png")) as? ImageError)?.decodeFailure == .unsupportedFormat(.unknown))
+        #expect((await failure(h.manager, h.url("/empty.png")) as? ImageError)?.decodeFailure == .emptyData)
         for path in ["/corrupt.png", "/redirect.png", "/empty.png"] {
             #expect(await h.manager.isFailedURL(h.url(path)), "\(path)")
         }
@@ -118,7 +118,7 @@ import Testing
             _ = try await h.manager.image(for: h.url("/huge.png"))
             Issue.record("decoded a 10-gigapixel image")
         } catch let error as ImageError {
-            guard case .tooLarge(let width, let height, _) = error else { Issue.record("\(error)"); return }
+            guard case .tooLarge(let width, let height, _) = error.decodeFailure else { Issue.record("\(error)"); return }
             #expect(width == 100_000 && height == 100_000)
         }
         #expect(await h.manager.isFailedURL(h.url("/huge.png")))
