@@ -130,6 +130,42 @@ for width in [6, 32] {
     session.invalidateAndCancel()
 }
 
+// 100 cold loads: a new client each round (no open connection yet), every request at once under
+// the client's default per-host limit. A loader that waited for multiplexing on plain http
+// (CURLOPT_PIPEWAIT) sent these one after the other until its first connection answered.
+let coldURLs = Array(urls.prefix(100))
+func fetchCold(_ job: @escaping @Sendable (URL) async throws -> Int) async throws {
+    try await withThrowingTaskGroup(of: Int.self) { group in
+        for url in coldURLs { group.addTask { try await job(url) } }
+        var total = 0
+        while let bytes = try await group.next() { total += bytes }
+        precondition(total > 100_000, "the small files did not arrive")
+    }
+}
+let oursCold = try await medianAsync(runs) {
+    let loader = HTTPImageLoader()
+    try await fetchCold { try await loader.data(for: ImageLoaderRequest(url: $0)).0.count }
+}
+if !onlyOurs {
+    let sessionCold = try await medianAsync(runs) {
+        let session = URLSession(configuration: .default)
+        try await fetchCold { try await session.data(from: $0).0.count }
+        session.invalidateAndCancel()
+    }
+    let ahcCold = try await medianAsync(runs) {
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        try await fetchCold { url in
+            let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(15))
+            return try await response.body.collect(upTo: 1 << 20).readableBytes
+        }
+        try await client.shutdown().get()
+    }
+    rows.append(Row(name: "100 x 12 KB from a new client (cold), the client's default limit", ours: oursCold, curl: nil,
+                    session: sessionCold, ahc: ahcCold))
+} else {
+    print("ours cold 100: \(formatted(oursCold)) ms")
+}
+
 rows.append(Row(name: "one 50 MiB file", ours: oursLarge, curl: run.anchors["http_50MiB_curl"], session: sessionLarge, ahc: ahcLarge))
 
 // Memory per in-flight transfer: 256 transfers held open by a slow location (limit_rate).
