@@ -25,6 +25,14 @@ struct InfoCommandTests {
         #expect(frames[0]["rgbaSHA256"] == "36ec6104a312ddeda9fe6e63ef430ff7c43e635b947eb5e029f027c4bdd032c5")
     }
 
+    /// `info` reports what the file declares: no loop block is null, though the image plays once.
+    @Test func aGIFWithoutALoopBlockReportsNullAndPlaysOnce() throws {
+        let object = try json("gif/animated_noloop.gif")
+        #expect(object["loopCount"] is NSNull)
+        let text = try CLIRunner.run(["info", Corpus.directory.appendingPathComponent("gif/animated_noloop.gif").path])
+        #expect(text.stdout.contains("loop count: none declared (plays once)"), "\(text.stdout)")
+    }
+
     @Test func orientationIsAppliedUnlessRaw() throws {
         let upright = try json("jpeg/hopper_orientation_6.jpg")
         let raw = try json("jpeg/hopper_orientation_6.jpg", ["--raw-orientation"])
