@@ -115,6 +115,8 @@ final class PNGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder 
         if let animation = animationPreview() { return animation }
         var out = wi_image()
         guard wi_png_decoder_snapshot(decoder, &out) == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else { return nil }
+        // Nothing decoded yet (only the header arrived): no preview, rather than an empty one.
+        guard out.rows_decoded > 0 else { return nil }
         let finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: nil, options: options)
         return PartialImage(image: Image(bitmap: finishing(bitmap), format: .png, scale: options.scale),
                             rowsDecoded: Int(out.rows_decoded), scans: Int(out.scans))

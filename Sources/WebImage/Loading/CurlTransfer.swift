@@ -16,6 +16,8 @@ final class CurlTransfer {
     private var response: ImageLoaderResponse?
     private var received: Int64 = 0
     private var lastProgress = ContinuousClock.now
+    /// The byte count of the last progress event sent (the final one is not sent twice).
+    private var lastReported: Int64 = -1
     /// Set when a callback aborts the transfer; reported instead of libcurl's write error.
     private var failure: (any Error)?
     /// The body kept for the whole-body sink or the decryptor.
@@ -189,6 +191,7 @@ final class CurlTransfer {
             let now = ContinuousClock.now
             if now - lastProgress >= configuration.minimumProgressInterval {
                 lastProgress = now
+                lastReported = received
                 emit(.progress(ImageProgress(receivedBytes: received, expectedBytes: response?.expectedContentLength)))
             }
         }
@@ -235,6 +238,7 @@ final class CurlTransfer {
             held.reserve(Int(expected))
         }
         emit(.response(built))
+        lastReported = 0
         emit(.progress(ImageProgress(receivedBytes: 0, expectedBytes: built.expectedContentLength)))
         return nil
     }
@@ -260,7 +264,10 @@ final class CurlTransfer {
             }
             if streams { emit(.data(held.take())) }
         }
-        emit(.progress(ImageProgress(receivedBytes: received, expectedBytes: response?.expectedContentLength)))
+        // The final count, unless the last throttled event already said it.
+        if received != lastReported {
+            emit(.progress(ImageProgress(receivedBytes: received, expectedBytes: response?.expectedContentLength)))
+        }
         succeed()
     }
 

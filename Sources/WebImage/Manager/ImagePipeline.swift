@@ -102,9 +102,13 @@ struct ImagePipeline: Sendable {
         // The callers get the image now (unless they wait for the store); the work stays in the
         // table until the memory store is done, so a caller arriving meanwhile joins it.
         let result = SharedResult(ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: plan.url))
+        // The background disk write is registered before any caller is resumed, so that a
+        // `waitForPendingStores()` called as soon as the load returns waits for it (even while
+        // a slow memory store still runs before the write starts).
+        let reservation = options.contains(.waitStoreCache) ? nil : pendingStores.reserve()
         if !options.contains(.waitStoreCache) { work.deliver(result) }
         await store(plan, original: original, image: image, data: download.data, derived: derived,
-                    validators: CacheValidators(headers: download.response.headers))
+                    validators: CacheValidators(headers: download.response.headers), reservation: reservation)
         return result
     }
 
@@ -252,7 +256,10 @@ struct ImagePipeline: Sendable {
     /// after it finds the image), to disk in the background or, with `.waitStoreCache`, before
     /// returning. Failures are logged: the caller still gets the image.
     private func store(_ plan: LoadPlan, original: Image, image: Image, data: Data?, derived: Bool,
-                       validators: CacheValidators?, storesOriginal: Bool = true) async {
+                       validators: CacheValidators?, storesOriginal: Bool = true, reservation: PendingStores.Reservation? = nil) async {
+        // A reservation not handed to a write is released, whichever way this returns.
+        var started = false
+        defer { if let reservation, !started { pendingStores.release(reservation) } }
         guard let key = plan.cacheKey else { return }
         let cache = plan.cache, url = plan.url
         let storeType = plan.storeType
@@ -294,7 +301,8 @@ struct ImagePipeline: Sendable {
         if plan.options.contains(.waitStoreCache) {
             await disk()
         } else {
-            pendingStores.start(disk)
+            pendingStores.start(disk, reservation: reservation)
+            started = true
         }
     }
 }
@@ -330,23 +338,70 @@ enum LoadOutcome: Sendable {
 }
 
 /// Background disk writes: started without waiting, awaited by `ImageManager.waitForPendingStores()`.
+/// A write can be reserved before it starts (before the callers of its load are resumed), so
+/// that a wait that begins in between does not miss it.
 final class PendingStores: Sendable {
-    private let tasks = Mutex<[Int: Task<Void, Never>]>([:])
+    /// A write announced but not started yet.
+    struct Reservation: Sendable { fileprivate let id: Int }
+
+    private struct State {
+        var tasks: [Int: Task<Void, Never>] = [:]
+        var reserved: Set<Int> = []
+        /// Waits for reservations to start or go.
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
     private let nextID = Atomic<Int>(0)
 
-    /// Starts `write` in the background; it forgets itself when done.
-    func start(_ write: @escaping @Sendable () async -> Void) {
+    /// Announces a write that will start soon; `waitForAll` waits for it from now on.
+    func reserve() -> Reservation {
         let id = nextID.add(1, ordering: .relaxed).newValue
-        tasks.withLock { tasks in
-            tasks[id] = Task.detached(priority: .utility) { [weak self] in
-                await write()
-                _ = self?.tasks.withLock { $0.removeValue(forKey: id) }
-            }
-        }
+        state.withLock { _ = $0.reserved.insert(id) }
+        return Reservation(id: id)
     }
 
-    /// Waits until every write started so far (and any started meanwhile) is done.
+    /// Forgets a reservation whose write will not happen.
+    func release(_ reservation: Reservation) {
+        let waiters = state.withLock { state in
+            state.reserved.remove(reservation.id)
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Starts `write` in the background (in place of `reservation`, if given); it forgets itself when done.
+    func start(_ write: @escaping @Sendable () async -> Void, reservation: Reservation? = nil) {
+        let id = reservation?.id ?? nextID.add(1, ordering: .relaxed).newValue
+        let waiters = state.withLock { state in
+            state.tasks[id] = Task.detached(priority: .utility) { [weak self] in
+                await write()
+                _ = self?.state.withLock { $0.tasks.removeValue(forKey: id) }
+            }
+            state.reserved.remove(id)
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Waits until every write started or reserved so far (and any started meanwhile) is done.
     func waitForAll() async {
-        while let running = tasks.withLock({ $0.first?.value }) { await running.value }
+        while true {
+            if let running = state.withLock({ $0.tasks.first?.value }) {
+                await running.value
+                continue
+            }
+            guard state.withLock({ !$0.reserved.isEmpty }) else { return }
+            // Woken when a reservation starts its write or goes; then it looks again.
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.reserved.isEmpty { return true }
+                    state.waiters.append(continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        }
     }
 }

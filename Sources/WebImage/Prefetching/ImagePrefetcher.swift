@@ -26,27 +26,28 @@ public struct PrefetchProgress: Sendable, Equatable {
 /// Loads images into the caches ahead of use (SDWebImage's `SDWebImagePrefetcher`).
 ///
 /// Each `prefetch(_:)` call is a batch: its stream reports progress after every URL and ends
-/// when the batch is done. Cancelling the task that iterates the stream (or dropping the stream)
-/// cancels that batch only; `cancelPrefetching()` cancels every batch.
+/// when the batch is done (an empty batch reports 0 of 0 once). `maxConcurrentPrefetchCount`
+/// bounds the prefetcher as a whole, as in SDWebImage: two batches of a prefetcher of 3 run 3
+/// loads between them, not 6. Cancelling the task that iterates a stream (or dropping the
+/// stream) cancels that batch only; `cancelPrefetching()` cancels every batch, and so does
+/// dropping the prefetcher.
 public final class ImagePrefetcher: Sendable {
     /// The prefetcher over the shared manager.
     public static let shared = ImagePrefetcher()
 
     /// The manager that loads.
     public let manager: ImageManager
-    /// Loads running at once per batch (default 3).
+    /// Loads running at once, across all batches of this prefetcher (default 3).
     public let maxConcurrentPrefetchCount: Int
     /// Options for every URL (default `.lowPriority`, as SDWebImage).
     public let options: ImageOptions
     /// Context for every URL.
     public let context: ImageContext
 
-    private struct Batches {
-        var running: [UUID: Task<Void, Never>] = [:]
-        /// Batches that ended before they were registered.
-        var ended: Set<UUID> = []
-    }
-    private let batches = Mutex(Batches())
+    /// The running batches; held apart from the prefetcher so that its tasks do not keep it alive.
+    private let batches = BatchRegistry()
+    /// The prefetcher-wide limit on loads at once.
+    private let slots: PrefetchSlots
 
     /// A prefetcher that loads through `manager`, `maxConcurrentPrefetchCount` at a time.
     public init(manager: ImageManager = .shared, maxConcurrentPrefetchCount: Int = 3, options: ImageOptions = .lowPriority,
@@ -55,21 +56,33 @@ public final class ImagePrefetcher: Sendable {
         self.maxConcurrentPrefetchCount = max(1, maxConcurrentPrefetchCount)
         self.options = options
         self.context = context
+        slots = PrefetchSlots(max(1, maxConcurrentPrefetchCount))
     }
 
+    deinit { batches.cancelAll() }
+
     /// Starts loading `urls`; the stream yields the progress after each URL and ends when all
-    /// are done or the batch is cancelled.
+    /// are done or the batch is cancelled. An empty batch yields one `0 of 0` value.
     public func prefetch(_ urls: [URL]) -> AsyncStream<PrefetchProgress> {
         let (stream, continuation) = AsyncStream<PrefetchProgress>.makeStream()
+        guard !urls.isEmpty else {
+            continuation.yield(PrefetchProgress(finished: 0, skipped: 0, total: 0))
+            continuation.finish()
+            return stream
+        }
         let id = UUID()
-        let manager = self.manager, options = self.options, context = self.context, width = maxConcurrentPrefetchCount
+        let manager = self.manager, options = self.options, context = self.context, slots = self.slots
+        let width = maxConcurrentPrefetchCount, batches = self.batches
         let task = Task {
             var progress = PrefetchProgress(finished: 0, skipped: 0, total: urls.count)
-            await withTaskGroup(of: Bool.self) { group in
+            await withTaskGroup(of: Bool?.self) { group in
                 var next = urls.makeIterator()
                 func addNext() -> Bool {
                     guard let url = next.next() else { return false }
                     group.addTask {
+                        // A slot of the prefetcher's (shared with its other batches), then the load.
+                        guard await slots.acquire() else { return nil }
+                        defer { slots.release() }
                         do {
                             _ = try await manager.image(for: url, options: options, context: context)
                             return true
@@ -82,6 +95,7 @@ public final class ImagePrefetcher: Sendable {
                 for _ in 0..<width where !addNext() { break }
                 while let loaded = await group.next() {
                     if Task.isCancelled { break }
+                    guard let loaded else { continue }
                     if loaded { progress.finished += 1 } else { progress.skipped += 1 }
                     continuation.yield(progress)
                     _ = addNext()
@@ -89,20 +103,88 @@ public final class ImagePrefetcher: Sendable {
                 group.cancelAll()
             }
             continuation.finish()
-            self.batches.withLock { if $0.running.removeValue(forKey: id) == nil { $0.ended.insert(id) } }
+            batches.end(id)
         }
-        batches.withLock { if $0.ended.remove(id) == nil { $0.running[id] = task } }
+        batches.add(id, task)
         continuation.onTermination = { _ in task.cancel() }
-        if urls.isEmpty { continuation.finish() }
         return stream
     }
 
     /// Batches still running.
-    public var runningBatchCount: Int { batches.withLock { $0.running.count } }
+    public var runningBatchCount: Int { batches.count }
 
     /// Cancels every batch.
-    public func cancelPrefetching() {
-        let tasks = batches.withLock { Array($0.running.values) }
+    public func cancelPrefetching() { batches.cancelAll() }
+}
+
+/// The running batches of a prefetcher, by id.
+final class BatchRegistry: Sendable {
+    private struct State {
+        var running: [UUID: Task<Void, Never>] = [:]
+        /// Batches that ended before they were registered.
+        var ended: Set<UUID> = []
+    }
+    private let state = Mutex(State())
+
+    func add(_ id: UUID, _ task: Task<Void, Never>) { state.withLock { if $0.ended.remove(id) == nil { $0.running[id] = task } } }
+    func end(_ id: UUID) { state.withLock { if $0.running.removeValue(forKey: id) == nil { $0.ended.insert(id) } } }
+    var count: Int { state.withLock { $0.running.count } }
+
+    func cancelAll() {
+        let tasks = state.withLock { Array($0.running.values) }
         for task in tasks { task.cancel() }
+    }
+}
+
+/// A counting semaphore for tasks: `acquire` waits for a free slot (false when the task is
+/// cancelled while waiting), `release` hands the slot to the longest waiter.
+final class PrefetchSlots: Sendable {
+    private struct State {
+        var free: Int
+        var waiters: [(id: Int, continuation: CheckedContinuation<Bool, Never>)] = []
+        var nextID = 0
+    }
+    private let state: Mutex<State>
+
+    init(_ count: Int) { state = Mutex(State(free: count)) }
+
+    /// Takes a slot; false (and no slot) when the calling task is cancelled first.
+    func acquire() async -> Bool {
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            return state.nextID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let granted = state.withLock { state -> Bool? in
+                    if Task.isCancelled { return false }
+                    if state.free > 0 {
+                        state.free -= 1
+                        return true
+                    }
+                    state.waiters.append((id, continuation))
+                    return nil
+                }
+                if let granted { continuation.resume(returning: granted) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index).continuation
+            }
+            waiter?.resume(returning: false)
+        }
+    }
+
+    /// Gives a slot back (to the longest waiter, if any).
+    func release() {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            if state.waiters.isEmpty {
+                state.free += 1
+                return nil
+            }
+            return state.waiters.removeFirst().continuation
+        }
+        waiter?.resume(returning: true)
     }
 }

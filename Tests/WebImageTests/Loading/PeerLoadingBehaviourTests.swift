@@ -176,3 +176,45 @@ final class Gate: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 }
+
+/// Progress events: the final count is reported once, and a PNG preview always has rows.
+@Suite struct ProgressEventTests {
+    @Test func theFinalProgressEventIsNotRepeated() async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        let body = Data((0..<20_000).map { UInt8(truncatingIfNeeded: $0) })
+        server.route("/drip.bin", .drip(body: body, chunk: 1000, interval: .milliseconds(2)))
+        server.route("/empty.bin", .respond(contentType: "image/png", body: Data()))
+        var configuration = HTTPImageLoader.Configuration()
+        configuration.minimumProgressInterval = .zero     // every chunk reports, the last one too
+        configuration.acceptableContentTypes = nil
+        let loader = HTTPImageLoader(configuration: configuration)
+        for path in ["/drip.bin", "/empty.bin"] {
+            var counts: [Int64] = []
+            for try await event in loader.load(ImageLoaderRequest(url: server.url(path))) {
+                if case .progress(let progress) = event { counts.append(progress.receivedBytes) }
+            }
+            let total = Int64(path == "/drip.bin" ? body.count : 0)
+            #expect(counts.last == total, "\(path): \(counts)")
+            #expect(counts.filter { $0 == total }.count == 1, "\(path): the final count came \(counts.filter { $0 == total }.count) times")
+            #expect(zip(counts, counts.dropFirst()).allSatisfy { $0 < $1 }, "\(path): \(counts)")
+        }
+        await server.stop()
+    }
+
+    @Test func aPNGPreviewIsNeverEmittedWithZeroDecodedRows() throws {
+        for interlaced in [false, true] {
+            let data = interlaced ? try Corpus.data("png/basi2c08.png") : try Image(bitmap: Fixtures.gradient(width: 64, height: 64)).encoded(as: .png)
+            let decoder = try #require(PNGCoder().makeIncrementalDecoder(options: .init()))
+            var previews = 0
+            for start in stride(from: 0, to: data.count, by: 40) {
+                try decoder.append(data[start..<min(data.count, start + 40)])
+                if let preview = try decoder.preview() {
+                    previews += 1
+                    #expect(preview.rowsDecoded > 0, "interlaced \(interlaced): a preview with no decoded row")
+                }
+            }
+            #expect(previews > 0)
+        }
+    }
+}

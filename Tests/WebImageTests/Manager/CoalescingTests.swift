@@ -75,6 +75,20 @@ import Testing
         await h.finish()
     }
 
+    /// The disk write is registered before the caller is resumed: a wait that starts as soon as
+    /// the load returns (a command-line tool about to exit) cannot miss it, even while a slow
+    /// memory store still runs before the write begins.
+    @Test func waitForPendingStoresSeesTheWriteOfALoadThatJustReturned() async throws {
+        let (h, context) = try await harnessWithSlowMemoryStore(.milliseconds(400))
+        for index in 0..<3 {
+            let url = h.url("/a.png?\(index)")
+            _ = try await h.manager.image(for: url, context: context)
+            await h.manager.waitForPendingStores()
+            #expect(await h.cache.disk.contains(url.absoluteString), "the disk write of load \(index) was missed")
+        }
+        await h.finish()
+    }
+
     @Test func waitStoreCacheCallersWaitForTheStores() async throws {
         let (h, context) = try await harnessWithSlowMemoryStore(.milliseconds(300))
         let start = ContinuousClock.now

@@ -23,7 +23,7 @@ import Testing
         for url in urls.prefix(5) {
             #expect(await h.cache.containsImage(forKey: url.absoluteString, in: .memory) == .memory)
         }
-        #expect(await drain(prefetcher.prefetch([])).isEmpty)
+        #expect(await drain(prefetcher.prefetch([])) == [PrefetchProgress(finished: 0, skipped: 0, total: 0)])
         await h.finish()
     }
 
@@ -34,14 +34,59 @@ import Testing
         defer { directory.remove() }
         let manager = ImageManager(cache: ImageCache(namespace: "t", directory: directory.url), loaders: ImageLoaders([loader]))
         let urls = (0..<12).map { URL(string: "mem:/m\($0).png")! }
-        _ = await drain(ImagePrefetcher(manager: manager).prefetch(urls))
+        // The prefetcher is kept for the whole batch (dropping it cancels its loads).
+        let prefetcher = ImagePrefetcher(manager: manager)
+        _ = await drain(prefetcher.prefetch(urls))
         #expect(loader.maxConcurrent == 3 && loader.requests.count == 12)
         #expect(loader.requests.allSatisfy { $0.priority == .low })
         let wide = RecordingLoader(bodies: bodies, delay: .milliseconds(30))
         let other = ImageManager(cache: ImageCache(namespace: "u", directory: directory.url.appendingPathComponent("u")),
                                  loaders: ImageLoaders([wide]))
-        _ = await drain(ImagePrefetcher(manager: other, maxConcurrentPrefetchCount: 6).prefetch(urls))
+        let wider = ImagePrefetcher(manager: other, maxConcurrentPrefetchCount: 6)
+        _ = await drain(wider.prefetch(urls))
         #expect(wide.maxConcurrent == 6)
+    }
+
+    /// SDWebImage's meaning: the limit is the prefetcher's, shared by its batches.
+    @Test func theLimitBoundsThePrefetcherAsAWholeNotEachBatch() async throws {
+        let bodies = Dictionary(uniqueKeysWithValues: (0..<16).map { ("/b\($0).png", ManagerHarness.png) })
+        let loader = RecordingLoader(bodies: bodies, delay: .milliseconds(30))
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let manager = ImageManager(cache: ImageCache(namespace: "b", directory: directory.url), loaders: ImageLoaders([loader]))
+        let prefetcher = ImagePrefetcher(manager: manager, maxConcurrentPrefetchCount: 2)
+        let urls = (0..<16).map { URL(string: "mem:/b\($0).png")! }
+        async let first = drain(prefetcher.prefetch(Array(urls[0..<8])))
+        async let second = drain(prefetcher.prefetch(Array(urls[8..<16])))
+        let (a, b) = await (first, second)
+        #expect(a.last == PrefetchProgress(finished: 8, skipped: 0, total: 8) && b.last == PrefetchProgress(finished: 8, skipped: 0, total: 8))
+        #expect(loader.requests.count == 16)
+        #expect(loader.maxConcurrent == 2, "\(loader.maxConcurrent) loads ran at once across two batches")
+    }
+
+    @Test func anEmptyBatchYieldsOneFinalValue() async {
+        let values = await drain(ImagePrefetcher().prefetch([]))
+        #expect(values == [PrefetchProgress(finished: 0, skipped: 0, total: 0)])
+        #expect(values.last?.isComplete == true)
+    }
+
+    @Test func droppingThePrefetcherCancelsItsLoads() async throws {
+        let bodies = Dictionary(uniqueKeysWithValues: (0..<4).map { ("/h\($0).png", ManagerHarness.png) })
+        let loader = RecordingLoader(bodies: bodies, hangs: true)
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let manager = ImageManager(cache: ImageCache(namespace: "h", directory: directory.url), loaders: ImageLoaders([loader]))
+        var prefetcher: ImagePrefetcher? = ImagePrefetcher(manager: manager)
+        let stream = prefetcher!.prefetch((0..<4).map { URL(string: "mem:/h\($0).png")! })
+        for _ in 0..<200 where loader.requests.count < 3 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(loader.requests.count == 3)
+        prefetcher = nil   // the stream is kept; the prefetcher is gone
+        let start = ContinuousClock.now
+        let values = await drain(stream)
+        #expect(ContinuousClock.now - start < .seconds(2), "the batch ended when its prefetcher went away")
+        #expect(values.last?.isComplete != true)
+        for _ in 0..<100 where await manager.inFlightCounts().loads > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(await manager.inFlightCounts().loads == 0, "its loads were cancelled")
     }
 
     @Test func cancellingOneBatchLeavesTheOthers() async throws {
