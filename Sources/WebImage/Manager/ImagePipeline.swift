@@ -97,6 +97,8 @@ struct ImagePipeline: Sendable {
         }
         try Task.checkCancellation()
         let image = try transform(original, plan: plan)
+        // Every caller may have left while the transform ran: then nothing of it is stored.
+        try Task.checkCancellation()
         let derived = plan.isDerived && !(image.isAnimated && !options.contains(.transformAnimatedImage) && plan.context.thumbnailPixelSize == nil)
 
         // The callers get the image now (unless they wait for the store); the work stays in the

@@ -246,6 +246,32 @@ import Testing
         #expect(loader.requests.count == 1)
     }
 
+    /// The shared work checks cancellation after every stage: a transform whose only caller left
+    /// while it ran leaves nothing in either cache.
+    @Test func aTransformWhoseCallersLeftIsNotStored() async throws {
+        struct SlowTransformer: ImageTransformer {
+            var key: String { "SlowFlip" }
+            func transform(_ image: Image) throws -> Image {
+                Thread.sleep(forTimeInterval: 0.4)
+                return try FlippingTransformer(horizontal: true, vertical: false).transform(image)
+            }
+        }
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        let url = h.url("/a.png"), context = ImageContext(transformer: SlowTransformer())
+        let key = h.manager.cacheKey(for: url, context: context)
+        let (_, error) = await cancel(after: .milliseconds(150)) {
+            try await h.manager.image(for: url, options: .fromLoaderOnly, context: context)
+        }
+        #expect(error is CancellationError)
+        // The transform finishes on its own; give the work time to store, if it (wrongly) would.
+        try await Task.sleep(for: .milliseconds(600))
+        await h.manager.waitForPendingStores()
+        #expect(await h.cache.containsImage(forKey: key, in: .all) == ImageCacheType.none, "the transformed image was stored")
+        #expect(await h.manager.inFlightCounts().loads == 0)
+        await h.finish()
+    }
+
     @Test func cancellingDuringEachStageEndsTheCallPromptly() async throws {
         struct SlowCoder: ImageCoder {
             func canDecode(_ data: Data) -> Bool { true }
