@@ -81,6 +81,13 @@ public final class ImageCache: ImageCaching {
 
     public func image(forKey key: String, from scope: ImageCacheType = .all, options: ImageDecodingOptions = .init(),
                       includingData: Bool = false) async -> ImageCacheResult? {
+        await image(forKey: key, from: scope, options: options, includingData: includingData, promotingTo: .all)
+    }
+
+    /// A disk hit goes into memory only when `storeType` includes memory (and
+    /// `shouldCacheImagesInMemory` is on).
+    public func image(forKey key: String, from scope: ImageCacheType, options: ImageDecodingOptions, includingData: Bool,
+                      promotingTo storeType: ImageCacheType) async -> ImageCacheResult? {
         if key.isEmpty { return nil }
         if scope.includesMemory, let image = await memory.image(forKey: key) {
             let data = includingData && scope.includesDisk ? await disk.data(forKey: key) : nil
@@ -88,17 +95,18 @@ public final class ImageCache: ImageCaching {
         }
         guard scope.includesDisk, !Task.isCancelled else { return nil }
         let disk = self.disk, memory = self.memory, coders = self.coders
-        let keepInMemory = config.shouldCacheImagesInMemory
-        return await coalescer.result(forKey: key, options: options) {
+        let hit = await coalescer.result(forKey: key, options: options) {
             guard let data = await disk.data(forKey: key) else { return nil }
             guard let image = try? coders.decode(data, options: options) else {
                 // Truncated or not an image: the entry is useless, drop it.
                 await disk.removeData(forKey: key)
                 return nil
             }
-            if keepInMemory { await memory.setImage(image, forKey: key) }
             return ImageCacheResult(image: image, data: data, cacheType: .disk)
         }
+        // Promotion is each query's own decision (concurrent queries share the read and decode).
+        if let hit, config.shouldCacheImagesInMemory, storeType.includesMemory { await memory.setImage(hit.image, forKey: key) }
+        return hit
     }
 
     public func store(_ image: Image?, data: Data?, forKey key: String, to destination: ImageCacheType = .all) async throws {

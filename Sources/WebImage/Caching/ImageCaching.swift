@@ -8,6 +8,11 @@ public protocol ImageCaching: Sendable {
     /// on a disk hit. With `includingData` a memory hit also reads the encoded data from disk.
     func image(forKey key: String, from scope: ImageCacheType, options: ImageDecodingOptions, includingData: Bool) async
         -> ImageCacheResult?
+    /// The same, with the store cache type of the call deciding whether a disk hit is copied
+    /// into memory: only when `storeType` includes memory (SDWebImage's rule: a load whose store
+    /// type is `.disk` leaves the memory cache alone). The default ignores `storeType`.
+    func image(forKey key: String, from scope: ImageCacheType, options: ImageDecodingOptions, includingData: Bool,
+               promotingTo storeType: ImageCacheType) async -> ImageCacheResult?
     /// Stores `image` and/or its encoded `data` under `key` in `destination`. For the disk,
     /// missing data is encoded from the image.
     /// - Throws: `ImageError.cacheWriteFailed` or `ImageError.encodingFailed` for the disk part.
@@ -26,6 +31,12 @@ public protocol ImageCaching: Sendable {
 }
 
 extension ImageCaching {
+    /// Caches that do not copy disk hits into memory (or always do) ignore the store type.
+    public func image(forKey key: String, from scope: ImageCacheType, options: ImageDecodingOptions, includingData: Bool,
+                      promotingTo storeType: ImageCacheType) async -> ImageCacheResult? {
+        await image(forKey: key, from: scope, options: options, includingData: includingData)
+    }
+
     /// Caches without metadata support keep none.
     public func extendedData(forKey key: String) async -> Data? { nil }
     /// Caches without metadata support keep none.

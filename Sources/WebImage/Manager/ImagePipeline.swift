@@ -51,7 +51,7 @@ struct ImagePipeline: Sendable {
                 : (plan.queryType.includesDisk ? .disk : .none)
             if scope != .none {
                 cached = await plan.cache.image(forKey: key, from: scope, options: plan.decodeOptions,
-                                                includingData: options.contains(.queryMemoryData))
+                                                includingData: options.contains(.queryMemoryData), promotingTo: plan.storeType)
             }
             if let cached, !options.contains(.refreshCached) {
                 return SharedResult(ImageResult(cached, url: plan.url))
@@ -120,8 +120,10 @@ struct ImagePipeline: Sendable {
         guard plan.isDerived, plan.originalQueryType != .none, let originalKey = plan.originalKey else { return nil }
         var fullSize = plan.decodeOptions
         fullSize.maxPixelSize = nil
+        // The original is promoted only as its own store type allows (disk by default): a
+        // thumbnail or transformed load never puts the full-size image in memory.
         guard let hit = await plan.cache.image(forKey: originalKey, from: plan.originalQueryType, options: fullSize,
-                                               includingData: false) else { return nil }
+                                               includingData: false, promotingTo: plan.originalStoreType) else { return nil }
         try Task.checkCancellation()
         let image = try transform(thumbnail(hit.image, plan: plan), plan: plan)
         await store(plan, original: hit.image, image: image, data: nil, derived: true, validators: nil, storesOriginal: false)

@@ -121,6 +121,48 @@ import Testing
         await h.finish()
     }
 
+    /// SDWebImage's test49SDImageCacheQueryOp: the store cache type decides whether a disk hit
+    /// is copied into memory.
+    @Test func aDiskHitIsPromotedToMemoryOnlyWhenTheStoreTypeIncludesMemory() async throws {
+        let h = try await ManagerHarness()
+        let url = h.url("/never-requested.png"), key = url.absoluteString
+        try await h.cache.store(nil, data: ManagerHarness.png, forKey: key, to: .disk)
+        var diskOnly = ImageContext()
+        diskOnly.storeCacheType = .disk
+        #expect(try await h.manager.result(for: url, context: diskOnly).cacheType == .disk)
+        #expect(await h.cache.containsImage(forKey: key, in: .memory) == ImageCacheType.none, "a .disk store type promoted the hit")
+        #expect(try await h.manager.result(for: url, context: diskOnly).cacheType == .disk, "still a disk hit")
+        // The default store type (all) promotes, as before.
+        #expect(try await h.manager.result(for: url).cacheType == .disk)
+        #expect(await h.cache.containsImage(forKey: key, in: .memory) == .memory)
+        #expect(h.server.requestCount("/never-requested.png") == 0)
+        await h.finish()
+    }
+
+    /// SDWebImage's test18ThatThumbnailLoadingCanUseFullSizeCache and
+    /// test21ThatQueryOriginalDiskCacheFromThumbnailShouldNotWriteBackDiskCache.
+    @Test func aThumbnailIsMadeFromTheFullSizeDiskEntryWithoutWritingTheFullSizeKey() async throws {
+        let h = try await ManagerHarness()
+        let url = h.url("/big.jpg"), key = url.absoluteString
+        let original = ManagerHarness.jpeg   // 640x480
+        try await h.cache.store(nil, data: original, forKey: key, to: .disk)
+        let modified = try #require(try FileManager.default.attributesOfItem(atPath: h.cache.disk.fileURL(forKey: key).path)[.modificationDate] as? Date)
+        var context = ImageContext()
+        context.thumbnailPixelSize = PixelSize(width: 64, height: 64)
+        context.originalQueryCacheType = .disk
+        let result = try await h.manager.result(for: url, options: .waitStoreCache, context: context)
+        #expect(result.image.width == 64 && result.image.height == 48)
+        #expect(h.server.requestCount("/big.jpg") == 0, "the full-size data on disk was used")
+        let thumbnailKey = h.manager.cacheKey(for: url, context: context)
+        #expect(thumbnailKey != key)
+        #expect(await h.cache.containsImage(forKey: thumbnailKey, in: .all) != ImageCacheType.none, "the thumbnail is stored under its key")
+        #expect(await h.cache.containsImage(forKey: key, in: .memory) == ImageCacheType.none, "the full-size key went into memory")
+        #expect(await h.cache.disk.data(forKey: key) == original, "the original's bytes changed")
+        let after = try #require(try FileManager.default.attributesOfItem(atPath: h.cache.disk.fileURL(forKey: key).path)[.modificationDate] as? Date)
+        #expect(after == modified, "the original was written again")
+        await h.finish()
+    }
+
     @Test func transformerChangesTheKeyAndKeepsTheOriginalOnDisk() async throws {
         let h = try await ManagerHarness()
         h.server.route("/a.png", .respond(body: ManagerHarness.png))
