@@ -178,9 +178,13 @@ public final class ImageManager: Sendable {
         if prepared.queriesMemory, let key = prepared.keys.final {
             // The fast path: a memory hit needs nothing else.
             let wantsData = options.contains(.queryMemoryData)
-            if let hit = await prepared.cache.image(forKey: key, from: wantsData ? (context.queryCacheType ?? .all) : .memory,
+            if var hit = await prepared.cache.image(forKey: key, from: wantsData ? (context.queryCacheType ?? .all) : .memory,
                                                     options: prepared.decode, includingData: wantsData) {
                 if options.contains(.retryFailed) { failedURLs.remove(url) }
+                // Decode options are part of what a hit must match: a first-frame call gets a still.
+                if prepared.decode.firstFrameOnly, hit.image.isAnimated {
+                    hit.image = Image(bitmap: hit.image.bitmap, format: hit.image.format, scale: hit.image.scale)
+                }
                 return .hit(ImageResult(hit, url: url))
             }
             try Task.checkCancellation()

@@ -51,7 +51,7 @@ struct ImagePipeline: Sendable {
                 : (plan.queryType.includesDisk ? .disk : .none)
             if scope != .none {
                 cached = await plan.cache.image(forKey: key, from: scope, options: plan.decodeOptions,
-                                                includingData: options.contains(.queryMemoryData), promotingTo: plan.storeType)
+                                                includingData: options.contains(.queryMemoryData), promotingTo: plan.memoryStoreType)
             }
             if let cached, !options.contains(.refreshCached) {
                 return SharedResult(ImageResult(cached, url: plan.url))
@@ -267,7 +267,7 @@ struct ImagePipeline: Sendable {
         guard let key = plan.cacheKey else { return }
         let cache = plan.cache, url = plan.url
         let storeType = plan.storeType
-        if storeType.includesMemory {
+        if plan.memoryStoreType.includesMemory {
             do { try await cache.store(image, data: nil, forKey: key, to: .memory) } catch {
                 ImagePipeline.logger.warning("could not cache \(url.absoluteString) in memory: \(error)")
             }

@@ -43,6 +43,14 @@ final class LoadPlan: Sendable {
     var previewInterval: Duration { context.previewInterval ?? .milliseconds(100) }
     /// Whether the result differs from the plain full-size decode of the original.
     var isDerived: Bool { context.transformer != nil || context.thumbnailPixelSize != nil }
+    /// Whether the decode may give less than the whole image (first frame only, scaled down)
+    /// while the key is the plain one: such an image never goes into memory under that key,
+    /// or a later plain call would get the reduced image.
+    var decodeReducesPlainKey: Bool {
+        !isDerived && (decodeOptions.firstFrameOnly || decodeOptions.maxPixelCount != nil || decodeOptions.maxPixelSize != nil)
+    }
+    /// Where this load's images may go in memory: nowhere for a reduced decode under the plain key.
+    var memoryStoreType: ImageCacheType { decodeReducesPlainKey ? ImageCacheType(memory: false, disk: storeType.includesDisk) : storeType }
 
     /// The request sent to the loader.
     func loaderRequest(validators: CacheValidators?) -> ImageLoaderRequest {

@@ -163,6 +163,35 @@ import Testing
         await h.finish()
     }
 
+    /// Decode options are part of what a memory hit must match, and a reduced decode (first
+    /// frame, scaled down) never goes into memory under the plain key.
+    @Test func decodeOptionsArePartOfWhatAMemoryHitMatches() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/anim.gif", .respond(contentType: "image/gif", body: ManagerHarness.gif))
+        h.server.route("/big.jpg", .respond(contentType: "image/jpeg", body: ManagerHarness.jpeg))
+        let anim = h.url("/anim.gif"), big = h.url("/big.jpg")
+        // A first-frame call first: a still, kept out of memory under the plain key.
+        let first = try await h.manager.result(for: anim, options: [.decodeFirstFrameOnly, .waitStoreCache])
+        #expect(first.image.frameCount == 1)
+        #expect(await h.cache.containsImage(forKey: anim.absoluteString, in: .memory) == ImageCacheType.none)
+        // A plain call then gets the animation (from disk: the original bytes are stored).
+        let plain = try await h.manager.result(for: anim)
+        #expect(plain.image.frameCount == 3, "a plain call got the reduced image")
+        #expect(plain.cacheType == .disk)
+        // Now memory holds the animation; a first-frame call on that memory hit gets a still.
+        let hit = try await h.manager.result(for: anim, options: .decodeFirstFrameOnly)
+        #expect(hit.cacheType == .memory && hit.image.frameCount == 1)
+        #expect(try await h.manager.result(for: anim).image.frameCount == 3)
+        // A scaled-down decode (SDWebImage's scaleDownLargeImages) is not a plain memory entry either.
+        var small = ImageContext()
+        small.scaleDownLimitBytes = 64 * 48 * 4
+        let scaled = try await h.manager.result(for: big, options: [.scaleDownLargeImages, .waitStoreCache], context: small)
+        #expect(scaled.image.width < 640)
+        #expect(try await h.manager.result(for: big).image.width == 640, "a plain call got the scaled-down image")
+        #expect(h.server.requestCount("/big.jpg") == 1 && h.server.requestCount("/anim.gif") == 1)
+        await h.finish()
+    }
+
     @Test func transformerChangesTheKeyAndKeepsTheOriginalOnDisk() async throws {
         let h = try await ManagerHarness()
         h.server.route("/a.png", .respond(body: ManagerHarness.png))
