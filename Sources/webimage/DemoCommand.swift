@@ -151,6 +151,7 @@ struct DemoRun: Sendable {
                 row.lastPreview = "\(Int(preview.fractionDecoded * 100))%"
                 let scans = preview.scans > 0 ? ", scan \(preview.scans)" : ""
                 display.note(bar, "preview \(row.previews): \(Int(preview.fractionDecoded * 100))% of rows\(scans)")
+            case .cached: break
             case .finished(let result):
                 row.network = ContinuousClock.now - start
                 let image = result.image

@@ -206,6 +206,7 @@ struct Download: Sendable {
                     case .progress(let progress): display.update(bar, progress)
                     case .preview(let preview):
                         display.note(bar, String(format: "preview: %d%% of rows, scan %d", Int(preview.fractionDecoded * 100), preview.scans))
+                    case .cached: break
                     case .finished(let finished): result = finished
                     }
                 }

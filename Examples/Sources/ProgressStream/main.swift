@@ -16,6 +16,8 @@ do {
             print("progress: \(progress.receivedBytes) bytes\(total)")
         case .preview(let preview):
             print("preview: \(preview.image.width)x\(preview.image.height), \(Int(preview.fractionDecoded * 100))% of rows, scan \(preview.scans)")
+        case .cached(let result):
+            print("cached: \(result.image.width)x\(result.image.height) from \(result.cacheType), refreshing")
         case .finished(let result):
             print("finished: \(result.image.width)x\(result.image.height) from \(result.cacheType)")
         }

@@ -6,6 +6,11 @@ public enum ImageEvent: Sendable {
     case progress(ImageProgress)
     /// A partial image decoded from the bytes so far (with `.progressiveLoad`); never cached.
     case preview(PartialImage)
+    /// With `.refreshCached`: the cached image (its `cacheType` `.memory` or `.disk`), before
+    /// the server is asked whether it changed, as SDWebImage calls its completion block with it
+    /// first. `.finished` follows with the fresh image (`cacheType` `.none`), or with the cached
+    /// one again when the server answers 304 Not Modified.
+    case cached(ImageResult)
     /// The final image.
     case finished(ImageResult)
 }

@@ -69,6 +69,8 @@ struct ImagePipeline: Sendable {
             throw ImageError.downloadNotAllowed(plan.url)
         }
         try Task.checkCancellation()
+        // Refreshing: the callers watching events see the cached image before the network answers.
+        if let cached, options.contains(.refreshCached) { work.send(.cached(ImageResult(cached, url: plan.url))) }
 
         // Download (shared), with previews when asked.
         let validators: CacheValidators?

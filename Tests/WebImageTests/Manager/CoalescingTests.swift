@@ -175,6 +175,7 @@ import Testing
             switch event {
             case .progress(let p): progress.append(p)
             case .preview(let p): previews.append(p)
+            case .cached: break
             case .finished(let r): result = r
             }
         }

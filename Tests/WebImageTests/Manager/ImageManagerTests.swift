@@ -76,6 +76,42 @@ import Testing
         await h.finish()
     }
 
+    /// `.refreshCached` delivers the cached image first (SDWebImage calls its completion block
+    /// twice): `.cached` before the network answers, then `.finished` with the fresh image, or
+    /// with the cached one on 304; `image(for:)` returns the final one.
+    @Test func refreshCachedDeliversTheCachedImageFirst() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/e.png", .etag("\"v1\"", body: ManagerHarness.png))
+        _ = try await h.manager.result(for: h.url("/e.png"), options: .waitStoreCache)
+        func events(_ source: ImageCacheType?) async throws -> [String] {
+            if source == .disk { await h.cache.clear(.memory) }
+            var seen: [String] = []
+            for try await event in h.manager.events(for: h.url("/e.png"), options: [.refreshCached, .waitStoreCache]) {
+                switch event {
+                case .progress: break
+                case .preview: seen.append("preview")
+                case .cached(let result): seen.append("cached \(result.cacheType) \(result.image.width)")
+                case .finished(let result): seen.append("finished \(result.cacheType) \(result.image.width)")
+                }
+            }
+            return seen
+        }
+        // Unchanged (304): the cached image twice, first as .cached, then as the final one.
+        #expect(try await events(.memory) == ["cached memory 64", "finished memory 64"])
+        #expect(try await events(.disk) == ["cached disk 64", "finished disk 64"])
+        // Changed on the server: the cached image first, then the fresh one from the network.
+        let other = try Image(bitmap: Fixtures.gradient(width: 10, height: 10)).encoded(as: .png)
+        h.server.route("/e.png", .etag("\"v2\"", body: other))
+        #expect(try await events(.memory) == ["cached memory 64", "finished none 10"])
+        #expect(try await h.manager.image(for: h.url("/e.png"), options: .refreshCached).width == 10, "image(for:) returns the final one")
+        // Nothing cached: no .cached event.
+        #expect(try await h.manager.events(for: h.url("/e.png?new"), options: .refreshCached).reduce(0) { count, event in
+            if case .cached = event { return count + 1 }
+            return count
+        } == 0)
+        await h.finish()
+    }
+
     @Test func backgroundDiskWritesCanBeAwaited() async throws {
         let h = try await ManagerHarness()
         for i in 0..<5 { h.server.route("/w\(i).png", .respond(body: ManagerHarness.png)) }

@@ -25,6 +25,8 @@ import Testing
             case .preview:
                 previews += 1
                 #expect(received > 0, "a preview came before any byte count")
+            case .cached:
+                Issue.record("a cached event without .refreshCached")
             case .finished:
                 finished = true
             }
