@@ -91,10 +91,20 @@ import Testing
         #expect(await cache.totalCost == 0)
     }
 
-    @Test func defaultLimitIsFifteenPercentOfProcessMemory() {
-        let limit = ProcessMemory.limit()
-        #expect(limit > 0)
-        #expect(abs(MemoryCache.Configuration.defaultCostLimit - Int(Double(limit) * 0.15)) <= 1)
+    /// Checked against the machine read another way: MemTotal from /proc/meminfo and the
+    /// cgroup v2 limit read here, not through ProcessMemory.
+    @Test func defaultLimitIsFifteenPercentOfProcessMemory() throws {
+        let meminfo = try String(contentsOfFile: "/proc/meminfo", encoding: .utf8)
+        let line = try #require(meminfo.split(separator: "\n").first { $0.hasPrefix("MemTotal:") })
+        let kib = try #require(Double(line.split(separator: " ").dropFirst().first ?? ""))
+        var available = kib * 1024
+        if let text = try? String(contentsOfFile: "/sys/fs/cgroup/memory.max", encoding: .utf8),
+           let cgroup = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            available = min(available, cgroup)
+        }
+        let expected = available * 0.15
+        let actual = Double(MemoryCache.Configuration.defaultCostLimit)
+        #expect(abs(actual - expected) / expected < 0.01, "default cost limit \(actual), expected about \(expected)")
     }
 
     @Test func cgroupLimitCapsTheProcessMemory() throws {

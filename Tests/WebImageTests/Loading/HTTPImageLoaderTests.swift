@@ -110,17 +110,22 @@ import Testing
             server.route("/chunked", .chunked(body: Self.big, chunk: 10_000))
             let loaded = try await loader.data(for: ImageLoaderRequest(url: server.url("/chunked"))).0
             #expect(loaded == Self.big)
-            server.route("/drip", .drip(body: Self.big.prefix(40_000), chunk: 4000, interval: .milliseconds(30)))
-            var progress: [ImageProgress] = []
+            // 40 chunks 5 ms apart against a 20 ms interval: progress comes far less often than data.
+            server.route("/drip", .drip(body: Self.big.prefix(40_000), chunk: 1000, interval: .milliseconds(5)))
+            var progress: [(ImageProgress, ContinuousClock.Instant)] = []
             var chunks = 0
             for try await event in loader.load(ImageLoaderRequest(url: server.url("/drip"))) {
-                if case .progress(let p) = event { progress.append(p) }
+                if case .progress(let p) = event { progress.append((p, .now)) }
                 if case .data = event { chunks += 1 }
             }
-            #expect(chunks >= 5)
-            #expect(progress.count >= 4 && progress.count <= chunks + 2)
-            #expect(progress.map(\.receivedBytes) == progress.map(\.receivedBytes).sorted())
-            #expect(progress.last?.receivedBytes == 40_000)
+            let counts = progress.map(\.0.receivedBytes)
+            #expect(chunks >= 20)
+            #expect(progress.count >= 3 && progress.count <= chunks / 2, "\(progress.count) progress events for \(chunks) chunks")
+            #expect(counts == counts.sorted())
+            #expect(counts.last == 40_000)
+            // Between the first (0 bytes) and the last (the total), events are at least the interval apart.
+            let middle = progress.dropFirst().dropLast()
+            for (a, b) in zip(middle, middle.dropFirst()) { #expect(b.1 - a.1 >= .milliseconds(19), "\(b.1 - a.1) between progress events") }
         }
     }
 

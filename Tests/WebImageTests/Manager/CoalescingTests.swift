@@ -40,8 +40,14 @@ import Testing
         async let flipped = manager.image(for: url, context: ImageContext(transformer: FlippingTransformer(horizontal: true, vertical: false)))
         async let small = manager.image(for: url, context: ImageContext(transformer: ResizingTransformer(width: 8, height: 8)))
         async let plain = manager.image(for: url)
+        // While the transfer is held: three works (one per transformer key), one download.
+        try await Task.sleep(for: .milliseconds(80))
+        let counts = await manager.inFlightCounts()
+        #expect(counts.loads == 3 && counts.downloads == 1, "\(counts)")
         let (a, b, c) = try await (flipped, small, plain)
         #expect(a.width == 64 && b.width == 8 && c.width == 64)
+        #expect(a.bitmap != c.bitmap, "the flipped call got the plain work's image")
+        #expect(a.bitmap[0, 0] == c.bitmap[63, 0] && a.bitmap[63, 47] == c.bitmap[0, 47], "each work ran its own transformer")
         #expect(h.server.requestCount("/a.png") == 1)
         await h.finish()
     }
@@ -206,6 +212,10 @@ import Testing
             #expect(run.previews.count >= 2)
             #expect(run.previews.allSatisfy { $0.image.width == 512 && $0.scans >= 1 })
         }
+        // Both callers saw the same sequence: the same byte counts, the same previews.
+        #expect(first.progress.map(\.receivedBytes) == second.progress.map(\.receivedBytes))
+        #expect(first.previews.map(\.scans) == second.previews.map(\.scans))
+        #expect(first.previews.map(\.rowsDecoded) == second.previews.map(\.rowsDecoded))
         #expect(h.server.requestCount("/p.jpg") == 1)
         await h.finish()
     }

@@ -264,6 +264,14 @@ import Testing
         let preloaded = try await h.manager.image(for: h.url("/a.gif"), options: [.preloadAllFrames, .fromLoaderOnly])
         #expect(preloaded.frameCount == 3)
         #expect(try preloaded.frame(at: 2).duration == 0.1)
+        // The same options on a memory hit (the plain animation is in memory by now).
+        #expect(try await h.manager.result(for: h.url("/a.gif")).cacheType == .memory)
+        let firstHit = try await h.manager.result(for: h.url("/a.gif"), options: .decodeFirstFrameOnly)
+        #expect(firstHit.cacheType == .memory && !firstHit.image.isAnimated)
+        let preloadedHit = try await h.manager.result(for: h.url("/a.gif"), options: .preloadAllFrames)
+        #expect(preloadedHit.cacheType == .memory && preloadedHit.image.frameCount == 3)
+        #expect(try preloadedHit.image.frame(at: 2).duration == 0.1)
+        #expect(h.server.requestCount("/a.gif") == 4)
         await h.finish()
     }
 
@@ -324,15 +332,22 @@ import Testing
         configuration.defaultOptions = .waitStoreCache
         let h = try await ManagerHarness(configuration: configuration)
         let url = h.url("/a.png")
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
         #expect(h.manager.cacheKey(for: url).contains("FlippingTransformer(1,0)"))
         #expect(h.manager.cacheKey(for: url, context: ImageContext(transformer: GrayscaleTransformer())).contains("Grayscale"))
+        // The configured default options apply: .waitStoreCache means the disk entry is there
+        // the moment the call returns, with no waitForPendingStores.
+        _ = try await h.manager.image(for: url)
+        #expect(await h.cache.disk.contains(h.manager.cacheKey(for: url)), "the default .waitStoreCache was not applied")
         var processed = ImageManager.Configuration()
         processed.optionsProcessor = { url, options, context in
             url.path.hasSuffix(".offline") ? (options.union(.fromCacheOnly), context) : (options, context)
         }
         let p = try await ManagerHarness(configuration: processed)
         p.server.route("/x.offline", .respond(body: ManagerHarness.png))
-        await #expect(throws: ImageError.self) { _ = try await p.manager.image(for: p.url("/x.offline")) }
+        await #expect(throws: ImageError.notInCache(key: p.url("/x.offline").absoluteString)) {
+            _ = try await p.manager.image(for: p.url("/x.offline"))
+        }
         #expect(p.server.requestCount("/x.offline") == 0)
         await h.finish()
         await p.finish()

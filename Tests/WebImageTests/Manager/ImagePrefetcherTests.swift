@@ -96,11 +96,19 @@ import Testing
         let slow = (0..<3).map { h.url("/s\($0).png") }, kept = (3..<6).map { h.url("/s\($0).png") }
         let cancelled = Task { await drain(prefetcher.prefetch(slow)) }
         let survivor = Task { await drain(prefetcher.prefetch(kept)) }
-        try await Task.sleep(for: .milliseconds(50))
+        for _ in 0..<100 where (0..<3).map({ h.server.requestCount("/s\($0).png") }).reduce(0, +) == 0 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let started = ContinuousClock.now
         cancelled.cancel()
         let partial = await cancelled.value
-        #expect(partial.last?.isComplete != true)
+        #expect(ContinuousClock.now - started < .milliseconds(100), "the cancelled batch ended at once")
+        #expect(partial.isEmpty, "nothing of the cancelled batch finished: \(partial)")
         #expect(await survivor.value.last == PrefetchProgress(finished: 3, skipped: 0, total: 3))
+        // The cancelled loads stored nothing; the survivor's are cached.
+        try await Task.sleep(for: .milliseconds(200))
+        for url in slow { #expect(await h.cache.containsImage(forKey: url.absoluteString, in: .all) == ImageCacheType.none) }
+        for url in kept { #expect(await h.cache.containsImage(forKey: url.absoluteString, in: .memory) == .memory) }
         await h.finish()
     }
 
