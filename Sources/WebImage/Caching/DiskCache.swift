@@ -45,21 +45,33 @@ public actor DiskCache {
         /// Keep extended data in extended attributes when the file system allows (default
         /// true); false always uses hidden side files (network file systems, backups that drop xattrs).
         public var usesExtendedAttributes: Bool
-        /// Runs on the cache's I/O thread before each file operation. For tests that simulate
-        /// a slow disk; nil in production.
-        public var ioHook: (@Sendable () -> Void)?
+        /// Runs on the cache's I/O thread before each file operation: for tests that simulate a
+        /// slow disk (`@_spi(Testing)`), nil otherwise.
+        @_spi(Testing) public var ioHook: (@Sendable () -> Void)? {
+            get { hook }
+            set { hook = newValue }
+        }
+        private var hook: (@Sendable () -> Void)?
+
+        /// Runs the hook, if any.
+        func hookBeforeIO() { hook?() }
 
         /// A configuration; every argument has the documented default.
         public init(maxAge: Duration? = .seconds(7 * 24 * 3600), maxSize: Int = 0, expireType: ExpireType = .modificationDate,
                     cleanupInterval: Duration? = .seconds(3600), additionalDirectories: [URL] = [],
-                    usesExtendedAttributes: Bool = true, ioHook: (@Sendable () -> Void)? = nil) {
+                    usesExtendedAttributes: Bool = true) {
             self.usesExtendedAttributes = usesExtendedAttributes
             self.maxAge = maxAge
             self.maxSize = maxSize
             self.expireType = expireType
             self.cleanupInterval = cleanupInterval
             self.additionalDirectories = additionalDirectories
-            self.ioHook = ioHook
+        }
+
+        /// A configuration with a hook that runs before each file operation (tests).
+        @_spi(Testing) public init(ioHook: @escaping @Sendable () -> Void) {
+            self.init()
+            hook = ioHook
         }
     }
 
@@ -229,7 +241,7 @@ public actor DiskCache {
     public func data(forKey key: String) -> Data? {
         if key.isEmpty { return nil }
         let name = DiskCache.fileName(forKey: key)
-        configuration.ioHook?()
+        configuration.hookBeforeIO()
         if let data = read(path(name)) {
             if configuration.expireType == .accessDate { recordAccess(name) }
             return data
@@ -287,7 +299,7 @@ public actor DiskCache {
     public func contains(_ key: String) -> Bool {
         if key.isEmpty { return false }
         let name = DiskCache.fileName(forKey: key)
-        configuration.ioHook?()
+        configuration.hookBeforeIO()
         if isRegularFile(path(name)) { return true }
         let names = [name] + (DiskCache.legacyFileName(forKey: key, current: name).map { [$0] } ?? [])
         if names.count > 1, isRegularFile(path(names[1])) { return true }
@@ -307,7 +319,7 @@ public actor DiskCache {
     ///   the previous entry for `key`, if any, and every other entry are unaffected.
     public func store(_ data: Data, forKey key: String) throws {
         if key.isEmpty { return }
-        configuration.ioHook?()
+        configuration.hookBeforeIO()
         let name = DiskCache.fileName(forKey: key)
         try writeFile(data, to: path(name))
         ensureIndex()
@@ -381,7 +393,7 @@ public actor DiskCache {
     /// legacy one; an empty key removes nothing.
     public func removeData(forKey key: String) {
         if key.isEmpty { return }
-        configuration.ioHook?()
+        configuration.hookBeforeIO()
         let name = DiskCache.fileName(forKey: key)
         removeFile(name)
         if let legacy = DiskCache.legacyFileName(forKey: key, current: name) { removeFile(legacy) }
@@ -425,7 +437,7 @@ public actor DiskCache {
     /// files is ever touched.
     @discardableResult
     public func removeAll() -> CleanupReport {
-        configuration.ioHook?()
+        configuration.hookBeforeIO()
         var report = CleanupReport(removedCount: 0, removedBytes: 0)
         var names: [(name: String, size: Int)] = []
         if let stream = opendir(directoryPath) {
@@ -602,7 +614,7 @@ public actor DiskCache {
     /// - Throws: `ImageError.cacheWriteFailed` when there is no entry for `key` or nothing can be written.
     public func setExtendedData(_ data: Data?, forKey key: String) throws {
         if key.isEmpty { return }
-        configuration.ioHook?()
+        configuration.hookBeforeIO()
         let name = DiskCache.fileName(forKey: key)
         let file = path(name)
         guard isRegularFile(file) else {
@@ -629,7 +641,7 @@ public actor DiskCache {
     /// The extended data attached to the entry for `key`, if any.
     public func extendedData(forKey key: String) -> Data? {
         if key.isEmpty { return nil }
-        configuration.ioHook?()
+        configuration.hookBeforeIO()
         let name = DiskCache.fileName(forKey: key)
         let file = path(name)
         let size = configuration.usesExtendedAttributes ? wi_xattr_get(file, DiskCache.attributeName, nil, 0) : -1
@@ -647,7 +659,7 @@ public actor DiskCache {
     /// newer file wins. Returns how many entries moved. The old directory is removed when empty.
     @discardableResult
     public func migrate(from oldDirectory: URL) -> Int {
-        configuration.ioHook?()
+        configuration.hookBeforeIO()
         let fm = FileManager.default
         guard let names = try? fm.contentsOfDirectory(atPath: oldDirectory.path), !names.isEmpty else { return 0 }
         try? createDirectory()

@@ -62,7 +62,8 @@ public final class HTTPImageLoader: ImageLoader {
 
     deinit { engine.stop() }
 
-    /// Transfers queued or running.
+    /// Transfers queued or running (SDWebImage's `SDWebImageDownloader.currentDownloadCount`,
+    /// queued ones included).
     public var liveTransferCount: Int { engine.liveTransfers }
 
     public func canLoad(_ url: URL) -> Bool {

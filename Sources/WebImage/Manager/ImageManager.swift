@@ -96,7 +96,8 @@ public final class ImageManager: Sendable {
     /// Empties the blacklist.
     public func removeAllFailedURLs() async { failedURLs.removeAll() }
 
-    /// Whether `url` is blacklisted.
+    /// Whether `url` is blacklisted (SDWebImage's `SDWebImageManager.isFailedURL` in spirit:
+    /// a URL that failed permanently and is not tried again without `.retryFailed`).
     public func isFailedURL(_ url: URL) async -> Bool { failedURLs.contains(url) }
 
     /// Cancels every load in flight: each caller gets `CancellationError`.
@@ -107,7 +108,9 @@ public final class ImageManager: Sendable {
     /// command-line tool) calls this first, or its last writes end with the process.
     public func waitForPendingStores() async { await pipeline.pendingStores.waitForAll() }
 
-    /// Loads in flight (shared decode-transform-store works) and transfers in flight.
+    /// Loads in flight (shared decode-transform-store works) and transfers in flight: what
+    /// SDWebImage's `SDWebImageManager.isRunning` and `SDWebImageDownloader.currentDownloadCount`
+    /// tell, as counts.
     public func inFlightCounts() async -> (loads: Int, downloads: Int) { pipeline.counts() }
 
     // MARK: - The call

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import WebImage
+@_spi(Testing) @testable import WebImage
 
 /// A PNG coder that counts its decodes.
 final class CountingCoder: ImageCoder {
