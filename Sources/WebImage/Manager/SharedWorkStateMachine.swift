@@ -1,0 +1,245 @@
+/// The states of one shared work and their transitions, as a value: no lock, no task and no
+/// caller's closure is touched here. Each mutating method returns what its caller must do once
+/// the lock around the machine is released: resume these waiters, call these event handlers,
+/// cancel this task, tell the table the work ended. (The shape of AsyncHTTPClient's
+/// `Transaction.StateMachine`.)
+///
+/// It is generic over the handles it stores, so that it can be unit-tested with plain values:
+/// `Handler` is an event subscriber's callback, `Waiter` a suspended caller's continuation,
+/// `Worker` the work's task.
+///
+///     waiting ──deliver──▶ delivered ──finish──▶ finished
+///        │  └────────────────finish────────────────▲
+///        └─last subscriber leaves / cancelEverything──▶ abandoned
+///
+/// `waiting` owns the subscribers (and the continuations of those suspended in `wait`);
+/// `delivered` and `finished` own only the outcome, which a caller joining then gets at once.
+struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
+    /// A caller subscribed to the work.
+    struct Subscriber {
+        var onEvent: Handler?
+        /// Set while the caller is suspended in `wait`; resumed exactly once, by whoever takes it out.
+        var waiter: Waiter?
+        /// Events sent while the subscriber was still being given the history: delivered by the
+        /// joining caller itself, before it starts receiving events directly.
+        var backlog: [Event] = []
+        var replaying = false
+    }
+
+    /// The subscribers of a work that has no outcome yet.
+    struct Subscribers {
+        /// By id, in the order they joined; nil for one that left.
+        var byID: [Subscriber?] = []
+        var live = 0
+        /// Every event sent so far, for the works that replay them to late subscribers.
+        var history: [Event] = []
+    }
+
+    enum State {
+        case waiting(Subscribers)
+        /// The outcome was handed out early; the work still runs its last steps (a store).
+        case delivered(Result<Output, any Error>)
+        case finished(Result<Output, any Error>)
+        /// Every subscriber left before the end, or everything was cancelled.
+        case abandoned
+    }
+
+    private(set) var state: State = .waiting(Subscribers())
+    private(set) var worker: Worker?
+    let replaysEvents: Bool
+
+    init(replaysEvents: Bool) { self.replaysEvents = replaysEvents }
+
+    // MARK: Starting
+
+    /// Records the work's task; true when it must be cancelled at once (abandoned already).
+    mutating func started(_ worker: Worker) -> Bool {
+        self.worker = worker
+        if case .abandoned = state { return true }
+        return false
+    }
+
+    // MARK: Joining
+
+    enum ReserveAction {
+        /// Subscribed as `id`; give `replay` to its handler (then call `replayed(id)` until it
+        /// returns no more events).
+        case subscribed(id: Int, replay: [Event])
+        /// The outcome is known: `wait(id)` returns it at once.
+        case ended(id: Int)
+        /// The work was abandoned: start another.
+        case abandoned
+    }
+
+    /// A new subscriber, with `onEvent` if it watches events.
+    mutating func reserve(onEvent: Handler?) -> ReserveAction {
+        switch state {
+        case .waiting(var subscribers):
+            let id = subscribers.byID.count
+            let replay = onEvent != nil ? subscribers.history : []
+            subscribers.byID.append(Subscriber(onEvent: onEvent, waiter: nil, replaying: !replay.isEmpty))
+            subscribers.live += 1
+            state = .waiting(subscribers)
+            return .subscribed(id: id, replay: replay)
+        case .delivered, .finished:
+            return .ended(id: -1)
+        case .abandoned:
+            return .abandoned
+        }
+    }
+
+    /// After a replay: the events sent meanwhile (to be given in turn), or none, and then the
+    /// subscriber receives events directly.
+    mutating func replayed(_ id: Int) -> [Event] {
+        guard case .waiting(var subscribers) = state, id >= 0, id < subscribers.byID.count,
+              var subscriber = subscribers.byID[id] else { return [] }
+        let backlog = subscriber.backlog
+        subscriber.backlog = []
+        subscriber.replaying = !backlog.isEmpty
+        subscribers.byID[id] = subscriber
+        state = .waiting(subscribers)
+        return backlog
+    }
+
+    /// Whether any subscriber watches events.
+    var hasEventSubscribers: Bool {
+        guard case .waiting(let subscribers) = state else { return false }
+        return subscribers.byID.contains { $0?.onEvent != nil }
+    }
+
+    // MARK: Events
+
+    /// The handlers to give `event` to (in the order the subscribers joined).
+    mutating func send(_ event: Event) -> [Handler] {
+        guard case .waiting(var subscribers) = state else { return [] }
+        if replaysEvents { subscribers.history.append(event) }
+        var handlers: [Handler] = []
+        for id in subscribers.byID.indices {
+            guard var subscriber = subscribers.byID[id], let handler = subscriber.onEvent else { continue }
+            if subscriber.replaying {
+                subscriber.backlog.append(event)
+                subscribers.byID[id] = subscriber
+            } else {
+                handlers.append(handler)
+            }
+        }
+        state = .waiting(subscribers)
+        return handlers
+    }
+
+    // MARK: Waiting and leaving
+
+    enum WaitAction {
+        /// Suspended: the waiter is kept and resumed later by another transition.
+        case suspended
+        /// Resume the waiter with this now.
+        case resume(Result<Output, any Error>)
+        /// The caller was cancelled before it waited: resume it with `CancellationError`, and
+        /// cancel the work (`worker`, nil when not started) and tell the table, when it was the
+        /// last subscriber.
+        case cancelled(abandon: Bool, worker: Worker?)
+    }
+
+    /// Subscriber `id` waits for the outcome with `waiter`; `isCancelled` is its task's state.
+    mutating func wait(_ id: Int, waiter: Waiter, isCancelled: Bool) -> WaitAction {
+        switch state {
+        case .waiting(var subscribers):
+            guard id >= 0, id < subscribers.byID.count, subscribers.byID[id] != nil else {
+                return .resume(.failure(CancellationError()))
+            }
+            if isCancelled {
+                let abandon = remove(id, from: &subscribers)
+                return .cancelled(abandon: abandon, worker: abandon ? worker : nil)
+            }
+            subscribers.byID[id]?.waiter = waiter
+            state = .waiting(subscribers)
+            return .suspended
+        case .delivered(let outcome), .finished(let outcome):
+            return .resume(outcome)
+        case .abandoned:
+            return .resume(.failure(CancellationError()))
+        }
+    }
+
+    enum LeaveAction {
+        case none
+        /// Resume this waiter with `CancellationError`.
+        case resume(Waiter)
+        /// The last subscriber left: resume its waiter (if it was suspended), cancel the work
+        /// and tell the table.
+        case abandon(Waiter?, worker: Worker?)
+    }
+
+    /// Subscriber `id`'s task was cancelled.
+    mutating func leave(_ id: Int) -> LeaveAction {
+        guard case .waiting(var subscribers) = state, id >= 0, id < subscribers.byID.count,
+              let subscriber = subscribers.byID[id] else { return .none }
+        let abandon = remove(id, from: &subscribers)
+        if abandon { return .abandon(subscriber.waiter, worker: worker) }
+        if let waiter = subscriber.waiter { return .resume(waiter) }
+        return .none
+    }
+
+    /// Takes subscriber `id` out; true (and the state is `abandoned`) when it was the last.
+    private mutating func remove(_ id: Int, from subscribers: inout Subscribers) -> Bool {
+        subscribers.byID[id] = nil
+        subscribers.live -= 1
+        if subscribers.live == 0 {
+            state = .abandoned
+            return true
+        }
+        state = .waiting(subscribers)
+        return false
+    }
+
+    // MARK: Ending
+
+    /// Hands `output` to every waiting subscriber now; the work keeps running. Returns the
+    /// waiters to resume with it, in the order they joined.
+    mutating func deliver(_ output: Output) -> [Waiter] {
+        guard case .waiting(let subscribers) = state else { return [] }
+        state = .delivered(.success(output))
+        return subscribers.byID.compactMap { $0?.waiter }
+    }
+
+    struct FinishAction {
+        /// Resume these with the outcome.
+        var waiters: [Waiter]
+        /// The outcome they get (the delivered one, when there was one).
+        var outcome: Result<Output, any Error>
+        /// Tell the table the work ended (false when it was abandoned: the table knows).
+        var ends: Bool
+    }
+
+    /// The work's body returned `outcome`.
+    mutating func finish(_ outcome: Result<Output, any Error>) -> FinishAction {
+        switch state {
+        case .waiting(let subscribers):
+            state = .finished(outcome)
+            return FinishAction(waiters: subscribers.byID.compactMap { $0?.waiter }, outcome: outcome, ends: true)
+        case .delivered(let delivered):
+            state = .finished(delivered)
+            return FinishAction(waiters: [], outcome: delivered, ends: true)
+        case .finished(let first):
+            return FinishAction(waiters: [], outcome: first, ends: false)
+        case .abandoned:
+            return FinishAction(waiters: [], outcome: outcome, ends: false)
+        }
+    }
+
+    /// Abandons the work whoever waits: the waiters to resume with `CancellationError` and the
+    /// task to cancel.
+    mutating func cancelEverything() -> (waiters: [Waiter], worker: Worker?) {
+        guard case .waiting(let subscribers) = state else { return ([], nil) }
+        state = .abandoned
+        return (subscribers.byID.compactMap { $0?.waiter }, worker)
+    }
+
+    /// Whether the work finished or was abandoned (a delivered work is still running).
+    var isOver: Bool {
+        switch state {
+        case .finished, .abandoned: true
+        case .waiting, .delivered: false
+        }
+    }
+}

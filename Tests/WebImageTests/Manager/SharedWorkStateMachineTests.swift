@@ -1,0 +1,150 @@
+import Testing
+@testable import WebImage
+
+/// Every transition of the shared-work state machine, with plain values for the handlers,
+/// waiters and the task: no server, no task, no lock (as AsyncHTTPClient tests its
+/// `Transaction.StateMachine`).
+@Suite struct SharedWorkStateMachineTests {
+    /// Events are strings, the output an Int; handlers, waiters and the worker are named by strings.
+    typealias Machine = SharedWorkStateMachine<String, Int, String, String, String>
+
+    struct Failure: Error, Equatable {}
+
+    func subscribe(_ machine: inout Machine, _ handler: String? = nil) -> Int {
+        guard case .subscribed(let id, _) = machine.reserve(onEvent: handler) else {
+            Issue.record("not subscribed")
+            return -1
+        }
+        return id
+    }
+
+    func value(_ result: Result<Int, any Error>) -> Int? { try? result.get() }
+
+    @Test func waitersGetTheOutputInTheOrderTheyJoined() {
+        var machine = Machine(replaysEvents: false)
+        #expect(machine.started("task") == false)
+        let a = subscribe(&machine), b = subscribe(&machine), c = subscribe(&machine)
+        guard case .suspended = machine.wait(b, waiter: "B", isCancelled: false),
+              case .suspended = machine.wait(a, waiter: "A", isCancelled: false) else { Issue.record("not suspended"); return }
+        let finish = machine.finish(.success(42))
+        #expect(finish.waiters == ["A", "B"] && value(finish.outcome) == 42 && finish.ends)
+        #expect(machine.isOver)
+        // A subscriber that had not waited yet gets the outcome at once.
+        guard case .resume(let late) = machine.wait(c, waiter: "C", isCancelled: false) else { Issue.record("suspended after the end"); return }
+        #expect(value(late) == 42)
+    }
+
+    @Test func joinAfterFinishGetsTheOutcomeAtOnce() {
+        var machine = Machine(replaysEvents: true)
+        _ = subscribe(&machine)
+        _ = machine.finish(.failure(Failure()))
+        guard case .ended(let id) = machine.reserve(onEvent: "late") else { Issue.record("joined a finished work as waiting"); return }
+        guard case .resume(let outcome) = machine.wait(id, waiter: "L", isCancelled: false) else { Issue.record("suspended"); return }
+        #expect(throws: Failure.self) { try outcome.get() }
+        #expect(machine.send("ignored").isEmpty && !machine.hasEventSubscribers)
+    }
+
+    @Test func theLastSubscriberLeavingAbandonsTheWork() {
+        var machine = Machine(replaysEvents: false)
+        _ = machine.started("task")
+        let a = subscribe(&machine), b = subscribe(&machine)
+        _ = machine.wait(a, waiter: "A", isCancelled: false)
+        _ = machine.wait(b, waiter: "B", isCancelled: false)
+        guard case .resume("A") = machine.leave(a) else { Issue.record("A was not resumed alone"); return }
+        #expect(!machine.isOver)
+        guard case .abandon("B", worker: "task") = machine.leave(b) else { Issue.record("not abandoned"); return }
+        #expect(machine.isOver)
+        guard case .abandoned = machine.reserve(onEvent: nil) else { Issue.record("joined an abandoned work"); return }
+        // The body ending later changes nothing, and the table is not told twice.
+        let finish = machine.finish(.success(1))
+        #expect(finish.waiters.isEmpty && !finish.ends)
+        // Leaving twice is harmless.
+        guard case .none = machine.leave(b) else { Issue.record("left twice"); return }
+    }
+
+    @Test func aWorkAbandonedBeforeItsTaskStartsCancelsItAtOnce() {
+        var machine = Machine(replaysEvents: false)
+        let a = subscribe(&machine)
+        guard case .abandon(nil, worker: nil) = machine.leave(a) else { Issue.record("not abandoned"); return }
+        #expect(machine.started("task") == true, "the task must be cancelled as soon as it exists")
+    }
+
+    @Test func aCallerCancelledBeforeItWaitsLeavesWithoutSuspending() {
+        var machine = Machine(replaysEvents: false)
+        _ = machine.started("task")
+        let a = subscribe(&machine), b = subscribe(&machine)
+        guard case .cancelled(abandon: false, worker: nil) = machine.wait(a, waiter: "A", isCancelled: true) else {
+            Issue.record("a cancelled waiter was suspended"); return
+        }
+        guard case .cancelled(abandon: true, worker: "task") = machine.wait(b, waiter: "B", isCancelled: true) else {
+            Issue.record("the last cancelled waiter did not abandon"); return
+        }
+        // A subscriber that already left and then waits is resumed with CancellationError.
+        var other = Machine(replaysEvents: false)
+        let c = subscribe(&other), d = subscribe(&other)
+        _ = other.leave(c)
+        guard case .resume(let outcome) = other.wait(c, waiter: "C", isCancelled: false) else { Issue.record("suspended"); return }
+        #expect(throws: CancellationError.self) { try outcome.get() }
+        _ = d
+    }
+
+    @Test func cancelDuringDeliverAndJoinDuringTheStore() {
+        var machine = Machine(replaysEvents: false)
+        _ = machine.started("task")
+        let a = subscribe(&machine), b = subscribe(&machine)
+        _ = machine.wait(a, waiter: "A", isCancelled: false)
+        // B is cancelled while the output is being delivered: it had not waited, so it is not
+        // among the waiters, and leaving now changes nothing.
+        let delivered = machine.deliver(7)
+        #expect(delivered == ["A"])
+        guard case .none = machine.leave(b) else { Issue.record("leaving after delivery did something"); return }
+        #expect(!machine.isOver, "a delivered work still runs its store")
+        // A caller joining during the store gets the delivered output at once.
+        guard case .ended(let late) = machine.reserve(onEvent: nil),
+              case .resume(let outcome) = machine.wait(late, waiter: "L", isCancelled: false) else { Issue.record("not ended"); return }
+        #expect(value(outcome) == 7)
+        // The body's own result after delivery does not replace what was delivered.
+        let finish = machine.finish(.failure(Failure()))
+        #expect(finish.waiters.isEmpty && finish.ends && value(finish.outcome) == 7)
+        #expect(machine.isOver)
+        // A second deliver or finish does nothing.
+        #expect(machine.deliver(8).isEmpty)
+        #expect(!machine.finish(.success(9)).ends)
+    }
+
+    @Test func cancelEverythingResumesEveryWaiterAndCancelsTheTask() {
+        var machine = Machine(replaysEvents: false)
+        _ = machine.started("task")
+        let a = subscribe(&machine), b = subscribe(&machine)
+        _ = machine.wait(a, waiter: "A", isCancelled: false)
+        _ = machine.wait(b, waiter: "B", isCancelled: false)
+        let (waiters, worker) = machine.cancelEverything()
+        #expect(waiters == ["A", "B"] && worker == "task")
+        #expect(machine.isOver)
+        #expect(machine.cancelEverything().waiters.isEmpty, "only once")
+    }
+
+    @Test func eventsGoToWatchersAndALateWatcherGetsTheHistoryFirst() {
+        var machine = Machine(replaysEvents: true)
+        let quiet = subscribe(&machine)
+        _ = subscribe(&machine, "early")
+        #expect(machine.hasEventSubscribers)
+        #expect(machine.send("e1") == ["early"])
+        #expect(machine.send("e2") == ["early"])
+        // A late watcher is handed the history to replay; events sent meanwhile wait for it.
+        guard case .subscribed(let late, let replay) = machine.reserve(onEvent: "late") else { Issue.record("not subscribed"); return }
+        #expect(replay == ["e1", "e2"])
+        #expect(machine.send("e3") == ["early"], "the late watcher is still replaying")
+        #expect(machine.replayed(late) == ["e3"], "what came during the replay comes next")
+        #expect(machine.replayed(late).isEmpty)
+        #expect(machine.send("e4") == ["early", "late"], "then events go to it directly")
+        _ = quiet
+        // Without replaying, a late watcher gets only what comes after it joined.
+        var plain = Machine(replaysEvents: false)
+        _ = subscribe(&plain, "first")
+        _ = plain.send("x")
+        guard case .subscribed(_, let nothing) = plain.reserve(onEvent: "second") else { Issue.record("not subscribed"); return }
+        #expect(nothing.isEmpty)
+        #expect(plain.send("y") == ["first", "second"])
+    }
+}
