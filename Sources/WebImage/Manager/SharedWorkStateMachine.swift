@@ -42,6 +42,10 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
         case finished(Result<Output, any Error>)
         /// Every subscriber left before the end, or everything was cancelled.
         case abandoned
+        /// Held only inside a transition, while the subscribers are taken out to be changed, so
+        /// that the state does not keep a second reference to their storage (which would make
+        /// each change copy every subscriber: 1,000 joining callers would cost a million copies).
+        case modifying
     }
 
     private(set) var state: State = .waiting(Subscribers())
@@ -75,6 +79,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     mutating func reserve(onEvent: Handler?) -> ReserveAction {
         switch state {
         case .waiting(var subscribers):
+            state = .modifying
             let id = subscribers.byID.count
             let replay = onEvent != nil ? subscribers.history : []
             subscribers.byID.append(Subscriber(onEvent: onEvent, waiter: nil, replaying: !replay.isEmpty))
@@ -83,7 +88,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
             return .subscribed(id: id, replay: replay)
         case .delivered, .finished:
             return .ended(id: -1)
-        case .abandoned:
+        case .abandoned, .modifying:
             return .abandoned
         }
     }
@@ -93,6 +98,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     mutating func replayed(_ id: Int) -> [Event] {
         guard case .waiting(var subscribers) = state, id >= 0, id < subscribers.byID.count,
               var subscriber = subscribers.byID[id] else { return [] }
+        state = .modifying
         let backlog = subscriber.backlog
         subscriber.backlog = []
         subscriber.replaying = !backlog.isEmpty
@@ -112,6 +118,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     /// The handlers to give `event` to (in the order the subscribers joined).
     mutating func send(_ event: Event) -> [Handler] {
         guard case .waiting(var subscribers) = state else { return [] }
+        state = .modifying
         if replaysEvents { subscribers.history.append(event) }
         var handlers: [Handler] = []
         for id in subscribers.byID.indices {
@@ -147,6 +154,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
             guard id >= 0, id < subscribers.byID.count, subscribers.byID[id] != nil else {
                 return .resume(.failure(CancellationError()))
             }
+            state = .modifying
             if isCancelled {
                 let abandon = remove(id, from: &subscribers)
                 return .cancelled(abandon: abandon, worker: abandon ? worker : nil)
@@ -156,7 +164,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
             return .suspended
         case .delivered(let outcome), .finished(let outcome):
             return .resume(outcome)
-        case .abandoned:
+        case .abandoned, .modifying:
             return .resume(.failure(CancellationError()))
         }
     }
@@ -174,6 +182,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     mutating func leave(_ id: Int) -> LeaveAction {
         guard case .waiting(var subscribers) = state, id >= 0, id < subscribers.byID.count,
               let subscriber = subscribers.byID[id] else { return .none }
+        state = .modifying
         let abandon = remove(id, from: &subscribers)
         if abandon { return .abandon(subscriber.waiter, worker: worker) }
         if let waiter = subscriber.waiter { return .resume(waiter) }
@@ -222,7 +231,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
             return FinishAction(waiters: [], outcome: delivered, ends: true)
         case .finished(let first):
             return FinishAction(waiters: [], outcome: first, ends: false)
-        case .abandoned:
+        case .abandoned, .modifying:
             return FinishAction(waiters: [], outcome: outcome, ends: false)
         }
     }
@@ -239,7 +248,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     var isOver: Bool {
         switch state {
         case .finished, .abandoned: true
-        case .waiting, .delivered: false
+        case .waiting, .delivered, .modifying: false
         }
     }
 }
