@@ -141,6 +141,8 @@ public actor DiskCache {
     private nonisolated let directoryPath: String
     private var index: [String: Entry]?
     private var indexedSize = 0
+    /// Bytes in other writers' temporary files (counted in the size until they are renamed or swept).
+    private var temporaryBytes = 0
     private var cleanupTask: Task<Void, Never>?
 
     /// The executor every method runs on: the cache's own I/O thread.
@@ -327,7 +329,7 @@ public actor DiskCache {
         if let old = index?[name] { indexedSize -= old.size }
         index?[name] = Entry(size: data.count, at: now)
         indexedSize += data.count
-        if configuration.maxSize > 0, indexedSize > configuration.maxSize { removeExpiredData() }
+        if configuration.maxSize > 0, indexedSize + temporaryBytes > configuration.maxSize { removeExpiredData() }
     }
 
     /// Writes atomically; when the directory was removed under us, makes it again and retries once.
@@ -353,7 +355,9 @@ public actor DiskCache {
 
     private func writeAtomically(_ data: Data, to destination: String) throws {
         if index == nil, !FileManager.default.fileExists(atPath: directoryPath) { try createDirectory() }
-        let temporary = path(".tmp-\(UUID().uuidString)")
+        // The writer's process id is in the name: a cache that opens can tell the temporary files
+        // of writers that died (SIGKILL mid-write) from those of writers still at work.
+        let temporary = path(".tmp-\(getpid())-\(UUID().uuidString)")
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw failure(errno, destination) }
         var failedWith: Int32 = 0
@@ -465,22 +469,19 @@ public actor DiskCache {
             }
         }
         // What could not be removed is still there: the index is rebuilt from the folder.
-        if report.failures.isEmpty {
-            index = [:]
-            indexedSize = 0
-        } else {
-            index = nil
-            indexedSize = 0
-        }
+        index = report.failures.isEmpty ? [:] : nil
+        indexedSize = 0
+        temporaryBytes = 0
         return report
     }
 
     // MARK: - Size and cleanup
 
-    /// Bytes held by the entries.
+    /// Bytes held by the entries, and by temporary files of writers still at work (those of
+    /// dead writers are removed when the cache opens and by cleanup).
     public func totalSize() -> Int {
         ensureIndex()
-        return indexedSize
+        return indexedSize + temporaryBytes
     }
 
     /// Number of entries.
@@ -494,6 +495,7 @@ public actor DiskCache {
     @discardableResult
     public func removeExpiredData() -> CleanupReport {
         ensureIndex()
+        sweepTemporaryFiles()
         guard let entries = index else { return CleanupReport(removedCount: 0, removedBytes: 0) }
         var report = CleanupReport(removedCount: 0, removedBytes: 0)
         let type = configuration.expireType
@@ -510,10 +512,10 @@ public actor DiskCache {
                 }
             }
         }
-        if configuration.maxSize > 0, indexedSize > configuration.maxSize, let remaining = index {
+        if configuration.maxSize > 0, indexedSize + temporaryBytes > configuration.maxSize, let remaining = index {
             let target = configuration.maxSize / 2
             for (name, entry) in remaining.sorted(by: { date($0.value) < date($1.value) }) {
-                if indexedSize <= target { break }
+                if indexedSize + temporaryBytes <= target { break }
                 if let failure = removeFile(name) {
                     report.failures.append(failure)
                 } else {
@@ -530,6 +532,7 @@ public actor DiskCache {
     private func ensureIndex() {
         guard index == nil else { return }
         var entries: [String: Entry] = [:]
+        var temporaries: [String: Int] = [:]
         var sideFiles: [String] = []
         var total = 0
         if let directoryStream = opendir(directoryPath) {
@@ -545,7 +548,12 @@ public actor DiskCache {
                 guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
                 let modified = DiskCache.seconds(info.st_mtim)
                 if name.hasPrefix(".tmp-") {
-                    if modified < stale { unlinkat(fd, name, 0) }
+                    // A dead writer's temporary file goes now; a live writer's counts until it is renamed.
+                    if DiskCache.isOrphaned(temporary: name, modified: modified, staleBefore: stale) {
+                        unlinkat(fd, name, 0)
+                    } else {
+                        temporaries[name] = Int(info.st_size)
+                    }
                     continue
                 }
                 if name.hasPrefix(".ext-") { sideFiles.append(String(name.dropFirst(5))); continue }
@@ -569,7 +577,43 @@ public actor DiskCache {
         for name in sideFiles { entries[name]?.hasSideFile = true }
         index = entries
         indexedSize = total
+        temporaryBytes = temporaries.values.reduce(0, +)
         startCleanupTimer()
+    }
+
+    /// Whether a temporary file was left by a writer that is gone: its process (named in the
+    /// file, `.tmp-PID-UUID`) no longer exists, or it is over an hour old whatever its name
+    /// (older names carry no process id; a process id can be reused).
+    nonisolated static func isOrphaned(temporary name: String, modified: Double, staleBefore: Double) -> Bool {
+        if modified < staleBefore { return true }
+        let fields = name.dropFirst(5).split(separator: "-", maxSplits: 1)
+        guard fields.count == 2, let pid = pid_t(fields[0]), pid > 0 else { return false }
+        if pid == getpid() { return false }
+        return kill(pid, 0) != 0 && errno == ESRCH
+    }
+
+    /// Removes the temporary files of dead writers (cleanup does this too, not only opening)
+    /// and counts the others' bytes.
+    private func sweepTemporaryFiles() {
+        guard let stream = opendir(directoryPath) else { return }
+        defer { closedir(stream) }
+        let fd = dirfd(stream)
+        let stale = Date().timeIntervalSince1970 - 3600
+        var bytes = 0
+        while let item = readdir(stream) {
+            let name = withUnsafeBytes(of: item.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            guard name.hasPrefix(".tmp-") else { continue }
+            var info = stat()
+            guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+            if DiskCache.isOrphaned(temporary: name, modified: DiskCache.seconds(info.st_mtim), staleBefore: stale) {
+                unlinkat(fd, name, 0)
+            } else {
+                bytes += Int(info.st_size)
+            }
+        }
+        temporaryBytes = bytes
     }
 
     /// When the file at `path` was born, where the file system records it (statx); else nil.

@@ -103,3 +103,44 @@ import Testing
         #expect(survivors[3] == ["touched", "tagged"], "change date")
     }
 }
+
+/// Temporary files of writers that died mid-write (SIGKILL) are removed when a cache opens and
+/// by cleanup, and counted in the size until then.
+@Suite struct OrphanedTemporaryFileTests {
+    @Test func deadWritersTemporaryFilesGoWhenTheCacheOpensAndLiveOnesCount() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        // A process id that does not exist here.
+        var dead: pid_t = 999_999
+        while kill(dead, 0) == 0 || errno != ESRCH { dead -= 1 }
+        let files = [(".tmp-\(dead)-A1B2", 1000), (".tmp-\(getpid())-C3D4", 500), (".tmp-\(dead)-E5F6", 300)]
+        for (name, size) in files { try Data(count: size).write(to: dir.url.appendingPathComponent(name)) }
+        let writer = DiskCache(directory: dir.url, configuration: .init(cleanupInterval: nil))
+        try await writer.store(Data(count: 200), forKey: "k")
+        let cache = DiskCache(directory: dir.url, configuration: .init(cleanupInterval: nil))
+        #expect(await cache.count() == 1)
+        #expect(await cache.totalSize() == 200 + 500, "a live writer's temporary file counts; the dead ones' are gone")
+        #expect(!dir.names.contains { $0.contains("-\(dead)-") || $0.hasSuffix("A1B2") || $0.hasSuffix("E5F6") }, "\(dir.names)")
+        // An hour later even a live-looking one is an orphan: cleanup removes it.
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-7200)],
+                                              ofItemAtPath: dir.url.appendingPathComponent(".tmp-\(getpid())-C3D4").path)
+        _ = await cache.removeExpiredData()
+        #expect(await cache.totalSize() == 200)
+        #expect(dir.names == [DiskCache.fileName(forKey: "k")])
+        // Writes name their temporary files after the writing process.
+        #expect(DiskCache.isOrphaned(temporary: ".tmp-\(getpid())-X", modified: Date().timeIntervalSince1970, staleBefore: 0) == false)
+        #expect(DiskCache.isOrphaned(temporary: ".tmp-\(dead)-X", modified: Date().timeIntervalSince1970, staleBefore: 0) == true)
+        #expect(DiskCache.isOrphaned(temporary: ".tmp-legacy-uuid", modified: Date().timeIntervalSince1970, staleBefore: 0) == false)
+    }
+
+    @Test func aDeadWritersTemporaryFileAlsoGoesAtCleanupOfAnOpenCache() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let cache = DiskCache(directory: dir.url, configuration: .init(cleanupInterval: nil))
+        try await cache.store(Data(count: 100), forKey: "k")   // the index is built
+        var dead: pid_t = 999_998
+        while kill(dead, 0) == 0 || errno != ESRCH { dead -= 1 }
+        try Data(count: 4000).write(to: dir.url.appendingPathComponent(".tmp-\(dead)-late"))
+        _ = await cache.removeExpiredData()
+        #expect(dir.names == [DiskCache.fileName(forKey: "k")])
+        #expect(await cache.totalSize() == 100)
+    }
+}
