@@ -444,19 +444,13 @@ public actor DiskCache {
         configuration.hookBeforeIO()
         var report = CleanupReport(removedCount: 0, removedBytes: 0)
         var names: [(name: String, size: Int)] = []
-        if let stream = opendir(directoryPath) {
-            let fd = dirfd(stream)
-            while let item = readdir(stream) {
-                let name = withUnsafeBytes(of: item.pointee.d_name) { raw in
-                    String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-                }
-                guard DiskCache.isCacheFileName(name) else { continue }
-                var info = stat()
-                let size = fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int(info.st_size) : 0
-                names.append((name, size))
-            }
-            closedir(stream)
-        } else if errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG {
+        let listed = DiskCache.forEachFile(in: directoryPath) { fd, name in
+            guard DiskCache.isCacheFileName(name) else { return }
+            var info = stat()
+            let size = fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int(info.st_size) : 0
+            names.append((name, size))
+        }
+        if !listed, errno != ENOENT && errno != ENOTDIR && errno != ENAMETOOLONG {
             // A folder that cannot exist holds nothing; one that cannot be read is a failure.
             report.failures.append(RemovalFailure(path: directoryPath, reason: String(cString: strerror(errno))))
         }
@@ -535,50 +529,58 @@ public actor DiskCache {
         var temporaries: [String: Int] = [:]
         var sideFiles: [String] = []
         var total = 0
-        if let directoryStream = opendir(directoryPath) {
-            defer { closedir(directoryStream) }
-            let fd = dirfd(directoryStream)
-            let stale = Date().timeIntervalSince1970 - 3600
-            while let item = readdir(directoryStream) {
-                let name = withUnsafeBytes(of: item.pointee.d_name) { raw in
-                    String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+        let stale = Date().timeIntervalSince1970 - 3600
+        DiskCache.forEachFile(in: directoryPath) { fd, name in
+            var info = stat()
+            guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
+            let modified = DiskCache.seconds(info.st_mtim)
+            if name.hasPrefix(".tmp-") {
+                // A dead writer's temporary file goes now; a live writer's counts until it is renamed.
+                if DiskCache.isOrphaned(temporary: name, modified: modified, staleBefore: stale) {
+                    unlinkat(fd, name, 0)
+                } else {
+                    temporaries[name] = Int(info.st_size)
                 }
-                if name == "." || name == ".." { continue }
-                var info = stat()
-                guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
-                let modified = DiskCache.seconds(info.st_mtim)
-                if name.hasPrefix(".tmp-") {
-                    // A dead writer's temporary file goes now; a live writer's counts until it is renamed.
-                    if DiskCache.isOrphaned(temporary: name, modified: modified, staleBefore: stale) {
-                        unlinkat(fd, name, 0)
-                    } else {
-                        temporaries[name] = Int(info.st_size)
-                    }
-                    continue
-                }
-                if name.hasPrefix(".ext-") { sideFiles.append(String(name.dropFirst(5))); continue }
-                // Only the cache's own files are entries: anything else in the folder is not
-                // counted, and so never removed by cleanup.
-                guard DiskCache.isCacheFileName(name), (info.st_mode & S_IFMT) == S_IFREG else { continue }
-                let size = Int(info.st_size)
-                // Birth times cost a statx each: asked only when they decide expiry.
-                var created = modified
-                var birthSeconds: Int64 = 0, birthNanoseconds: UInt32 = 0
-                if configuration.expireType == .creationDate, wi_file_birth_time(fd, name, &birthSeconds, &birthNanoseconds) == 0 {
-                    created = Double(birthSeconds) + Double(birthNanoseconds) / 1e9
-                }
-                entries[name] = Entry(size: size, modified: Date(timeIntervalSince1970: modified),
-                                      accessed: Date(timeIntervalSince1970: max(DiskCache.seconds(info.st_atim), modified)),
-                                      created: Date(timeIntervalSince1970: created),
-                                      changed: Date(timeIntervalSince1970: DiskCache.seconds(info.st_ctim)))
-                total += size
+                return
             }
+            if name.hasPrefix(".ext-") { sideFiles.append(String(name.dropFirst(5))); return }
+            // Only the cache's own files are entries: anything else in the folder is not
+            // counted, and so never removed by cleanup.
+            guard DiskCache.isCacheFileName(name), (info.st_mode & S_IFMT) == S_IFREG else { return }
+            let size = Int(info.st_size)
+            // Birth times cost a statx each: asked only when they decide expiry.
+            var created = modified
+            var birthSeconds: Int64 = 0, birthNanoseconds: UInt32 = 0
+            if configuration.expireType == .creationDate, wi_file_birth_time(fd, name, &birthSeconds, &birthNanoseconds) == 0 {
+                created = Double(birthSeconds) + Double(birthNanoseconds) / 1e9
+            }
+            entries[name] = Entry(size: size, modified: Date(timeIntervalSince1970: modified),
+                                  accessed: Date(timeIntervalSince1970: max(DiskCache.seconds(info.st_atim), modified)),
+                                  created: Date(timeIntervalSince1970: created),
+                                  changed: Date(timeIntervalSince1970: DiskCache.seconds(info.st_ctim)))
+            total += size
         }
         for name in sideFiles { entries[name]?.hasSideFile = true }
         index = entries
         indexedSize = total
         temporaryBytes = temporaries.values.reduce(0, +)
         startCleanupTimer()
+    }
+
+    /// Calls `body` with the folder's descriptor and each name in `path` but `.` and `..`
+    /// (readdir: no per-file URL work); false, with errno set, when the folder cannot be opened.
+    @discardableResult
+    private static func forEachFile(in path: String, _ body: (Int32, String) -> Void) -> Bool {
+        guard let stream = opendir(path) else { return false }
+        defer { closedir(stream) }
+        let fd = dirfd(stream)
+        while let item = readdir(stream) {
+            let name = withUnsafeBytes(of: item.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if name != "." && name != ".." { body(fd, name) }
+        }
+        return true
     }
 
     /// Whether a temporary file was left by a writer that is gone: its process (named in the
@@ -595,18 +597,12 @@ public actor DiskCache {
     /// Removes the temporary files of dead writers (cleanup does this too, not only opening)
     /// and counts the others' bytes.
     private func sweepTemporaryFiles() {
-        guard let stream = opendir(directoryPath) else { return }
-        defer { closedir(stream) }
-        let fd = dirfd(stream)
         let stale = Date().timeIntervalSince1970 - 3600
         var bytes = 0
-        while let item = readdir(stream) {
-            let name = withUnsafeBytes(of: item.pointee.d_name) { raw in
-                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-            }
-            guard name.hasPrefix(".tmp-") else { continue }
+        DiskCache.forEachFile(in: directoryPath) { fd, name in
+            guard name.hasPrefix(".tmp-") else { return }
             var info = stat()
-            guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+            guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
             if DiskCache.isOrphaned(temporary: name, modified: DiskCache.seconds(info.st_mtim), staleBefore: stale) {
                 unlinkat(fd, name, 0)
             } else {
