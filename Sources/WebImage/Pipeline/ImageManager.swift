@@ -178,18 +178,9 @@ public final class ImageManager: Sendable {
     /// The memory cache, then the shared work (disk, download, decode, transform, store).
     private func queryThenRun(_ prepared: PreparedLoad, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
         let (url, options, context) = (prepared.url, prepared.options, prepared.context)
-        if prepared.queriesMemory, let key = prepared.keys.final {
-            // The fast path: a memory hit needs nothing else.
-            let wantsData = options.contains(.queryMemoryData)
-            if var hit = await prepared.cache.image(forKey: key, from: wantsData ? (context.queryCacheType ?? .all) : .memory,
-                                                    options: prepared.decode, includingData: wantsData) {
-                if options.contains(.retryFailed) { failedURLs.remove(url) }
-                // Decode options are part of what a hit must match: a first-frame call gets a still.
-                if prepared.decode.firstFrameOnly, hit.image.isAnimated {
-                    hit.image = Image(bitmap: hit.image.bitmap, format: hit.image.format, scale: hit.image.scale)
-                }
-                return .hit(ImageResult(hit, url: url))
-            }
+        // 1. Memory: the fast path, a hit needs nothing else.
+        if prepared.queriesMemory {
+            if let hit = await queryMemory(prepared) { return .hit(hit) }
             try Task.checkCancellation()
         }
         guard let loader = context.loader ?? loaders.loader(for: url), loader.canLoad(url) else {

@@ -1,0 +1,77 @@
+import Foundation
+
+/// Stage 3, the bytes: one shared transfer per download key, streamed to the works that watch
+/// progress, with progressive previews decoded as chunks arrive.
+extension ImagePipeline {
+    func fetch(_ plan: LoadPlan, validators: CacheValidators?, progressive: Bool,
+                       work: SharedWork<ImageEvent, SharedResult>) async throws -> (Download, (any IncrementalImageDecoder)?) {
+        let request = plan.loaderRequest(validators: validators)
+        let loader = plan.loader
+        let body: @Sendable (SharedWork<DownloadEvent, Download>) async throws -> Download = { transfer in
+            try await ImagePipeline.transfer(request, loader: loader, streaming: transfer.hasEventSubscribers, transfer: transfer)
+        }
+        guard progressive || work.hasEventSubscribers else {
+            return (try await downloads.run(plan.downloadKey, onEvent: nil, body: body), nil)
+        }
+        if !progressive {
+            let download = try await downloads.run(plan.downloadKey, replaysEvents: true, onEvent: { event in
+                if case .progress(let progress) = event { work.send(.progress(progress)) }
+            }, body: body)
+            return (download, nil)
+        }
+        let (chunks, feed) = AsyncStream<DownloadEvent>.makeStream()
+        let downloads = self.downloads
+        return try await withThrowingTaskGroup(of: Download.self) { group in
+            group.addTask {
+                defer { feed.finish() }
+                return try await downloads.run(plan.downloadKey, replaysEvents: true, onEvent: { feed.yield($0) }, body: body)
+            }
+            var previewer = Previewer(plan: plan, coders: plan.coders)
+            // The loader throttles its progress events; a preview can come before the first
+            // one. Each preview is preceded by the byte count it was decoded from, so that
+            // progress never lags behind what the previews show.
+            // A loader event older than what was already reported is dropped (never backwards).
+            var received: Int64 = 0, reported: Int64 = -1, expected: Int64?
+            for await event in chunks {
+                switch event {
+                case .progress(let progress):
+                    let known = expected
+                    expected = progress.expectedBytes ?? expected
+                    guard progress.receivedBytes > reported || (progress.receivedBytes == reported && known != expected) else { continue }
+                    reported = progress.receivedBytes
+                    work.send(.progress(progress))
+                case .data(let chunk):
+                    received += Int64(chunk.count)
+                    if let preview = previewer.add(chunk) {
+                        if received > reported {
+                            reported = received
+                            work.send(.progress(ImageProgress(receivedBytes: received, expectedBytes: expected)))
+                        }
+                        let shown = (try? transformPreview(preview, plan: plan)) ?? preview
+                        work.send(.preview(shown))
+                    }
+                }
+            }
+            let download = try await group.next()!
+            return (download, previewer.decoder)
+        }
+    }
+
+    /// One transfer: streamed (progress and chunks to the subscribers) or in one piece.
+    static func transfer(_ request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,
+                                 transfer: SharedWork<DownloadEvent, Download>) async throws -> Download {
+        if !streaming {
+            let (data, response) = try await loader.data(for: request)
+            transfer.send(.progress(ImageProgress(receivedBytes: Int64(data.count), expectedBytes: Int64(data.count))))
+            return Download(data: data, response: response)
+        }
+        let (body, response) = try await loader.gatherBody(of: request) { event in
+            switch event {
+            case .response: break
+            case .data(let chunk): transfer.send(.data(chunk))
+            case .progress(let progress): transfer.send(.progress(progress))
+            }
+        }
+        return Download(data: body, response: response)
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+
+import Synchronization
+
+/// Stage 6, storing: memory before the callers go on, disk in the background (or before
+/// returning, with `.waitStoreCache`).
+extension ImagePipeline {
+    /// Stores a loaded image: into memory before the work ends (so that a caller arriving just
+    /// after it finds the image), to disk in the background or, with `.waitStoreCache`, before
+    /// returning. Failures are logged: the caller still gets the image.
+    func store(_ plan: LoadPlan, original: Image, image: Image, data: Data?, derived: Bool,
+                       validators: CacheValidators?, storesOriginal: Bool = true, reservation: PendingStores.Reservation? = nil) async {
+        // A reservation not handed to a write is released, whichever way this returns.
+        var started = false
+        defer { if let reservation, !started { pendingStores.release(reservation) } }
+        guard let key = plan.cacheKey else { return }
+        let cache = plan.cache, url = plan.url
+        let storeType = plan.storeType
+        if plan.memoryStoreType.includesMemory {
+            do { try await cache.store(image, data: nil, forKey: key, to: .memory) } catch {
+                ImagePipeline.logger.warning("could not cache \(url.absoluteString) in memory: \(error)")
+            }
+        }
+        let serializer = plan.context.cacheSerializer
+        let originalStoreType = plan.originalStoreType
+        let originalKey = plan.originalKey
+        let thumbnailed = plan.context.thumbnailPixelSize != nil
+        let disk: @Sendable () async -> Void = {
+            do {
+                if derived, storesOriginal, let originalKey, originalKey != key, originalStoreType != .none {
+                    // The full-size original: its data for the disk; its image for memory only when not a thumbnail.
+                    let destination: ImageCacheType = thumbnailed
+                        ? (originalStoreType.includesDisk ? .disk : .none) : originalStoreType
+                    if destination != .none {
+                        try await cache.store(thumbnailed ? nil : original, data: data, forKey: originalKey, to: destination)
+                    }
+                }
+                guard storeType.includesDisk else { return }
+                var bytes: Data? = derived ? nil : data
+                if let serializer {
+                    bytes = serializer.serialize(image, derived ? nil : data, url)
+                    guard bytes != nil else { return }
+                }
+                try await cache.store(image, data: bytes, forKey: key, to: .disk)
+                if let validators, !derived {
+                    await cache.setExtendedData(validators.stored, forKey: key)
+                }
+            } catch {
+                ImagePipeline.logger.warning("could not cache \(url.absoluteString) on disk: \(error)")
+            }
+        }
+        let storesOriginal = derived && storesOriginal && originalKey != key && originalStoreType != .none
+        guard storeType.includesDisk || storesOriginal else { return }
+        if plan.options.contains(.waitStoreCache) {
+            await disk()
+        } else {
+            pendingStores.start(disk, reservation: reservation)
+            started = true
+        }
+    }
+}
+
+/// Background disk writes: started without waiting, awaited by `ImageManager.waitForPendingStores()`.
+/// A write can be reserved before it starts (before the callers of its load are resumed), so
+/// that a wait that begins in between does not miss it.
+final class PendingStores: Sendable {
+    /// A write announced but not started yet.
+    struct Reservation: Sendable { fileprivate let id: Int }
+
+    private struct State {
+        var tasks: [Int: Task<Void, Never>] = [:]
+        var reserved: Set<Int> = []
+        /// Waits for reservations to start or go.
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+    private let nextID = Atomic<Int>(0)
+
+    /// Announces a write that will start soon; `waitForAll` waits for it from now on.
+    func reserve() -> Reservation {
+        let id = nextID.add(1, ordering: .relaxed).newValue
+        state.withLock { _ = $0.reserved.insert(id) }
+        return Reservation(id: id)
+    }
+
+    /// Forgets a reservation whose write will not happen.
+    func release(_ reservation: Reservation) {
+        let waiters = state.withLock { state in
+            state.reserved.remove(reservation.id)
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Starts `write` in the background (in place of `reservation`, if given); it forgets itself when done.
+    func start(_ write: @escaping @Sendable () async -> Void, reservation: Reservation? = nil) {
+        let id = reservation?.id ?? nextID.add(1, ordering: .relaxed).newValue
+        let waiters = state.withLock { state in
+            state.tasks[id] = Task.detached(priority: .utility) { [weak self] in
+                await write()
+                _ = self?.state.withLock { $0.tasks.removeValue(forKey: id) }
+            }
+            state.reserved.remove(id)
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Waits until every write started or reserved so far (and any started meanwhile) is done.
+    func waitForAll() async {
+        while true {
+            if let running = state.withLock({ $0.tasks.first?.value }) {
+                await running.value
+                continue
+            }
+            guard state.withLock({ !$0.reserved.isEmpty }) else { return }
+            // Woken when a reservation starts its write or goes; then it looks again.
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.reserved.isEmpty { return true }
+                    state.waiters.append(continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        }
+    }
+}
