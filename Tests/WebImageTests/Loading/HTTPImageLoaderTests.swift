@@ -385,3 +385,73 @@ import Testing
         }
     }
 }
+
+/// The loader's queue of waiting transfers: priority, FIFO or LIFO, and removal by id that
+/// neither disturbs the order nor costs a scan.
+@Suite struct PriorityQueuesTests {
+    func transfer(_ id: Int, _ priority: ImageLoaderPriority) -> CurlTransfer {
+        let (_, continuation) = AsyncThrowingStream<ImageLoaderEvent, any Error>.makeStream()
+        return CurlTransfer(id: id, request: ImageLoaderRequest(url: URL(string: "http://x/\(id)")!, priority: priority),
+                            configuration: .init(), sink: .stream(continuation))
+    }
+
+    func drain(_ queues: inout PriorityQueues, lifo: Bool) -> [Int] {
+        var order: [Int] = []
+        while let next = queues.next(lifo: lifo) { order.append(next.id) }
+        return order
+    }
+
+    @Test func removalKeepsTheOrderInBothModes() {
+        for lifo in [false, true] {
+            var queues = PriorityQueues()
+            let plan: [(Int, ImageLoaderPriority)] = [(1, .normal), (2, .low), (3, .normal), (4, .high), (5, .normal), (6, .high), (7, .low)]
+            for (id, priority) in plan { queues.append(transfer(id, priority)) }
+            #expect(queues.remove(id: 3)?.id == 3 && queues.remove(id: 6)?.id == 6 && queues.remove(id: 7)?.id == 7)
+            #expect(queues.remove(id: 3) == nil, "removed twice")
+            #expect(queues.count == 4)
+            #expect(drain(&queues, lifo: lifo) == (lifo ? [4, 5, 1, 2] : [4, 1, 5, 2]), "lifo \(lifo)")
+            #expect(queues.isEmpty && queues.next(lifo: lifo) == nil)
+        }
+    }
+
+    @Test func tenThousandRemovalsAndCompactionKeepSlotsRight() {
+        var queues = PriorityQueues()
+        for id in 0..<10_000 { queues.append(transfer(id, .normal)) }
+        // Take some from the front (compaction moves the array), then remove by id everywhere.
+        for expected in 0..<200 { #expect(queues.next(lifo: false)?.id == expected) }
+        for id in stride(from: 200, to: 10_000, by: 2) { #expect(queues.remove(id: id)?.id == id) }
+        #expect(queues.count == 4_900)
+        var order: [Int] = []
+        while let next = queues.next(lifo: false) { order.append(next.id) }
+        #expect(order == Array(stride(from: 201, to: 10_000, by: 2)))
+    }
+}
+
+/// Cancelling thousands of queued calls is quick: each leaves the queue in constant time.
+@Suite struct QueuedCancellationTests {
+    @Test func cancellingTenThousandQueuedTransfersIsNotQuadratic() async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        server.route("/stall", .stallAfter(bytes: 10, body: HTTPImageLoaderTests.png))
+        var configuration = HTTPImageLoader.Configuration()
+        configuration.maximumConcurrentDownloads = 1
+        let loader = HTTPImageLoader(configuration: configuration)
+        let blocker = Task { try await loader.data(for: ImageLoaderRequest(url: server.url("/stall"))) }
+        while server.requestCount("/stall") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let tasks = (0..<10_000).map { i in Task { try await loader.data(for: ImageLoaderRequest(url: server.url("/q\(i)"))) } }
+        for _ in 0..<500 where loader.liveTransferCount < 10_001 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(loader.liveTransferCount == 10_001)
+        let start = ContinuousClock.now
+        for task in tasks { task.cancel() }
+        for task in tasks { _ = await task.result }
+        let elapsed = ContinuousClock.now - start
+        #expect(elapsed < .seconds(3), "cancelling 10,000 queued transfers took \(elapsed)")
+        #expect(loader.liveTransferCount == 1)
+        blocker.cancel()
+        _ = await blocker.result
+        for _ in 0..<100 where loader.liveTransferCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(loader.liveTransferCount == 0)
+        #expect(server.requestCount("/q0") == 0, "no cancelled transfer reached the server")
+        await server.stop()
+    }
+}
