@@ -4,7 +4,7 @@ import Foundation
 /// progress, with progressive previews decoded as chunks arrive.
 extension ImagePipeline {
     func fetch(_ plan: LoadPlan, validators: CacheValidators?, progressive: Bool,
-                       work: SharedWork<ImageEvent, SharedResult>) async throws -> (Download, (any IncrementalImageDecoder)?) {
+               work: SharedWork<ImageEvent, SharedResult>) async throws -> (Download, (any IncrementalImageDecoder)?) {
         let request = plan.loaderRequest(validators: validators)
         let loader = plan.loader
         let body: @Sendable (SharedWork<DownloadEvent, Download>) async throws -> Download = { transfer in
@@ -59,7 +59,7 @@ extension ImagePipeline {
 
     /// One transfer: streamed (progress and chunks to the subscribers) or in one piece.
     static func transfer(_ request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,
-                                 transfer: SharedWork<DownloadEvent, Download>) async throws -> Download {
+                         transfer: SharedWork<DownloadEvent, Download>) async throws -> Download {
         if !streaming {
             let (data, response) = try await loader.data(for: request)
             transfer.send(.progress(ImageProgress(receivedBytes: Int64(data.count), expectedBytes: Int64(data.count))))

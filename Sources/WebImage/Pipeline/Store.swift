@@ -1,5 +1,4 @@
 import Foundation
-
 import Synchronization
 
 /// Stage 6, storing: memory before the callers go on, disk in the background (or before
@@ -9,7 +8,7 @@ extension ImagePipeline {
     /// after it finds the image), to disk in the background or, with `.waitStoreCache`, before
     /// returning. Failures are logged: the caller still gets the image.
     func store(_ plan: LoadPlan, original: Image, image: Image, data: Data?, derived: Bool,
-                       validators: CacheValidators?, storesOriginal: Bool = true, reservation: PendingStores.Reservation? = nil) async {
+               validators: CacheValidators?, storesOriginal: Bool = true, reservation: PendingStores.Reservation? = nil) async {
         // A reservation not handed to a write is released, whichever way this returns.
         var started = false
         defer { if let reservation, !started { pendingStores.release(reservation) } }
