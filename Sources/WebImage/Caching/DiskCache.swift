@@ -241,9 +241,24 @@ public actor DiskCache {
     /// (the MD5 without the extension, as SDWebImage before 5.x and its extra paths wrote it)
     /// is found too, and moved to the current name in this cache's own folder.
     public func data(forKey key: String) -> Data? {
+        configuration.hookBeforeIO()
+        return readData(forKey: key)
+    }
+
+    /// The data and the extended data of `key`'s entry, in one call on the disk thread (as
+    /// asked); nil when there is no entry.
+    public func entry(forKey key: String, includingData: Bool = true, includingExtendedData: Bool = true)
+        -> (data: Data?, extendedData: Data?)? {
+        configuration.hookBeforeIO()
+        let data = includingData ? readData(forKey: key) : nil
+        if includingData, data == nil { return nil }
+        let extended = includingExtendedData ? readExtendedData(forKey: key) : nil
+        return (data, extended)
+    }
+
+    private func readData(forKey key: String) -> Data? {
         if key.isEmpty { return nil }
         let name = DiskCache.fileName(forKey: key)
-        configuration.hookBeforeIO()
         if let data = read(path(name)) {
             if configuration.expireType == .accessDate { recordAccess(name) }
             return data
@@ -680,8 +695,12 @@ public actor DiskCache {
 
     /// The extended data attached to the entry for `key`, if any.
     public func extendedData(forKey key: String) -> Data? {
-        if key.isEmpty { return nil }
         configuration.hookBeforeIO()
+        return readExtendedData(forKey: key)
+    }
+
+    private func readExtendedData(forKey key: String) -> Data? {
+        if key.isEmpty { return nil }
         let name = DiskCache.fileName(forKey: key)
         let file = path(name)
         let size = configuration.usesExtendedAttributes ? wi_xattr_get(file, DiskCache.attributeName, nil, 0) : -1

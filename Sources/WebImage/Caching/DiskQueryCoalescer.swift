@@ -4,14 +4,15 @@ actor DiskQueryCoalescer {
     private struct Key: Hashable {
         var key: String
         var options: ImageDecodingOptions
+        var extended: Bool
     }
 
     private var waiters: [Key: [CheckedContinuation<ImageCacheResult?, Never>]] = [:]
 
     /// The result of `work` for this key and options, run once however many callers ask at once.
-    func result(forKey key: String, options: ImageDecodingOptions,
+    func result(forKey key: String, options: ImageDecodingOptions, extended: Bool = false,
                 work: @Sendable () async -> ImageCacheResult?) async -> ImageCacheResult? {
-        let id = Key(key: key, options: options)
+        let id = Key(key: key, options: options, extended: extended)
         if waiters[id] != nil {
             return await withCheckedContinuation { waiters[id]?.append($0) }
         }

@@ -81,31 +81,39 @@ public final class ImageCache: ImageCaching {
 
     public func image(forKey key: String, from scope: ImageCacheType = .all, options: ImageDecodingOptions = .init(),
                       includingData: Bool = false) async -> ImageCacheResult? {
-        await image(forKey: key, from: scope, options: options, includingData: includingData, promotingTo: .all)
+        await image(forKey: key, query: ImageCacheQuery(scope: scope, options: options, includingData: includingData))
     }
 
-    /// A disk hit goes into memory only when `storeType` includes memory (and
-    /// `shouldCacheImagesInMemory` is on).
-    public func image(forKey key: String, from scope: ImageCacheType, options: ImageDecodingOptions, includingData: Bool,
-                      promotingTo storeType: ImageCacheType) async -> ImageCacheResult? {
+    /// A disk hit goes into memory only when the query's store type includes memory (and
+    /// `shouldCacheImagesInMemory` is on); a disk hit's data and extended data come in one
+    /// trip to the disk thread.
+    public func image(forKey key: String, query: ImageCacheQuery) async -> ImageCacheResult? {
         if key.isEmpty { return nil }
+        let scope = query.scope, options = query.options
         if scope.includesMemory, let image = await memory.image(forKey: key) {
-            let data = includingData && scope.includesDisk ? await disk.data(forKey: key) : nil
-            return ImageCacheResult(image: image, data: data, cacheType: .memory)
+            var hit = ImageCacheResult(image: image, data: nil, cacheType: .memory)
+            let wantsData = query.includingData && scope.includesDisk
+            if wantsData || query.includingExtendedData {
+                let entry = await disk.entry(forKey: key, includingData: wantsData, includingExtendedData: query.includingExtendedData)
+                hit.data = entry?.data
+                hit.extendedData = entry?.extendedData
+            }
+            return hit
         }
         guard scope.includesDisk, !Task.isCancelled else { return nil }
-        let disk = self.disk, memory = self.memory, coders = self.coders
-        let hit = await coalescer.result(forKey: key, options: options) {
-            guard let data = await disk.data(forKey: key) else { return nil }
+        let disk = self.disk, coders = self.coders, extended = query.includingExtendedData
+        let hit = await coalescer.result(forKey: key, options: options, extended: extended) {
+            guard let entry = await disk.entry(forKey: key, includingData: true, includingExtendedData: extended),
+                  let data = entry.data else { return nil }
             guard let image = try? coders.decode(data, options: options) else {
                 // Truncated or not an image: the entry is useless, drop it.
                 await disk.removeData(forKey: key)
                 return nil
             }
-            return ImageCacheResult(image: image, data: data, cacheType: .disk)
+            return ImageCacheResult(image: image, data: data, cacheType: .disk, extendedData: entry.extendedData)
         }
         // Promotion is each query's own decision (concurrent queries share the read and decode).
-        if let hit, config.shouldCacheImagesInMemory, storeType.includesMemory { await memory.setImage(hit.image, forKey: key) }
+        if let hit, config.shouldCacheImagesInMemory, query.storeType.includesMemory { await memory.setImage(hit.image, forKey: key) }
         return hit
     }
 

@@ -34,11 +34,41 @@ public struct ImageCacheResult: Sendable {
     public var data: Data?
     /// Where it was found: `.memory` or `.disk`.
     public var cacheType: ImageCacheType
+    /// The entry's extended data (the HTTP validators the manager keeps), when the query asked
+    /// for it (``ImageCacheQuery/includingExtendedData``).
+    public var extendedData: Data?
 
     /// A cache result.
-    public init(image: Image, data: Data?, cacheType: ImageCacheType) {
+    public init(image: Image, data: Data?, cacheType: ImageCacheType, extendedData: Data? = nil) {
         self.image = image
         self.data = data
         self.cacheType = cacheType
+        self.extendedData = extendedData
+    }
+}
+
+/// What a cache query asks for, as one value (SDWebImage's query options and context).
+public struct ImageCacheQuery: Sendable {
+    /// Where to look (memory first).
+    public var scope: ImageCacheType
+    /// How a disk hit is decoded.
+    public var options: ImageDecodingOptions
+    /// Whether a memory hit also reads the encoded data from disk.
+    public var includingData: Bool
+    /// Where the calling load stores: a disk hit is copied into memory only when this includes
+    /// memory (SDWebImage's rule: a load whose store type is `.disk` leaves memory alone).
+    public var storeType: ImageCacheType
+    /// Whether to read the entry's extended data too, in the same trip to the disk (the
+    /// validators that `.refreshCached` sends).
+    public var includingExtendedData: Bool
+
+    /// A query; every argument has the documented default.
+    public init(scope: ImageCacheType = .all, options: ImageDecodingOptions = .init(), includingData: Bool = false,
+                storeType: ImageCacheType = .all, includingExtendedData: Bool = false) {
+        self.scope = scope
+        self.options = options
+        self.includingData = includingData
+        self.storeType = storeType
+        self.includingExtendedData = includingExtendedData
     }
 }

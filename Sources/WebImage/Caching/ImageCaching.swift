@@ -8,11 +8,11 @@ public protocol ImageCaching: Sendable {
     /// on a disk hit. With `includingData` a memory hit also reads the encoded data from disk.
     func image(forKey key: String, from scope: ImageCacheType, options: ImageDecodingOptions, includingData: Bool) async
         -> ImageCacheResult?
-    /// The same, with the store cache type of the call deciding whether a disk hit is copied
-    /// into memory: only when `storeType` includes memory (SDWebImage's rule: a load whose store
-    /// type is `.disk` leaves the memory cache alone). The default ignores `storeType`.
-    func image(forKey key: String, from scope: ImageCacheType, options: ImageDecodingOptions, includingData: Bool,
-               promotingTo storeType: ImageCacheType) async -> ImageCacheResult?
+    /// The image stored under `key` as `query` asks: where to look, how to decode, whether a
+    /// disk hit may go into memory (only when the query's store type includes memory), and
+    /// whether to read the extended data in the same trip. The default forwards to
+    /// `image(forKey:from:options:includingData:)` and `extendedData(forKey:)`.
+    func image(forKey key: String, query: ImageCacheQuery) async -> ImageCacheResult?
     /// Stores `image` and/or its encoded `data` under `key` in `destination`. For the disk,
     /// missing data is encoded from the image.
     /// - Throws: `ImageError.cacheWriteFailed` or `ImageError.encodingFailed` for the disk part.
@@ -31,10 +31,14 @@ public protocol ImageCaching: Sendable {
 }
 
 extension ImageCaching {
-    /// Caches that do not copy disk hits into memory (or always do) ignore the store type.
-    public func image(forKey key: String, from scope: ImageCacheType, options: ImageDecodingOptions, includingData: Bool,
-                      promotingTo storeType: ImageCacheType) async -> ImageCacheResult? {
-        await image(forKey: key, from: scope, options: options, includingData: includingData)
+    /// Caches that do not copy disk hits into memory (or always do) ignore the store type; the
+    /// extended data is read separately.
+    public func image(forKey key: String, query: ImageCacheQuery) async -> ImageCacheResult? {
+        guard var hit = await image(forKey: key, from: query.scope, options: query.options, includingData: query.includingData) else {
+            return nil
+        }
+        if query.includingExtendedData { hit.extendedData = await extendedData(forKey: key) }
+        return hit
     }
 
     /// Caches without metadata support keep none.

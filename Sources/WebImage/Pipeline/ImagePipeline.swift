@@ -80,7 +80,7 @@ struct ImagePipeline: Sendable {
 
         // Download (shared), with previews when asked.
         let validators: CacheValidators?
-        if cached != nil, let key = plan.cacheKey, let stored = await plan.cache.extendedData(forKey: key) {
+        if let stored = cached?.extendedData {
             validators = CacheValidators(stored: stored)
         } else {
             validators = nil

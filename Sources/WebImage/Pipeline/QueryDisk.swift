@@ -20,8 +20,10 @@ extension ImagePipeline {
             : (plan.queryType.includesDisk ? .disk : .none)
         var cached: ImageCacheResult?
         if scope != .none {
-            cached = await plan.cache.image(forKey: key, from: scope, options: plan.decodeOptions,
-                                            includingData: options.contains(.queryMemoryData), promotingTo: plan.memoryStoreType)
+            // With .refreshCached the validators come in the same trip as the entry.
+            cached = await plan.cache.image(forKey: key, query: ImageCacheQuery(
+                scope: scope, options: plan.decodeOptions, includingData: options.contains(.queryMemoryData),
+                storeType: plan.memoryStoreType, includingExtendedData: options.contains(.refreshCached)))
         }
         if let cached, !options.contains(.refreshCached) {
             return .hit(SharedResult(ImageResult(cached, url: plan.url)))
@@ -40,8 +42,8 @@ extension ImagePipeline {
         fullSize.maxPixelSize = nil
         // The original is promoted only as its own store type allows (disk by default): a
         // thumbnail or transformed load never puts the full-size image in memory.
-        guard let hit = await plan.cache.image(forKey: originalKey, from: plan.originalQueryType, options: fullSize,
-                                               includingData: false, promotingTo: plan.originalStoreType) else { return nil }
+        guard let hit = await plan.cache.image(forKey: originalKey, query: ImageCacheQuery(
+            scope: plan.originalQueryType, options: fullSize, storeType: plan.originalStoreType)) else { return nil }
         try Task.checkCancellation()
         let image = try transform(thumbnail(hit.image, plan: plan), plan: plan)
         await store(plan, original: hit.image, image: image, data: nil, derived: true, validators: nil, storesOriginal: false)
