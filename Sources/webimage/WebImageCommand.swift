@@ -41,10 +41,15 @@ struct WebImageCommand: AsyncParsableCommand {
 
     /// Exits 2 when the first argument is neither an option nor a command's name.
     private static func rejectUnknownCommand(_ arguments: [String]) {
-        let names = ["demo", "get", "prefetch", "cache", "info", "convert", "help"]
-        guard let first = arguments.first, !first.hasPrefix("-"), !names.contains(first) else { return }
-        Terminal.error("unknown command '\(first)'; the commands are \(names.dropLast().joined(separator: ", ")) (see webimage --help)")
+        let names = commandNames
+        guard let first = arguments.first, !first.hasPrefix("-"), !names.contains(first), first != "help" else { return }
+        Terminal.error("unknown command '\(first)'; the commands are \(names.joined(separator: ", ")) (see webimage --help)")
         Foundation.exit(usageStatus)
+    }
+
+    /// The subcommands' names, as ArgumentParser knows them.
+    static var commandNames: [String] {
+        configuration.subcommands.map { $0.configuration.commandName ?? String(describing: $0).lowercased() }
     }
 
     /// Prints `error` as ArgumentParser does and exits; a usage error exits 2.

@@ -79,6 +79,9 @@ public struct PNGCoder: ImageCoder {
 final class PNGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder {
     private let decoder: OpaquePointer?
     private var failure: ImageError?
+    /// Whether the file is an APNG: known once the first IDAT arrived (acTL must come before
+    /// it); until then, and for a still PNG after, previews skip the chunk walk.
+    private var isAnimation: Bool?
 
     override init(options: ImageDecodingOptions) {
         decoder = wi_png_decoder_create(CodecBridge.pixelLimit(options))
@@ -131,8 +134,13 @@ final class PNGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder 
     /// received so far (as GIF previews do): the complete chunks, closed with an IEND, decoded;
     /// a frame still arriving is left out. nil before that, or for a still PNG.
     private func animationPreview() -> PartialImage? {
+        if isAnimation == false { return nil }
         let chunks = PNGChunks(data).chunks
-        guard chunks.contains(where: { $0.type == "acTL" }), let lastIDAT = chunks.lastIndex(where: { $0.type == "IDAT" }),
+        if isAnimation == nil {
+            guard chunks.contains(where: { $0.type == "IDAT" }) else { return nil }
+            isAnimation = chunks.contains { $0.type == "acTL" }
+        }
+        guard isAnimation == true, let lastIDAT = chunks.lastIndex(where: { $0.type == "IDAT" }),
               lastIDAT + 1 < chunks.count, let end = chunks.last?.whole.upperBound else { return nil }
         var complete = data.prefix(end)
         if chunks.last?.type != "IEND" { complete.append(APNGEncoder.chunk("IEND", [])) }

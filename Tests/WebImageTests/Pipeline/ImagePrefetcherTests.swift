@@ -27,35 +27,38 @@ import Testing
         await h.finish()
     }
 
+    /// A manager over a `RecordingLoader` serving `count` images named `/NAME0.png`... as
+    /// `mem:` URLs, with a cache in `directory`.
+    func recordingManager(_ name: String, count: Int, in directory: TemporaryDirectory, delay: Duration = .milliseconds(30),
+                          hangs: Bool = false) -> (ImageManager, RecordingLoader, [URL]) {
+        let bodies = Dictionary(uniqueKeysWithValues: (0..<count).map { ("/\(name)\($0).png", ManagerHarness.png) })
+        let loader = RecordingLoader(bodies: bodies, delay: delay, hangs: hangs)
+        let manager = ImageManager(cache: ImageCache(namespace: name, directory: directory.url.appendingPathComponent(name)),
+                                   loaders: ImageLoaders([loader]))
+        return (manager, loader, (0..<count).map { URL(string: "mem:/\(name)\($0).png")! })
+    }
+
     @Test func atMostMaxConcurrentLoadsRunAtOnce() async throws {
-        let bodies = Dictionary(uniqueKeysWithValues: (0..<12).map { ("/m\($0).png", ManagerHarness.png) })
-        let loader = RecordingLoader(bodies: bodies, delay: .milliseconds(30))
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let manager = ImageManager(cache: ImageCache(namespace: "t", directory: directory.url), loaders: ImageLoaders([loader]))
-        let urls = (0..<12).map { URL(string: "mem:/m\($0).png")! }
+        let (manager, loader, urls) = recordingManager("m", count: 12, in: directory)
         // The prefetcher is kept for the whole batch (dropping it cancels its loads).
         let prefetcher = ImagePrefetcher(manager: manager)
         _ = await drain(prefetcher.prefetch(urls))
         #expect(loader.maxConcurrent == 3 && loader.requests.count == 12)
         #expect(loader.requests.allSatisfy { $0.priority == .low })
-        let wide = RecordingLoader(bodies: bodies, delay: .milliseconds(30))
-        let other = ImageManager(cache: ImageCache(namespace: "u", directory: directory.url.appendingPathComponent("u")),
-                                 loaders: ImageLoaders([wide]))
+        let (other, wide, otherURLs) = recordingManager("w", count: 12, in: directory)
         let wider = ImagePrefetcher(manager: other, maxConcurrentPrefetchCount: 6)
-        _ = await drain(wider.prefetch(urls))
+        _ = await drain(wider.prefetch(otherURLs))
         #expect(wide.maxConcurrent == 6)
     }
 
     /// SDWebImage's meaning: the limit is the prefetcher's, shared by its batches.
     @Test func theLimitBoundsThePrefetcherAsAWholeNotEachBatch() async throws {
-        let bodies = Dictionary(uniqueKeysWithValues: (0..<16).map { ("/b\($0).png", ManagerHarness.png) })
-        let loader = RecordingLoader(bodies: bodies, delay: .milliseconds(30))
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let manager = ImageManager(cache: ImageCache(namespace: "b", directory: directory.url), loaders: ImageLoaders([loader]))
+        let (manager, loader, urls) = recordingManager("b", count: 16, in: directory)
         let prefetcher = ImagePrefetcher(manager: manager, maxConcurrentPrefetchCount: 2)
-        let urls = (0..<16).map { URL(string: "mem:/b\($0).png")! }
         async let first = drain(prefetcher.prefetch(Array(urls[0..<8])))
         async let second = drain(prefetcher.prefetch(Array(urls[8..<16])))
         let (a, b) = await (first, second)
@@ -71,13 +74,11 @@ import Testing
     }
 
     @Test func droppingThePrefetcherCancelsItsLoads() async throws {
-        let bodies = Dictionary(uniqueKeysWithValues: (0..<4).map { ("/h\($0).png", ManagerHarness.png) })
-        let loader = RecordingLoader(bodies: bodies, hangs: true)
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let manager = ImageManager(cache: ImageCache(namespace: "h", directory: directory.url), loaders: ImageLoaders([loader]))
+        let (manager, loader, urls) = recordingManager("h", count: 4, in: directory, delay: .zero, hangs: true)
         var prefetcher: ImagePrefetcher? = ImagePrefetcher(manager: manager)
-        let stream = prefetcher!.prefetch((0..<4).map { URL(string: "mem:/h\($0).png")! })
+        let stream = prefetcher!.prefetch(urls)
         for _ in 0..<200 where loader.requests.count < 3 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(loader.requests.count == 3)
         prefetcher = nil   // the stream is kept; the prefetcher is gone
