@@ -91,14 +91,11 @@ public final class ImageCache: ImageCaching {
         if key.isEmpty { return nil }
         let scope = query.scope, options = query.options
         if scope.includesMemory, let image = await memory.image(forKey: key) {
-            var hit = ImageCacheResult(image: image, data: nil, cacheType: .memory)
             let wantsData = query.includingData && scope.includesDisk
-            if wantsData || query.includingExtendedData {
-                let entry = await disk.entry(forKey: key, includingData: wantsData, includingExtendedData: query.includingExtendedData)
-                hit.data = entry?.data
-                hit.extendedData = entry?.extendedData
-            }
-            return hit
+            // The hot path: a memory hit that needs nothing from the disk.
+            guard wantsData || query.includingExtendedData else { return ImageCacheResult(image: image, data: nil, cacheType: .memory) }
+            let entry = await disk.entry(forKey: key, includingData: wantsData, includingExtendedData: query.includingExtendedData)
+            return ImageCacheResult(image: image, data: entry?.data, cacheType: .memory, extendedData: entry?.extendedData)
         }
         guard scope.includesDisk, !Task.isCancelled else { return nil }
         let disk = self.disk, coders = self.coders, extended = query.includingExtendedData

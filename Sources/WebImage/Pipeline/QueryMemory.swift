@@ -6,12 +6,15 @@ extension ImageManager {
     /// The memory hit for a prepared call, or nil. With `.queryMemoryData` the hit's data is
     /// read from disk too. Decode options are part of what a hit must match: a first-frame call
     /// on an animated hit gets a still.
+    /// Inlined into the caller: on the hot path every async call level costs its own frame.
+    @inline(__always)
     func queryMemory(_ prepared: PreparedLoad) async -> ImageResult? {
         guard let key = prepared.keys.final else { return nil }
         let (options, context) = (prepared.options, prepared.context)
         let wantsData = options.contains(.queryMemoryData)
-        guard var hit = await prepared.cache.image(forKey: key, from: wantsData ? (context.queryCacheType ?? .all) : .memory,
-                                                   options: prepared.decode, includingData: wantsData) else { return nil }
+        let query = ImageCacheQuery(scope: wantsData ? (context.queryCacheType ?? .all) : .memory, options: prepared.decode,
+                                    includingData: wantsData)
+        guard var hit = await prepared.cache.image(forKey: key, query: query) else { return nil }
         if options.contains(.retryFailed) { failedURLs.remove(prepared.url) }
         if prepared.decode.firstFrameOnly, hit.image.isAnimated {
             hit.image = Image(bitmap: hit.image.bitmap, format: hit.image.format, scale: hit.image.scale)
