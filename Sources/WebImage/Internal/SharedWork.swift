@@ -12,8 +12,13 @@ import Synchronization
 /// what each transition returns after the lock is released: no continuation is resumed, no
 /// task cancelled and no caller's event handler called while the lock is held.
 ///
-/// Lock order: `InFlightTable`'s lock, then this work's lock (a join reserves under both); never
-/// the other way round. The continuations are unsafe ones (the checked kind costs a lock and an
+/// Priority: each subscriber says how urgently it wants the work; the work's `priority` is the
+/// highest of them, raised when a more urgent caller joins and lowered when it leaves. The
+/// work's body passes that handle on to its requests (a loader reorders its queue).
+///
+/// Lock order: `InFlightTable`'s lock, then this work's lock (a join reserves under both), then
+/// the `priority` handle's lock (stored under the work's lock so that concurrent changes land in
+/// order; its observers are called after every lock is released); never the other way round. The continuations are unsafe ones (the checked kind costs a lock and an
 /// allocation per caller, measured with 1,000 callers): the state machine hands each one out
 /// exactly once, to the one transition that takes it out of the state.
 final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
@@ -26,11 +31,14 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
         let id: Int
         fileprivate let replay: [Event]
         fileprivate let onEvent: EventHandler?
+        fileprivate let priorityChanged: Bool
     }
 
     private let machine: Mutex<Machine>
     /// Called once when the work ends or is abandoned (the table forgets it).
     private let onEnd: @Sendable () -> Void
+    /// The highest priority of the subscribers, for the work's own requests.
+    let priority = LoadPriority()
 
     init(replaysEvents: Bool = false, onEnd: @escaping @Sendable () -> Void) {
         machine = Mutex(Machine(replaysEvents: replaysEvents))
@@ -47,19 +55,38 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
         if machine.withLock({ $0.started(task) }) { task.cancel() }
     }
 
-    /// Registers a subscriber before it waits; nil when the work was abandoned (start another).
-    /// Call `replay(_:)` with the result once every lock is released.
-    func reserve(onEvent: EventHandler?) -> Subscription? {
-        switch machine.withLock({ $0.reserve(onEvent: onEvent) }) {
-        case .subscribed(let id, let replay): Subscription(id: id, replay: replay, onEvent: onEvent)
-        case .ended(let id): Subscription(id: id, replay: [], onEvent: nil)
-        case .abandoned: nil
+    /// Registers a subscriber at `priority` before it waits; nil when the work was abandoned
+    /// (start another). Call `replay(_:)` with the result once every lock is released.
+    func reserve(onEvent: EventHandler?, priority: ImageLoaderPriority = .normal) -> Subscription? {
+        let action = machine.withLock { machine -> Machine.ReserveAction in
+            let action = machine.reserve(onEvent: onEvent, priority: priority)
+            if case .subscribed(_, _, true) = action { self.priority.store(machine.priority) }
+            return action
+        }
+        switch action {
+        case .subscribed(let id, let replay, let changed):
+            return Subscription(id: id, replay: replay, onEvent: onEvent, priorityChanged: changed)
+        case .ended(let id): return Subscription(id: id, replay: [], onEvent: nil, priorityChanged: false)
+        case .abandoned: return nil
         }
     }
 
+    /// Subscriber `id` now wants `priority` (the work's priority follows the highest). It is
+    /// read under the work's lock, so that racing changes end at the last value.
+    func setPriority(_ id: Int, to priority: @autoclosure () -> ImageLoaderPriority) {
+        let changed = machine.withLock { machine in
+            let changed = machine.setPriority(id, to: priority())
+            if changed { self.priority.store(machine.priority) }
+            return changed
+        }
+        if changed { self.priority.notify() }
+    }
+
     /// Gives a new subscriber the events sent before it joined (and any sent meanwhile), in
-    /// order, before it receives events directly.
+    /// order, before it receives events directly; tells the work's requests when the new
+    /// subscriber raised its priority.
     func replay(_ subscription: Subscription) {
+        if subscription.priorityChanged { priority.notify() }
         guard let onEvent = subscription.onEvent else { return }
         var events = subscription.replay
         while !events.isEmpty {
@@ -76,13 +103,20 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
     func wait(_ id: Int) async throws -> Output {
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: Waiter) in
-                switch machine.withLock({ $0.wait(id, waiter: waiter, isCancelled: Task.isCancelled) }) {
+                let isCancelled = Task.isCancelled
+                let action = machine.withLock { machine -> Machine.WaitAction in
+                    let action = machine.wait(id, waiter: waiter, isCancelled: isCancelled)
+                    if case .cancelled(_, _, true) = action { self.priority.store(machine.priority) }
+                    return action
+                }
+                switch action {
                 case .suspended:
                     break
                 case .resume(let outcome):
                     waiter.resume(with: outcome)
-                case .cancelled(let abandon, let worker):
+                case .cancelled(let abandon, let worker, let changed):
                     waiter.resume(throwing: CancellationError())
+                    if changed { priority.notify() }
                     if abandon { abandoned(worker) }
                 }
             }
@@ -98,11 +132,20 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
 
     /// Subscriber `id` leaves; the work is abandoned when nobody is left and it has not ended.
     private func leave(_ id: Int) {
-        switch machine.withLock({ $0.leave(id) }) {
-        case .none:
-            break
-        case .resume(let waiter):
+        let action = machine.withLock { machine -> Machine.LeaveAction in
+            let action = machine.leave(id)
+            switch action {
+            case .none(true), .resume(_, true): self.priority.store(machine.priority)
+            default: break
+            }
+            return action
+        }
+        switch action {
+        case .none(let changed):
+            if changed { priority.notify() }
+        case .resume(let waiter, let changed):
             waiter.resume(throwing: CancellationError())
+            if changed { priority.notify() }
         case .abandon(let waiter, let worker):
             waiter?.resume(throwing: CancellationError())
             abandoned(worker)
@@ -125,10 +168,10 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
     }
 
     /// Gives `output` to every subscriber now, while the work still has steps to finish (a
-    /// store): the work stays joinable, and a caller that joins before it ends gets `output`
-    /// at once.
-    func deliver(_ output: Output) {
-        for waiter in machine.withLock({ $0.deliver(output) }) { waiter.resume(returning: output) }
+    /// store): the work stays joinable, and a caller that joins before it ends gets `late`
+    /// (by default `output`) at once.
+    func deliver(_ output: Output, late: Output? = nil) {
+        for waiter in machine.withLock({ $0.deliver(output, late: late) }) { waiter.resume(returning: output) }
     }
 
     private func finish(_ outcome: Result<Output, any Error>) {
@@ -153,24 +196,28 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
 
     /// Joins the work for `key`, or starts `body` as a new one; returns the work and the
     /// caller's subscription id.
-    func join(_ key: Key, replaysEvents: Bool = false, priority: TaskPriority? = nil, onEvent: Work.EventHandler?,
-              body: @escaping @Sendable (Work) async throws -> Output) -> (Work, Int) {
+    /// `priority` is how urgently this caller wants it (the work follows its most urgent caller);
+    /// `taskPriority` is the new work's task's.
+    func join(_ key: Key, replaysEvents: Bool = false, priority: ImageLoaderPriority = .normal, taskPriority: TaskPriority? = nil,
+              onEvent: Work.EventHandler?, body: @escaping @Sendable (Work) async throws -> Output) -> (Work, Int) {
         let (work, subscription, isNew) = works.withLock { works -> (Work, Work.Subscription, Bool) in
-            if let work = works[key], let subscription = work.reserve(onEvent: onEvent) { return (work, subscription, false) }
+            if let work = works[key], let subscription = work.reserve(onEvent: onEvent, priority: priority) {
+                return (work, subscription, false)
+            }
             let work = Work(replaysEvents: replaysEvents) { [weak self] in self?.forget(key) }
             works[key] = work
             // A new work is waiting and not yet started: reserving cannot fail.
-            return (work, work.reserve(onEvent: onEvent)!, true)
+            return (work, work.reserve(onEvent: onEvent, priority: priority)!, true)
         }
         work.replay(subscription)
-        if isNew { work.start(priority: priority, body) }
+        if isNew { work.start(priority: taskPriority, body) }
         return (work, subscription.id)
     }
 
-    /// Joins the work for `key` when one is running; nil otherwise.
-    func joinIfRunning(_ key: Key, onEvent: Work.EventHandler?) -> (Work, Int)? {
+    /// Joins the work for `key` at `priority` when one is running; nil otherwise.
+    func joinIfRunning(_ key: Key, priority: ImageLoaderPriority = .normal, onEvent: Work.EventHandler?) -> (Work, Int)? {
         let joined = works.withLock { works -> (Work, Work.Subscription)? in
-            guard let work = works[key], let subscription = work.reserve(onEvent: onEvent) else { return nil }
+            guard let work = works[key], let subscription = work.reserve(onEvent: onEvent, priority: priority) else { return nil }
             return (work, subscription)
         }
         guard let (work, subscription) = joined else { return nil }
@@ -178,10 +225,17 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
         return (work, subscription.id)
     }
 
-    /// Joins (or starts) and waits for the output.
-    func run(_ key: Key, replaysEvents: Bool = false, onEvent: Work.EventHandler?,
+    /// Joins (or starts) and waits for the output. With `priority`, the caller's subscription
+    /// follows that handle (the work rises and falls with it).
+    func run(_ key: Key, replaysEvents: Bool = false, priority: LoadPriority? = nil, onEvent: Work.EventHandler?,
              body: @escaping @Sendable (Work) async throws -> Output) async throws -> Output {
-        let (work, id) = join(key, replaysEvents: replaysEvents, priority: Task.currentPriority, onEvent: onEvent, body: body)
+        let (work, id) = join(key, replaysEvents: replaysEvents, priority: priority?.value ?? .normal,
+                              taskPriority: Task.currentPriority, onEvent: onEvent, body: body)
+        if let priority {
+            priority.onChange { [weak work] in work?.setPriority(id, to: priority.value) }
+            // A change between the join and the line above is caught here.
+            work.setPriority(id, to: priority.value)
+        }
         return try await work.wait(id)
     }
 

@@ -24,6 +24,8 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
         /// joining caller itself, before it starts receiving events directly.
         var backlog: [Event] = []
         var replaying = false
+        /// How urgently this caller wants the work.
+        var priority: ImageLoaderPriority = .normal
     }
 
     /// The subscribers of a work that has no outcome yet.
@@ -33,6 +35,15 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
         var live = 0
         /// Every event sent so far, for the works that replay them to late subscribers.
         var history: [Event] = []
+        /// Live subscribers per priority (low, normal, high).
+        var perPriority = [0, 0, 0]
+
+        /// The highest priority a live subscriber asks for (normal when none is left).
+        var priority: ImageLoaderPriority {
+            if perPriority[2] > 0 { return .high }
+            if perPriority[1] > 0 || perPriority[0] == 0 { return .normal }
+            return .low
+        }
     }
 
     enum State {
@@ -51,6 +62,10 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     private(set) var state: State = .waiting(Subscribers())
     private(set) var worker: Worker?
     let replaysEvents: Bool
+    /// The work's priority: the highest of its live subscribers'. It only changes while the
+    /// work waits; a transition that changes it says so (`priorityChanged`), and the holder
+    /// passes the new value on (to the work's own requests).
+    private(set) var priority: ImageLoaderPriority = .normal
 
     init(replaysEvents: Bool) { self.replaysEvents = replaysEvents }
 
@@ -68,24 +83,26 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     enum ReserveAction {
         /// Subscribed as `id`; give `replay` to its handler (then call `replayed(id)` until it
         /// returns no more events).
-        case subscribed(id: Int, replay: [Event])
+        case subscribed(id: Int, replay: [Event], priorityChanged: Bool)
         /// The outcome is known: `wait(id)` returns it at once.
         case ended(id: Int)
         /// The work was abandoned: start another.
         case abandoned
     }
 
-    /// A new subscriber, with `onEvent` if it watches events.
-    mutating func reserve(onEvent: Handler?) -> ReserveAction {
+    /// A new subscriber, with `onEvent` if it watches events, at `priority`.
+    mutating func reserve(onEvent: Handler?, priority: ImageLoaderPriority = .normal) -> ReserveAction {
         switch state {
         case .waiting(var subscribers):
             state = .modifying
             let id = subscribers.byID.count
             let replay = onEvent != nil ? subscribers.history : []
-            subscribers.byID.append(Subscriber(onEvent: onEvent, waiter: nil, replaying: !replay.isEmpty))
+            subscribers.byID.append(Subscriber(onEvent: onEvent, waiter: nil, replaying: !replay.isEmpty, priority: priority))
             subscribers.live += 1
+            subscribers.perPriority[priority.rawValue] += 1
+            let changed = updatePriority(subscribers)
             state = .waiting(subscribers)
-            return .subscribed(id: id, replay: replay)
+            return .subscribed(id: id, replay: replay, priorityChanged: changed)
         case .delivered, .finished:
             return .ended(id: -1)
         case .abandoned, .modifying:
@@ -105,6 +122,26 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
         subscribers.byID[id] = subscriber
         state = .waiting(subscribers)
         return backlog
+    }
+
+    /// Subscriber `id` now wants `priority`; true when the work's priority changed.
+    mutating func setPriority(_ id: Int, to priority: ImageLoaderPriority) -> Bool {
+        guard case .waiting(var subscribers) = state, id >= 0, id < subscribers.byID.count,
+              let old = subscribers.byID[id]?.priority, old != priority else { return false }
+        state = .modifying
+        subscribers.byID[id]?.priority = priority
+        subscribers.perPriority[old.rawValue] -= 1
+        subscribers.perPriority[priority.rawValue] += 1
+        let changed = updatePriority(subscribers)
+        state = .waiting(subscribers)
+        return changed
+    }
+
+    private mutating func updatePriority(_ subscribers: Subscribers) -> Bool {
+        let new = subscribers.priority
+        guard new != priority else { return false }
+        priority = new
+        return true
     }
 
     /// Whether any subscriber watches events.
@@ -144,7 +181,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
         /// The caller was cancelled before it waited: resume it with `CancellationError`, and
         /// cancel the work (`worker`, nil when not started) and tell the table, when it was the
         /// last subscriber.
-        case cancelled(abandon: Bool, worker: Worker?)
+        case cancelled(abandon: Bool, worker: Worker?, priorityChanged: Bool)
     }
 
     /// Subscriber `id` waits for the outcome with `waiter`; `isCancelled` is its task's state.
@@ -156,8 +193,8 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
             }
             state = .modifying
             if isCancelled {
-                let abandon = remove(id, from: &subscribers)
-                return .cancelled(abandon: abandon, worker: abandon ? worker : nil)
+                let (abandon, changed) = remove(id, from: &subscribers)
+                return .cancelled(abandon: abandon, worker: abandon ? worker : nil, priorityChanged: changed)
             }
             subscribers.byID[id]?.waiter = waiter
             state = .waiting(subscribers)
@@ -170,9 +207,10 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     }
 
     enum LeaveAction {
-        case none
-        /// Resume this waiter with `CancellationError`.
-        case resume(Waiter)
+        /// Nothing to resume; `priorityChanged` when the work's priority fell.
+        case none(priorityChanged: Bool)
+        /// Resume this waiter with `CancellationError`; `priorityChanged` as above.
+        case resume(Waiter, priorityChanged: Bool)
         /// The last subscriber left: resume its waiter (if it was suspended), cancel the work
         /// and tell the table.
         case abandon(Waiter?, worker: Worker?)
@@ -181,33 +219,37 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     /// Subscriber `id`'s task was cancelled.
     mutating func leave(_ id: Int) -> LeaveAction {
         guard case .waiting(var subscribers) = state, id >= 0, id < subscribers.byID.count,
-              let subscriber = subscribers.byID[id] else { return .none }
+              let subscriber = subscribers.byID[id] else { return .none(priorityChanged: false) }
         state = .modifying
-        let abandon = remove(id, from: &subscribers)
+        let (abandon, changed) = remove(id, from: &subscribers)
         if abandon { return .abandon(subscriber.waiter, worker: worker) }
-        if let waiter = subscriber.waiter { return .resume(waiter) }
-        return .none
+        if let waiter = subscriber.waiter { return .resume(waiter, priorityChanged: changed) }
+        return .none(priorityChanged: changed)
     }
 
-    /// Takes subscriber `id` out; true (and the state is `abandoned`) when it was the last.
-    private mutating func remove(_ id: Int, from subscribers: inout Subscribers) -> Bool {
+    /// Takes subscriber `id` out: `abandoned` (and the state is `abandoned`) when it was the
+    /// last; `priorityChanged` when the work's priority fell with it.
+    private mutating func remove(_ id: Int, from subscribers: inout Subscribers) -> (abandoned: Bool, priorityChanged: Bool) {
+        if let priority = subscribers.byID[id]?.priority { subscribers.perPriority[priority.rawValue] -= 1 }
         subscribers.byID[id] = nil
         subscribers.live -= 1
         if subscribers.live == 0 {
             state = .abandoned
-            return true
+            return (true, false)
         }
+        let changed = updatePriority(subscribers)
         state = .waiting(subscribers)
-        return false
+        return (false, changed)
     }
 
     // MARK: Ending
 
-    /// Hands `output` to every waiting subscriber now; the work keeps running. Returns the
-    /// waiters to resume with it, in the order they joined.
-    mutating func deliver(_ output: Output) -> [Waiter] {
+    /// Hands `output` to every waiting subscriber now; the work keeps running, and a subscriber
+    /// joining from now on (or one that joined but had not started waiting) gets `late` (by
+    /// default `output`: for a load, the same image as a memory hit). Returns the waiters to resume with `output`, in the order they joined.
+    mutating func deliver(_ output: Output, late: Output? = nil) -> [Waiter] {
         guard case .waiting(let subscribers) = state else { return [] }
-        state = .delivered(.success(output))
+        state = .delivered(.success(late ?? output))
         return subscribers.byID.compactMap { $0?.waiter }
     }
 

@@ -88,8 +88,21 @@ final class CurlEngine: @unchecked Sendable {
 
     private func enqueue(_ transfer: CurlTransfer) {
         live.add(1, ordering: .relaxed)
-        lock.withLock { queues.append(transfer) }
+        let handle = transfer.request.priorityHandle
+        if let handle {
+            // A waiting transfer moves to the back of its new level; a running one is unaffected.
+            // Watched before it is queued: a change in between is then read by the append.
+            let id = transfer.id
+            handle.onChange { [weak self] in self?.reprioritize(id, to: handle) }
+        }
+        lock.withLock { queues.append(transfer, level: (handle?.value ?? transfer.request.priority).rawValue) }
         curl_multi_wakeup(multi)
+    }
+
+    /// Moves a waiting transfer to the queue of its handle's current value (read under the
+    /// lock, so that racing changes end at the last one).
+    private func reprioritize(_ id: Int, to handle: LoadPriority) {
+        lock.withLock { queues.move(id: id, toLevel: handle.value.rawValue) }
     }
 
     private func cancel(_ id: Int) {
@@ -163,7 +176,8 @@ final class CurlEngine: @unchecked Sendable {
 /// Waiting transfers by priority: the highest non-empty queue goes first, oldest first (FIFO)
 /// or newest first (LIFO). Taking the next one is O(1) amortised whatever the number waiting,
 /// and so is removing one by id (a cancelled call): its slot is emptied, not shifted out, so
-/// cancelling 10,000 queued transfers costs 10,000 steps, not 50 million.
+/// cancelling 10,000 queued transfers costs 10,000 steps, not 50 million. Moving one to another
+/// level (its priority rose or fell) is a removal and an append.
 struct PriorityQueues {
     /// Per level: the transfers in order, nil where one was removed.
     private var queues: [[CurlTransfer?]] = [[], [], []]
@@ -177,8 +191,7 @@ struct PriorityQueues {
 
     var isEmpty: Bool { count == 0 }
 
-    mutating func append(_ transfer: CurlTransfer) {
-        let level = transfer.request.priority.rawValue
+    mutating func append(_ transfer: CurlTransfer, level: Int) {
         queues[level].append(transfer)
         slots[transfer.id] = (level, bases[level] + queues[level].count - 1)
         count += 1
@@ -216,6 +229,15 @@ struct PriorityQueues {
             heads[level] = 0
         }
     }
+
+    /// Moves a waiting transfer to the back of `level`; a transfer no longer waiting is left alone.
+    mutating func move(id: Int, toLevel level: Int) {
+        guard let current = slots[id], current.level != level, let transfer = remove(id: id) else { return }
+        append(transfer, level: level)
+    }
+
+    /// The level a waiting transfer is in (for tests).
+    func level(of id: Int) -> Int? { slots[id]?.level }
 
     mutating func remove(id: Int) -> CurlTransfer? {
         guard let (level, slot) = slots.removeValue(forKey: id) else { return nil }

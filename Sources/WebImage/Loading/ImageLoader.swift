@@ -17,7 +17,6 @@ public protocol ImageLoader: Sendable {
     func data(for request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse)
 }
 
-/// How urgently a request should start when the loader queues requests.
 /// Changes a request before it is sent, or returns nil to refuse it (SDWebImage's
 /// `SDWebImageDownloaderRequestModifier`). A refused request fails with
 /// `ImageError.requestCancelledByModifier`.
@@ -50,6 +49,10 @@ public struct ImageLoaderRequest: Sendable {
     public var timeout: Duration?
     /// Where the request goes in the loader's queue.
     public var priority: ImageLoaderPriority
+    /// Set when the priority may change while the request waits (a caller with a higher
+    /// priority joined the load, or the caller changed it): a queuing loader watches it and
+    /// reorders the waiting request. Its value beats `priority` once set.
+    public var priorityHandle: LoadPriority?
     /// Accept TLS certificates that do not verify (SDWebImage's `allowInvalidSSLCertificates`).
     public var allowsInvalidCertificates: Bool
     /// Send and store cookies in the loader's cookie store (SDWebImage's `handleCookies`).

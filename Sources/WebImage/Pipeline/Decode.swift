@@ -3,25 +3,25 @@ import Foundation
 /// Stage 4, decoding: the incremental decoder's image when the load was progressive, else the
 /// context's coder or the registry; then the thumbnail box.
 extension ImagePipeline {
-    func decode(_ data: Data, plan: LoadPlan, incremental: (any IncrementalImageDecoder)?) throws -> Image {
+    func decode(_ data: Data, request: LoadRequest, coders: ImageCoders, incremental: (any IncrementalImageDecoder)?) throws -> Image {
         var image: Image?
         if let incremental { image = try? incremental.finish() }
         if image == nil {
-            if let coder = plan.context.coder, coder.canDecode(data) {
-                image = try coder.decode(data, options: plan.decodeOptions)
+            if let coder = request.coder, coder.canDecode(data) {
+                image = try coder.decode(data, options: request.decodeOptions)
             } else {
-                image = try plan.coders.decode(data, options: plan.decodeOptions)
+                image = try coders.decode(data, options: request.decodeOptions)
             }
         }
-        return try thumbnail(image!, plan: plan)
+        return try thumbnail(image!, request: request)
     }
 
     /// Fits a still image into the thumbnail box (the decoder already bounded its longer side),
     /// or stretches it to the box when the aspect ratio is not preserved. Never enlarges.
-    func thumbnail(_ image: Image, plan: LoadPlan) throws -> Image {
-        guard let box = plan.context.thumbnailPixelSize, box.width > 0, box.height > 0, !image.isAnimated else { return image }
+    func thumbnail(_ image: Image, request: LoadRequest) throws -> Image {
+        guard let box = request.thumbnail, !image.isAnimated else { return image }
         let (width, height) = (image.width, image.height)
-        if plan.context.preserveAspectRatio == false {
+        if !request.preservesAspectRatio {
             guard box.width < width || box.height < height else { return image }
             let resized = try ResizingTransformer(width: Double(min(box.width, width)), height: Double(min(box.height, height)),
                                                   scaleMode: .fill).transform(image)

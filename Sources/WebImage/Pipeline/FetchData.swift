@@ -3,18 +3,23 @@ import Foundation
 /// Stage 3, the bytes: one shared transfer per download key, streamed to the works that watch
 /// progress, with progressive previews decoded as chunks arrive.
 extension ImagePipeline {
-    func fetch(_ plan: LoadPlan, validators: CacheValidators?, progressive: Bool,
-               work: SharedWork<ImageEvent, SharedResult>) async throws -> (Download, (any IncrementalImageDecoder)?) {
-        let request = plan.loaderRequest(validators: validators)
-        let loader = plan.loader
+    /// The body of `request`'s transfer, shared with every work of the same download key: in one
+    /// piece, with progress for the works that watch it, or streamed into an incremental decoder
+    /// for previews (`progressive`). This work subscribes at its own priority (the highest of
+    /// its callers'), and the transfer waits in the loader's queue at the highest of its works'.
+    func fetch(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders, validators: CacheValidators?,
+               progressive: Bool, work: SharedWork<ImageEvent, SharedResult>) async throws -> (Download, (any IncrementalImageDecoder)?) {
+        let key = DownloadKey(request)
         let body: @Sendable (SharedWork<DownloadEvent, Download>) async throws -> Download = { transfer in
-            try await ImagePipeline.transfer(request, loader: loader, streaming: transfer.hasEventSubscribers, transfer: transfer)
+            let loaderRequest = request.loaderRequest(validators: validators, priority: transfer.priority)
+            return try await ImagePipeline.transfer(loaderRequest, loader: loader, streaming: transfer.hasEventSubscribers,
+                                                    transfer: transfer)
         }
         guard progressive || work.hasEventSubscribers else {
-            return (try await downloads.run(plan.downloadKey, onEvent: nil, body: body), nil)
+            return (try await downloads.run(key, priority: work.priority, onEvent: nil, body: body), nil)
         }
         if !progressive {
-            let download = try await downloads.run(plan.downloadKey, replaysEvents: true, onEvent: { event in
+            let download = try await downloads.run(key, replaysEvents: true, priority: work.priority, onEvent: { event in
                 if case .progress(let progress) = event { work.send(.progress(progress)) }
             }, body: body)
             return (download, nil)
@@ -24,9 +29,9 @@ extension ImagePipeline {
         return try await withThrowingTaskGroup(of: Download.self) { group in
             group.addTask {
                 defer { feed.finish() }
-                return try await downloads.run(plan.downloadKey, replaysEvents: true, onEvent: { feed.yield($0) }, body: body)
+                return try await downloads.run(key, replaysEvents: true, priority: work.priority, onEvent: { feed.yield($0) }, body: body)
             }
-            var previewer = Previewer(plan: plan, coders: plan.coders)
+            var previewer = Previewer(request: request, coders: coders)
             // The loader throttles its progress events; a preview can come before the first
             // one. Each preview is preceded by the byte count it was decoded from, so that
             // progress never lags behind what the previews show.
@@ -47,7 +52,7 @@ extension ImagePipeline {
                             reported = received
                             work.send(.progress(ImageProgress(receivedBytes: received, expectedBytes: expected)))
                         }
-                        let shown = (try? transformPreview(preview, plan: plan)) ?? preview
+                        let shown = (try? transformPreview(preview, request: request)) ?? preview
                         work.send(.preview(shown))
                     }
                 }

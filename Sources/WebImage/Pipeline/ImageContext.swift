@@ -48,7 +48,9 @@ public struct ImageContext: Sendable {
         get { storage.fields.storeCacheType }
         set { mutate { $0.storeCacheType = newValue } }
     }
-    /// (default `.disk`): a hit is transformed instead of downloading again.
+    /// Where to look for the untransformed original when a transformed or thumbnail image is not
+    /// cached (default `.disk`, as current SDWebImage 5.x): a hit is transformed instead of
+    /// downloading again. `.none` never looks.
     public var originalQueryCacheType: ImageCacheType? {
         get { storage.fields.originalQueryCacheType }
         set { mutate { $0.originalQueryCacheType = newValue } }
@@ -115,6 +117,14 @@ public struct ImageContext: Sendable {
         get { storage.fields.previewInterval }
         set { mutate { $0.previewInterval = newValue } }
     }
+    /// A priority the caller can change while the load runs (Nuke's `ImageTask.priority`
+    /// setter); it beats `.highPriority` / `.lowPriority`. Set `value` on the handle later to
+    /// move the load: a waiting transfer is reordered in the loader's queue. Calls sharing a
+    /// load run at the highest priority among them.
+    public var priority: LoadPriority? {
+        get { storage.fields.priority }
+        set { mutate { $0.priority = newValue } }
+    }
 
     /// An empty context: every setting falls back to its default.
     public init() { storage = Storage.empty }
@@ -168,6 +178,7 @@ public struct ImageContext: Sendable {
         result.loader = mine.loader ?? base.loader
         result.coder = mine.coder ?? base.coder
         result.previewInterval = mine.previewInterval ?? base.previewInterval
+        result.priority = mine.priority ?? base.priority
         result.custom = base.custom.merging(mine.custom) { _, mine in mine }
         return ImageContext(storage: Storage(result))
     }
@@ -214,6 +225,7 @@ public struct ImageContext: Sendable {
         var loader: (any ImageLoader)?
         var coder: (any ImageCoder)?
         var previewInterval: Duration?
+        var priority: LoadPriority?
         var custom: [ObjectIdentifier: any Sendable] = [:]
 
         var isEmpty: Bool {
@@ -223,7 +235,7 @@ public struct ImageContext: Sendable {
                 && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && asyncRequestModifier == nil
                 && responseModifier == nil
                 && decryptor == nil && downloadTimeout == nil && cache == nil && loader == nil && coder == nil
-                && previewInterval == nil && custom.isEmpty
+                && previewInterval == nil && priority == nil && custom.isEmpty
         }
     }
 

@@ -26,9 +26,8 @@ public final class ImageManager: Sendable {
 
     let failedURLs = FailedURLs()
     let pipeline: ImagePipeline
+    /// The configuration's default context with its plug-ins filled in.
     private let defaults: ImageContext
-    /// What `defaults` decide, worked out once (a call with an empty context uses it as is).
-    private let defaultSettings: CallSettings
 
     /// A manager over `cache`, `loaders` and `coders`.
     public init(cache: any ImageCaching = ImageCache.shared, loaders: ImageLoaders = .shared,
@@ -38,7 +37,6 @@ public final class ImageManager: Sendable {
         self.coders = coders
         self.configuration = configuration
         defaults = configuration.effectiveDefaults
-        defaultSettings = CallSettings(defaults)
         pipeline = ImagePipeline(shouldDownload: configuration.shouldDownload)
     }
 
@@ -85,7 +83,8 @@ public final class ImageManager: Sendable {
     /// The key the image at `url` is cached under with `context` (filter, thumbnail and
     /// transformer applied as SDWebImage does); empty when the key filter says not to cache.
     public func cacheKey(for url: URL, context: ImageContext = .init()) -> String {
-        CallSettings(context.merged(over: defaults)).cacheKeys(for: url, absoluteString: url.absoluteString).final ?? ""
+        LoadRequest(url: url, urlString: url.absoluteString, options: [], context: context.merged(over: defaults), cache: cache,
+                    isShareable: false).cacheKey ?? ""
     }
 
     // MARK: - Failed URLs
@@ -121,85 +120,81 @@ public final class ImageManager: Sendable {
         // work in flight needs no more task memory than its first slab (a thousand joining
         // callers then allocate nothing).
         switch try admit(url, options: callOptions, context: callContext, onEvent: onEvent) {
-        case .joined(let work, let id, let options):
-            return try await settle(url, options) { try await work.wait(id) }
-        case .query(let prepared):
-            return try await queryThenRun(prepared, onEvent: onEvent)
+        case .joined(let work, let id, let request):
+            return try await settle(request) { try await work.wait(id) }
+        case .query(let request, let key):
+            return try await queryThenRun(request, key, onEvent: onEvent)
         }
     }
 
     /// What a call does after its synchronous checks.
     private enum Admission {
         /// It joined the work in flight for its key, as subscriber `id`.
-        case joined(SharedWork<ImageEvent, SharedResult>, id: Int, options: ImageOptions)
-        /// It asks the memory cache, then runs (or joins) the shared work.
-        case query(PreparedLoad)
+        case joined(SharedWork<ImageEvent, SharedResult>, id: Int, LoadRequest)
+        /// It asks the memory cache, then runs (or joins) the shared work for `key`.
+        case query(LoadRequest, WorkKey)
     }
 
-    /// Validates the call, merges its options and context over the defaults, works out its keys,
-    /// and joins the work in flight for them when there is one.
+    /// Validates the call, merges its options and context over the defaults into one
+    /// `LoadRequest`, and joins the work in flight for its key when there is one.
     private func admit(_ url: URL, options callOptions: ImageOptions, context callContext: ImageContext,
                        onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> Admission {
         try Task.checkCancellation()
         let string = url.absoluteString
         guard !string.isEmpty, let scheme = url.scheme, !scheme.isEmpty else { throw ImageError.invalidURL(string) }
         var options = configuration.defaultOptions.isEmpty ? callOptions : callOptions.union(configuration.defaultOptions)
-        let context: ImageContext, settings: CallSettings
-        if callContext.isEmpty, configuration.optionsProcessor == nil {
-            (context, settings) = (defaults, defaultSettings)
-        } else {
-            var merged = callContext.isEmpty ? defaults : callContext.merged(over: defaults)
-            if let processor = configuration.optionsProcessor {
-                (options, merged) = processor(url, options, merged)
-            }
-            (context, settings) = (merged, CallSettings(merged))
-        }
+        var context = callContext.isEmpty ? defaults : callContext.merged(over: defaults)
+        if let processor = configuration.optionsProcessor { (options, context) = processor(url, options, context) }
         if !options.contains(.retryFailed), failedURLs.contains(url) { throw ImageError.blacklistedURL(url) }
-        let keys = settings.cacheKeys(for: url, absoluteString: string)
-        let decode = settings.decodeOptions(options, key: keys.final ?? string)
-        let unique: UUID? = callContext.isShareable ? nil : UUID()
-        let workKey = LoadPlan.WorkKey(
-            url: string, cacheKey: keys.final, decode: decode,
-            options: options.subtracting([.retryFailed, .lowPriority, .highPriority, .queryMemoryData]).rawValue,
-            query: settings.query, store: settings.store, originalQuery: settings.originalQuery,
-            originalStore: settings.originalStore, stretches: settings.stretches, cacheID: settings.cacheID,
-            loaderID: settings.loaderID, coderID: settings.coderID, unique: unique)
-        let queriesMemory = keys.final != nil && !options.contains(.fromLoaderOnly) && !options.contains(.refreshCached)
-            && settings.query.includesMemory
+        let request = LoadRequest(url: url, urlString: string, options: options, context: context, cache: cache,
+                                  isShareable: callContext.isShareable)
+        let key = WorkKey(request)
         // Work in flight for this key: join it (cheaper than asking the memory cache).
-        if queriesMemory, let (work, id) = pipeline.works.joinIfRunning(workKey, onEvent: onEvent) {
-            return .joined(work, id: id, options: options)
+        if request.queriesMemory,
+           let (work, id) = pipeline.works.joinIfRunning(key, priority: callerPriority(request), onEvent: onEvent) {
+            followPriority(of: request, in: work, id: id)
+            return .joined(work, id: id, request)
         }
-        return .query(PreparedLoad(url: url, string: string, options: options, context: context, keys: keys,
-                                   decode: decode, cache: context.cache ?? cache, workKey: workKey,
-                                   unique: unique, queriesMemory: queriesMemory))
+        return .query(request, key)
     }
 
     /// The memory cache, then the shared work (disk, download, decode, transform, store).
-    private func queryThenRun(_ prepared: PreparedLoad, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
-        let (url, options, context) = (prepared.url, prepared.options, prepared.context)
+    private func queryThenRun(_ request: LoadRequest, _ key: WorkKey, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
         // 1. Memory: the fast path, a hit needs nothing else.
-        if prepared.queriesMemory {
-            if let hit = await queryMemory(prepared) { return .hit(hit) }
+        if request.queriesMemory {
+            if let hit = await queryMemory(request) { return .hit(hit) }
             try Task.checkCancellation()
         }
-        guard let loader = context.loader ?? loaders.loader(for: url), loader.canLoad(url) else {
-            throw ImageError.invalidURL(prepared.string)
+        guard let loader = request.loader ?? loaders.loader(for: request.url), loader.canLoad(request.url) else {
+            throw ImageError.invalidURL(request.urlString)
         }
-        let downloadKey = LoadPlan.DownloadKey(
-            url: prepared.string, cookies: options.contains(.handleCookies),
-            invalidCertificates: options.contains(.allowInvalidSSLCertificates),
-            timeout: context.downloadTimeout, conditional: options.contains(.refreshCached),
-            loader: instanceIdentity(context.loader), unique: prepared.unique)
-        let plan = LoadPlan(url: url, options: options, context: context, cacheKey: prepared.keys.final,
-                            originalKey: prepared.keys.original, decodeOptions: prepared.decode, cache: prepared.cache,
-                            loader: loader, coders: coders, workKey: prepared.workKey, downloadKey: downloadKey)
-        return try await settle(url, options) { try await pipeline.run(plan, onEvent: onEvent) }
+        let (coders, pipeline) = (self.coders, self.pipeline)
+        return try await settle(request) {
+            let (work, id) = pipeline.works.join(key, priority: callerPriority(request), taskPriority: Task.currentPriority,
+                                                 onEvent: onEvent) { work in
+                try await pipeline.load(request, loader: loader, coders: coders, work: work)
+            }
+            followPriority(of: request, in: work, id: id)
+            return try await work.wait(id)
+        }
+    }
+
+    /// The priority a caller subscribes with: its own handle's, else its options'.
+    private func callerPriority(_ request: LoadRequest) -> ImageLoaderPriority {
+        request.context.priority?.value ?? request.priority
+    }
+
+    /// A caller that gave a priority handle moves its subscription when the handle changes.
+    private func followPriority(of request: LoadRequest, in work: SharedWork<ImageEvent, SharedResult>, id: Int) {
+        guard let handle = request.context.priority else { return }
+        handle.onChange { [weak work] in work?.setPriority(id, to: handle.value) }
+        work.setPriority(id, to: handle.value)   // a change since the join
     }
 
     /// Runs the shared part of a load and keeps the failed-URL list: a success with
     /// `.retryFailed` takes the URL off, a permanent failure puts it on.
-    private func settle(_ url: URL, _ options: ImageOptions, _ body: () async throws -> SharedResult) async throws -> LoadOutcome {
+    private func settle(_ request: LoadRequest, _ body: () async throws -> SharedResult) async throws -> LoadOutcome {
+        let (url, options) = (request.url, request.options)
         do {
             let shared = try await body()
             if options.contains(.retryFailed) { failedURLs.remove(url) }

@@ -11,9 +11,9 @@ import Synchronization
 ///        │
 ///        ├─ 1. QueryMemory   memory cache, by the caller itself ──────────────▶ hit: return
 ///        │
-///        └─▶ shared work (SharedWork, one per work key: URL + options + transformer + thumbnail)
+///        └─▶ shared work (SharedWork, one per WorkKey ⊃ DecodeKey ⊃ DownloadKey, from the LoadRequest)
 ///               2. QueryDisk    disk cache (or the cached original of a derived image) ─▶ hit
-///               3. FetchData    shared transfer (one per download key) ─▶ progress, previews
+///               3. FetchData    shared transfer (one per DownloadKey) ─▶ progress, previews
 ///               4. Decode       incremental decoder's image, or a full decode; thumbnail box
 ///               5. Process      the transformer
 ///               ── deliver to every caller ──
@@ -23,9 +23,9 @@ import Synchronization
 /// cancelled and nothing after the current stage runs, nothing is stored.
 struct ImagePipeline: Sendable {
     /// Decode-transform-store works, by work key.
-    let works = InFlightTable<LoadPlan.WorkKey, ImageEvent, SharedResult>()
+    let works = InFlightTable<WorkKey, ImageEvent, SharedResult>()
     /// Transfers, by download key.
-    let downloads = InFlightTable<LoadPlan.DownloadKey, DownloadEvent, Download>()
+    let downloads = InFlightTable<DownloadKey, DownloadEvent, Download>()
     let shouldDownload: (@Sendable (URL) -> Bool)?
     /// Disk writes running in the background, so that they can be awaited.
     let pendingStores = PendingStores()
@@ -43,12 +43,6 @@ struct ImagePipeline: Sendable {
         case data(Data)
     }
 
-    func run(_ plan: LoadPlan, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
-        try await works.run(plan.workKey, onEvent: onEvent) { work in
-            try await load(plan, work: work)
-        }
-    }
-
     func cancelAll() {
         works.cancelAll()
         downloads.cancelAll()
@@ -58,25 +52,28 @@ struct ImagePipeline: Sendable {
 
     // MARK: - Stages
 
-    func load(_ plan: LoadPlan, work: SharedWork<ImageEvent, SharedResult>) async throws -> SharedResult {
-        let options = plan.options
+    /// The shared work of one work key, from the disk query to the store; `work` is its handle
+    /// (events to send, the callers' priority).
+    func load(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders,
+              work: SharedWork<ImageEvent, SharedResult>) async throws -> SharedResult {
+        let options = request.options
         // 2. Disk (the manager looked in memory).
         let cached: ImageCacheResult?
-        switch try await queryDisk(plan) {
+        switch try await queryDisk(request) {
         case .hit(let result): return result
         case .miss(let entry): cached = entry
         }
         if options.contains(.fromCacheOnly) {
-            if let cached { return SharedResult(ImageResult(cached, url: plan.url)) }
-            throw ImageError.notInCache(key: plan.cacheKey ?? plan.url.absoluteString)
+            if let cached { return SharedResult(ImageResult(cached, url: request.url)) }
+            throw ImageError.notInCache(key: request.cacheKey ?? request.url.absoluteString)
         }
-        if let shouldDownload, !shouldDownload(plan.url) {
-            if let cached { return SharedResult(ImageResult(cached, url: plan.url)) }
-            throw ImageError.downloadNotAllowed(plan.url)
+        if let shouldDownload, !shouldDownload(request.url) {
+            if let cached { return SharedResult(ImageResult(cached, url: request.url)) }
+            throw ImageError.downloadNotAllowed(request.url)
         }
         try Task.checkCancellation()
         // 3. Data. Refreshing: the callers watching events see the cached image before the network answers.
-        if let cached, options.contains(.refreshCached) { work.send(.cached(ImageResult(cached, url: plan.url))) }
+        if let cached, options.contains(.refreshCached) { work.send(.cached(ImageResult(cached, url: request.url))) }
 
         // Download (shared), with previews when asked.
         let validators: CacheValidators?
@@ -86,39 +83,41 @@ struct ImagePipeline: Sendable {
             validators = nil
         }
         let progressive = options.contains(.progressiveLoad) && !options.contains(.avoidDecodeImage)
-        let (download, incremental) = try await fetch(plan, validators: validators, progressive: progressive, work: work)
+        let (download, incremental) = try await fetch(request, loader: loader, coders: coders, validators: validators, progressive: progressive, work: work)
         if download.response.statusCode == 304, let cached {
-            return SharedResult(ImageResult(cached, url: plan.url))
+            return SharedResult(ImageResult(cached, url: request.url))
         }
-        guard download.response.statusCode != 304 else { throw ImageError.badStatusCode(304, url: plan.url) }
-        guard !download.data.isEmpty else { throw ImageError.decodingFailed(.emptyData, source: plan.url.absoluteString, byteCount: 0) }
+        guard download.response.statusCode != 304 else { throw ImageError.badStatusCode(304, url: request.url) }
+        guard !download.data.isEmpty else { throw ImageError.decodingFailed(.emptyData, source: request.url.absoluteString, byteCount: 0) }
 
         // 4. Decode (a failure names the URL and the byte count), 5. process.
         try Task.checkCancellation()
         let original: Image
-        do { original = try decode(download.data, plan: plan, incremental: incremental) } catch let error as ImageError {
+        do { original = try decode(download.data, request: request, coders: coders, incremental: incremental) } catch let error as ImageError {
             switch error {
             case .emptyData, .unsupportedFormat, .undecodable, .tooLarge:
-                throw ImageError.decodingFailed(error, source: plan.url.absoluteString, byteCount: download.data.count)
+                throw ImageError.decodingFailed(error, source: request.url.absoluteString, byteCount: download.data.count)
             default: throw error
             }
         }
         try Task.checkCancellation()
-        let image = try transform(original, plan: plan)
+        let image = try transform(original, request: request)
         // Every caller may have left while the transform ran: then nothing of it is stored.
         try Task.checkCancellation()
-        let derived = plan.isDerived && !(image.isAnimated && !options.contains(.transformAnimatedImage) && plan.context.thumbnailPixelSize == nil)
+        let derived = request.isDerived && !(image.isAnimated && !options.contains(.transformAnimatedImage) && request.context.thumbnailPixelSize == nil)
 
-        // 6. Store. The callers get the image now (unless they wait for the store); the work stays in the
-        // table until the memory store is done, so a caller arriving meanwhile joins it.
-        let result = SharedResult(ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: plan.url))
+        // 6. Store: memory first, so that a call made as soon as a caller returns finds it there;
+        // then the callers get the image (unless they wait for the disk), then the disk write.
+        let result = SharedResult(ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: request.url))
         // The background disk write is registered before any caller is resumed, so that a
-        // `waitForPendingStores()` called as soon as the load returns waits for it (even while
-        // a slow memory store still runs before the write starts).
+        // `waitForPendingStores()` called as soon as the load returns waits for it.
         let reservation = options.contains(.waitStoreCache) ? nil : pendingStores.reserve()
-        if !options.contains(.waitStoreCache) { work.deliver(result) }
-        await store(plan, original: original, image: image, data: download.data, derived: derived,
-                    validators: CacheValidators(headers: download.response.headers), reservation: reservation)
+        let inMemory = await storeInMemory(request, image: image)
+        // A caller that joins while the disk write runs gets the image as a memory hit.
+        let late = inMemory ? SharedResult(ImageResult(image: image, data: result.result.data, cacheType: .memory, url: request.url)) : result
+        if !options.contains(.waitStoreCache) { work.deliver(result, late: late) }
+        await storeOnDisk(request, original: original, image: image, data: download.data, derived: derived,
+                          validators: CacheValidators(headers: download.response.headers), reservation: reservation)
         return result
     }
 }

@@ -12,10 +12,10 @@ struct Previewer {
     private let coder: (any ImageCoder)?
     private let coders: ImageCoders
 
-    init(plan: LoadPlan, coders: ImageCoders) {
-        interval = plan.previewInterval
-        options = plan.decodeOptions
-        coder = plan.context.coder
+    init(request: LoadRequest, coders: ImageCoders) {
+        interval = request.previewInterval
+        options = request.decodeOptions
+        coder = request.coder
         self.coders = coders
     }
 

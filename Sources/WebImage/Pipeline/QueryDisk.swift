@@ -12,23 +12,23 @@ extension ImagePipeline {
         case miss(cached: ImageCacheResult?)
     }
 
-    func queryDisk(_ plan: LoadPlan) async throws -> DiskQuery {
-        let options = plan.options
-        guard let key = plan.cacheKey, !options.contains(.fromLoaderOnly) else { return .miss(cached: nil) }
+    func queryDisk(_ request: LoadRequest) async throws -> DiskQuery {
+        let options = request.options
+        guard let key = request.cacheKey, !options.contains(.fromLoaderOnly) else { return .miss(cached: nil) }
         try Task.checkCancellation()
-        let scope: ImageCacheType = options.contains(.refreshCached) ? plan.queryType
-            : (plan.queryType.includesDisk ? .disk : .none)
+        let scope: ImageCacheType = options.contains(.refreshCached) ? request.queryType
+            : (request.queryType.includesDisk ? .disk : .none)
         var cached: ImageCacheResult?
         if scope != .none {
             // With .refreshCached the validators come in the same trip as the entry.
-            cached = await plan.cache.image(forKey: key, query: ImageCacheQuery(
-                scope: scope, options: plan.decodeOptions, includingData: options.contains(.queryMemoryData),
-                storeType: plan.memoryStoreType, includingExtendedData: options.contains(.refreshCached)))
+            cached = await request.cache.image(forKey: key, query: ImageCacheQuery(
+                scope: scope, options: request.decodeOptions, includingData: options.contains(.queryMemoryData),
+                storeType: request.memoryStoreType, includingExtendedData: options.contains(.refreshCached)))
         }
         if let cached, !options.contains(.refreshCached) {
-            return .hit(SharedResult(ImageResult(cached, url: plan.url)))
+            return .hit(SharedResult(ImageResult(cached, url: request.url)))
         }
-        if cached == nil, !options.contains(.refreshCached), let result = try await fromCachedOriginal(plan) {
+        if cached == nil, !options.contains(.refreshCached), let result = try await fromCachedOriginal(request) {
             return .hit(SharedResult(result))
         }
         return .miss(cached: cached)
@@ -36,17 +36,18 @@ extension ImagePipeline {
 
     /// A transformed or thumbnail image that is not cached, made from the cached original
     /// (when `originalQueryCacheType` asks to look for it).
-    func fromCachedOriginal(_ plan: LoadPlan) async throws -> ImageResult? {
-        guard plan.isDerived, plan.originalQueryType != .none, let originalKey = plan.originalKey else { return nil }
-        var fullSize = plan.decodeOptions
+    func fromCachedOriginal(_ request: LoadRequest) async throws -> ImageResult? {
+        guard request.isDerived, request.originalQueryType != .none, let originalKey = request.originalKey else { return nil }
+        var fullSize = request.decodeOptions
         fullSize.maxPixelSize = nil
         // The original is promoted only as its own store type allows (disk by default): a
         // thumbnail or transformed load never puts the full-size image in memory.
-        guard let hit = await plan.cache.image(forKey: originalKey, query: ImageCacheQuery(
-            scope: plan.originalQueryType, options: fullSize, storeType: plan.originalStoreType)) else { return nil }
+        guard let hit = await request.cache.image(forKey: originalKey, query: ImageCacheQuery(
+            scope: request.originalQueryType, options: fullSize, storeType: request.originalStoreType)) else { return nil }
         try Task.checkCancellation()
-        let image = try transform(thumbnail(hit.image, plan: plan), plan: plan)
-        await store(plan, original: hit.image, image: image, data: nil, derived: true, validators: nil, storesOriginal: false)
-        return ImageResult(image: image, data: nil, cacheType: hit.cacheType, url: plan.url)
+        let image = try transform(thumbnail(hit.image, request: request), request: request)
+        _ = await storeInMemory(request, image: image)
+        await storeOnDisk(request, original: hit.image, image: image, data: nil, derived: true, validators: nil, storesOriginal: false)
+        return ImageResult(image: image, data: nil, cacheType: hit.cacheType, url: request.url)
     }
 }

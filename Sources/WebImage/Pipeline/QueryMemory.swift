@@ -3,22 +3,22 @@ import Foundation
 /// Stage 1, the memory cache: asked by the caller itself, before any shared work (a hit costs
 /// one actor hop and no task).
 extension ImageManager {
-    /// The memory hit for a prepared call, or nil. With `.queryMemoryData` the hit's data is
+    /// The memory hit for a call, or nil. With `.queryMemoryData` the hit's data is
     /// read from disk too. Decode options are part of what a hit must match: a first-frame call
     /// on an animated hit gets a still.
     /// Inlined into the caller: on the hot path every async call level costs its own frame.
     @inline(__always)
-    func queryMemory(_ prepared: PreparedLoad) async -> ImageResult? {
-        guard let key = prepared.keys.final else { return nil }
-        let (options, context) = (prepared.options, prepared.context)
+    func queryMemory(_ request: LoadRequest) async -> ImageResult? {
+        guard let key = request.cacheKey else { return nil }
+        let options = request.options
         let wantsData = options.contains(.queryMemoryData)
-        let query = ImageCacheQuery(scope: wantsData ? (context.queryCacheType ?? .all) : .memory, options: prepared.decode,
+        let query = ImageCacheQuery(scope: wantsData ? request.queryType : .memory, options: request.decodeOptions,
                                     includingData: wantsData)
-        guard var hit = await prepared.cache.image(forKey: key, query: query) else { return nil }
-        if options.contains(.retryFailed) { failedURLs.remove(prepared.url) }
-        if prepared.decode.firstFrameOnly, hit.image.isAnimated {
+        guard var hit = await request.cache.image(forKey: key, query: query) else { return nil }
+        if options.contains(.retryFailed) { failedURLs.remove(request.url) }
+        if request.decodeOptions.firstFrameOnly, hit.image.isAnimated {
             hit.image = Image(bitmap: hit.image.bitmap, format: hit.image.format, scale: hit.image.scale)
         }
-        return ImageResult(hit, url: prepared.url)
+        return ImageResult(hit, url: request.url)
     }
 }

@@ -1,32 +1,44 @@
 import Foundation
 import Synchronization
 
-/// Stage 6, storing: memory before the callers go on, disk in the background (or before
+/// Stage 6, storing: memory before the callers are resumed, disk in the background (or before
 /// returning, with `.waitStoreCache`).
 extension ImagePipeline {
-    /// Stores a loaded image: into memory before the work ends (so that a caller arriving just
-    /// after it finds the image), to disk in the background or, with `.waitStoreCache`, before
-    /// returning. Failures are logged: the caller still gets the image.
-    func store(_ plan: LoadPlan, original: Image, image: Image, data: Data?, derived: Bool,
-               validators: CacheValidators?, storesOriginal: Bool = true, reservation: PendingStores.Reservation? = nil) async {
+    /// Puts the loaded image into memory, as the request's store type allows; true when it went
+    /// there. Runs before the callers are resumed, so that a call made as soon as one returns
+    /// finds it. A failure is logged: the callers still get the image.
+    func storeInMemory(_ request: LoadRequest, image: Image) async -> Bool {
+        guard let key = request.cacheKey, request.memoryStoreType.includesMemory else { return false }
+        do {
+            try await request.cache.store(image, data: nil, forKey: key, to: .memory)
+            return true
+        } catch {
+            ImagePipeline.logger.warning("could not cache \(request.urlString) in memory: \(error)")
+            return false
+        }
+    }
+
+    /// Writes a loaded image to disk: in the background (in place of `reservation`) or, with
+    /// `.waitStoreCache`, before returning. The original of a transformed or thumbnail image
+    /// goes under its own key as `originalStoreCacheType` says. Failures are logged: the caller
+    /// still gets the image.
+    func storeOnDisk(_ request: LoadRequest, original: Image, image: Image, data: Data?, derived: Bool,
+                     validators: CacheValidators?, storesOriginal: Bool = true, reservation: PendingStores.Reservation? = nil) async {
         // A reservation not handed to a write is released, whichever way this returns.
         var started = false
         defer { if let reservation, !started { pendingStores.release(reservation) } }
-        guard let key = plan.cacheKey else { return }
-        let cache = plan.cache, url = plan.url
-        let storeType = plan.storeType
-        if plan.memoryStoreType.includesMemory {
-            do { try await cache.store(image, data: nil, forKey: key, to: .memory) } catch {
-                ImagePipeline.logger.warning("could not cache \(url.absoluteString) in memory: \(error)")
-            }
-        }
-        let serializer = plan.context.cacheSerializer
-        let originalStoreType = plan.originalStoreType
-        let originalKey = plan.originalKey
-        let thumbnailed = plan.context.thumbnailPixelSize != nil
+        guard let key = request.cacheKey else { return }
+        let cache = request.cache, url = request.url
+        let storeType = request.storeType
+        let serializer = request.context.cacheSerializer
+        let originalStoreType = request.originalStoreType
+        let originalKey = request.originalKey
+        let thumbnailed = request.context.thumbnailPixelSize != nil
+        let storesOriginal = derived && storesOriginal && originalKey != key && originalStoreType != .none
+        guard storeType.includesDisk || storesOriginal else { return }
         let disk: @Sendable () async -> Void = {
             do {
-                if derived, storesOriginal, let originalKey, originalKey != key, originalStoreType != .none {
+                if storesOriginal, let originalKey {
                     // The full-size original: its data for the disk; its image for memory only when not a thumbnail.
                     let destination: ImageCacheType = thumbnailed
                         ? (originalStoreType.includesDisk ? .disk : .none) : originalStoreType
@@ -48,9 +60,7 @@ extension ImagePipeline {
                 ImagePipeline.logger.warning("could not cache \(url.absoluteString) on disk: \(error)")
             }
         }
-        let storesOriginal = derived && storesOriginal && originalKey != key && originalStoreType != .none
-        guard storeType.includesDisk || storesOriginal else { return }
-        if plan.options.contains(.waitStoreCache) {
+        if request.options.contains(.waitStoreCache) {
             await disk()
         } else {
             pendingStores.start(disk, reservation: reservation)

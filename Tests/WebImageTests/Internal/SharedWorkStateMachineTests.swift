@@ -10,8 +10,8 @@ import Testing
 
     struct Failure: Error, Equatable {}
 
-    func subscribe(_ machine: inout Machine, _ handler: String? = nil) -> Int {
-        guard case .subscribed(let id, _) = machine.reserve(onEvent: handler) else {
+    func subscribe(_ machine: inout Machine, _ handler: String? = nil, priority: ImageLoaderPriority = .normal) -> Int {
+        guard case .subscribed(let id, _, _) = machine.reserve(onEvent: handler, priority: priority) else {
             Issue.record("not subscribed")
             return -1
         }
@@ -50,7 +50,7 @@ import Testing
         let a = subscribe(&machine), b = subscribe(&machine)
         _ = machine.wait(a, waiter: "A", isCancelled: false)
         _ = machine.wait(b, waiter: "B", isCancelled: false)
-        guard case .resume("A") = machine.leave(a) else { Issue.record("A was not resumed alone"); return }
+        guard case .resume("A", priorityChanged: false) = machine.leave(a) else { Issue.record("A was not resumed alone"); return }
         #expect(!machine.isOver)
         guard case .abandon("B", worker: "task") = machine.leave(b) else { Issue.record("not abandoned"); return }
         #expect(machine.isOver)
@@ -59,7 +59,7 @@ import Testing
         let finish = machine.finish(.success(1))
         #expect(finish.waiters.isEmpty && !finish.ends)
         // Leaving twice is harmless.
-        guard case .none = machine.leave(b) else { Issue.record("left twice"); return }
+        guard case .none(priorityChanged: false) = machine.leave(b) else { Issue.record("left twice"); return }
     }
 
     @Test func aWorkAbandonedBeforeItsTaskStartsCancelsItAtOnce() {
@@ -73,10 +73,10 @@ import Testing
         var machine = Machine(replaysEvents: false)
         _ = machine.started("task")
         let a = subscribe(&machine), b = subscribe(&machine)
-        guard case .cancelled(abandon: false, worker: nil) = machine.wait(a, waiter: "A", isCancelled: true) else {
+        guard case .cancelled(abandon: false, worker: nil, priorityChanged: false) = machine.wait(a, waiter: "A", isCancelled: true) else {
             Issue.record("a cancelled waiter was suspended"); return
         }
-        guard case .cancelled(abandon: true, worker: "task") = machine.wait(b, waiter: "B", isCancelled: true) else {
+        guard case .cancelled(abandon: true, worker: "task", priorityChanged: false) = machine.wait(b, waiter: "B", isCancelled: true) else {
             Issue.record("the last cancelled waiter did not abandon"); return
         }
         // A subscriber that already left and then waits is resumed with CancellationError.
@@ -97,12 +97,20 @@ import Testing
         // among the waiters, and leaving now changes nothing.
         let delivered = machine.deliver(7)
         #expect(delivered == ["A"])
-        guard case .none = machine.leave(b) else { Issue.record("leaving after delivery did something"); return }
+        guard case .none(priorityChanged: false) = machine.leave(b) else { Issue.record("leaving after delivery did something"); return }
         #expect(!machine.isOver, "a delivered work still runs its store")
         // A caller joining during the store gets the delivered output at once.
         guard case .ended(let late) = machine.reserve(onEvent: nil),
               case .resume(let outcome) = machine.wait(late, waiter: "L", isCancelled: false) else { Issue.record("not ended"); return }
         #expect(value(outcome) == 7)
+        // With a late output (a load's memory hit), the waiters get the output and later callers the late one.
+        var other = Machine(replaysEvents: false)
+        let w = subscribe(&other)
+        _ = other.wait(w, waiter: "W", isCancelled: false)
+        #expect(other.deliver(1, late: 2) == ["W"])
+        guard case .ended(let joiner) = other.reserve(onEvent: nil),
+              case .resume(let lateOutcome) = other.wait(joiner, waiter: "J", isCancelled: false) else { Issue.record("not ended"); return }
+        #expect(value(lateOutcome) == 2)
         // The body's own result after delivery does not replace what was delivered.
         let finish = machine.finish(.failure(Failure()))
         #expect(finish.waiters.isEmpty && finish.ends && value(finish.outcome) == 7)
@@ -132,7 +140,7 @@ import Testing
         #expect(machine.send("e1") == ["early"])
         #expect(machine.send("e2") == ["early"])
         // A late watcher is handed the history to replay; events sent meanwhile wait for it.
-        guard case .subscribed(let late, let replay) = machine.reserve(onEvent: "late") else { Issue.record("not subscribed"); return }
+        guard case .subscribed(let late, let replay, _) = machine.reserve(onEvent: "late") else { Issue.record("not subscribed"); return }
         #expect(replay == ["e1", "e2"])
         #expect(machine.send("e3") == ["early"], "the late watcher is still replaying")
         #expect(machine.replayed(late) == ["e3"], "what came during the replay comes next")
@@ -143,8 +151,51 @@ import Testing
         var plain = Machine(replaysEvents: false)
         _ = subscribe(&plain, "first")
         _ = plain.send("x")
-        guard case .subscribed(_, let nothing) = plain.reserve(onEvent: "second") else { Issue.record("not subscribed"); return }
+        guard case .subscribed(_, let nothing, _) = plain.reserve(onEvent: "second") else { Issue.record("not subscribed"); return }
         #expect(nothing.isEmpty)
         #expect(plain.send("y") == ["first", "second"])
+    }
+
+    @Test func priorityFollowsTheMostUrgentLiveSubscriber() {
+        var machine = Machine(replaysEvents: false)
+        _ = machine.started("task")
+        // A low caller starts the work: it runs low.
+        guard case .subscribed(let low, _, priorityChanged: true) = machine.reserve(onEvent: nil, priority: .low) else {
+            Issue.record("the first low subscriber did not lower the work"); return
+        }
+        #expect(machine.priority == .low)
+        // A high caller joins: the work rises (Nuke's lowPriorityRequestEscalatesWhenHigherPriorityJoins).
+        guard case .subscribed(let high, _, priorityChanged: true) = machine.reserve(onEvent: nil, priority: .high) else {
+            Issue.record("a high subscriber did not raise the work"); return
+        }
+        #expect(machine.priority == .high)
+        // Another low one changes nothing.
+        guard case .subscribed(let low2, _, priorityChanged: false) = machine.reserve(onEvent: nil, priority: .low) else {
+            Issue.record("a low subscriber changed a high work"); return
+        }
+        _ = machine.wait(high, waiter: "H", isCancelled: false)
+        // The high caller leaves: the work falls back to low.
+        guard case .resume("H", priorityChanged: true) = machine.leave(high) else { Issue.record("did not fall back"); return }
+        #expect(machine.priority == .low)
+        // A caller changes its own priority: up, then back.
+        var changed = machine.setPriority(low, to: .normal)
+        #expect(changed && machine.priority == .normal)
+        changed = machine.setPriority(low, to: .normal)
+        #expect(!changed, "no change")
+        changed = machine.setPriority(low2, to: .low)
+        #expect(!changed, "no change")
+        changed = machine.setPriority(low, to: .low)
+        #expect(changed && machine.priority == .low)
+        // Cancelled before waiting: the leaving high caller lowers the work too.
+        let urgent = subscribe(&machine, priority: .high)
+        #expect(machine.priority == .high)
+        guard case .cancelled(abandon: false, worker: nil, priorityChanged: true) = machine.wait(urgent, waiter: "U", isCancelled: true) else {
+            Issue.record("a cancelled high waiter did not lower the work"); return
+        }
+        #expect(machine.priority == .low)
+        // After the end nothing changes.
+        _ = machine.finish(.success(1))
+        changed = machine.setPriority(low, to: .high)
+        #expect(!changed && machine.priority == .low)
     }
 }

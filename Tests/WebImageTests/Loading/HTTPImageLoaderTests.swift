@@ -405,7 +405,7 @@ import Testing
         for lifo in [false, true] {
             var queues = PriorityQueues()
             let plan: [(Int, ImageLoaderPriority)] = [(1, .normal), (2, .low), (3, .normal), (4, .high), (5, .normal), (6, .high), (7, .low)]
-            for (id, priority) in plan { queues.append(transfer(id, priority)) }
+            for (id, priority) in plan { queues.append(transfer(id, priority), level: priority.rawValue) }
             #expect(queues.remove(id: 3)?.id == 3 && queues.remove(id: 6)?.id == 6 && queues.remove(id: 7)?.id == 7)
             #expect(queues.remove(id: 3) == nil, "removed twice")
             #expect(queues.count == 4)
@@ -414,9 +414,27 @@ import Testing
         }
     }
 
+    @Test func aMovedTransferGoesToTheBackOfItsNewLevelInConstantSteps() {
+        var queues = PriorityQueues()
+        for id in 0..<10_000 { queues.append(transfer(id, .low), level: 0) }
+        queues.append(transfer(10_000, .high), level: 2)
+        // The last low one rises: it goes after the high one already waiting, before every low one.
+        queues.move(id: 9_999, toLevel: 2)
+        #expect(queues.level(of: 9_999) == 2 && queues.count == 10_001)
+        queues.move(id: 5, toLevel: 1)
+        queues.move(id: 5, toLevel: 1)   // no change: stays where it is
+        queues.move(id: 42_000, toLevel: 2)   // not waiting: nothing happens
+        #expect(Array(drain(&queues, lifo: false).prefix(4)) == [10_000, 9_999, 5, 0])
+        // Falling back: high to low goes behind the low ones.
+        queues.append(transfer(1, .low), level: 0)
+        queues.append(transfer(2, .high), level: 2)
+        queues.move(id: 2, toLevel: 0)
+        #expect(drain(&queues, lifo: false) == [1, 2])
+    }
+
     @Test func tenThousandRemovalsAndCompactionKeepSlotsRight() {
         var queues = PriorityQueues()
-        for id in 0..<10_000 { queues.append(transfer(id, .normal)) }
+        for id in 0..<10_000 { queues.append(transfer(id, .normal), level: 1) }
         // Take some from the front (compaction moves the array), then remove by id everywhere.
         for expected in 0..<200 { #expect(queues.next(lifo: false)?.id == expected) }
         for id in stride(from: 200, to: 10_000, by: 2) { #expect(queues.remove(id: id)?.id == id) }

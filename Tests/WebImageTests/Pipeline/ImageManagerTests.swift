@@ -185,7 +185,7 @@ import Testing
         let modified = try #require(try FileManager.default.attributesOfItem(atPath: h.cache.disk.fileURL(forKey: key).path)[.modificationDate] as? Date)
         var context = ImageContext()
         context.thumbnailPixelSize = PixelSize(width: 64, height: 64)
-        context.originalQueryCacheType = .disk
+        // originalQueryCacheType left at its default (.disk, as current SDWebImage 5.x).
         let result = try await h.manager.result(for: url, options: .waitStoreCache, context: context)
         #expect(result.image.width == 64 && result.image.height == 48)
         #expect(h.server.requestCount("/big.jpg") == 0, "the full-size data on disk was used")
@@ -241,13 +241,18 @@ import Testing
         #expect(result.image.bitmap == expected.bitmap)
         #expect(await h.cache.containsImage(forKey: key, in: .all) == .all)
         #expect(await h.cache.containsImage(forKey: url.absoluteString, in: .all) == .disk)
-        // A second transformer of the same URL starts from the cached original: no new request.
+        // A second transformer of the same URL starts from the cached original by default
+        // (originalQueryCacheType .disk, as current SDWebImage 5.x): no new request.
         let rotated = ImageContext(transformer: RotationTransformer(angle: .pi / 2, fitSize: true))
-        var withOriginal = rotated
-        withOriginal.originalQueryCacheType = .disk
-        let fromOriginal = try await h.manager.result(for: url, context: withOriginal)
+        let fromOriginal = try await h.manager.result(for: url, context: rotated)
         #expect(fromOriginal.cacheType == .disk && fromOriginal.image.width == 48)
         #expect(h.server.requestCount("/a.png") == 1)
+        // Told not to look for the original, a third transformer downloads.
+        var noOriginal = ImageContext(transformer: GrayscaleTransformer())
+        noOriginal.originalQueryCacheType = ImageCacheType.none
+        let downloaded = try await h.manager.result(for: url, context: noOriginal)
+        #expect(downloaded.cacheType == .none)
+        #expect(h.server.requestCount("/a.png") == 2)
         await h.finish()
     }
 

@@ -1,0 +1,48 @@
+import Synchronization
+
+/// The priority of a request that can change while it waits (Nuke's `ImageTask.priority`
+/// setter). The manager raises it when a caller with a higher priority joins a load in flight
+/// and lowers it again when that caller leaves; a caller can change it through
+/// `ImageContext.priority`.
+///
+/// A loader that queues requests watches it with `onChange(_:)` and moves a waiting request to
+/// its new place (the HTTP loader does); a transfer already running is not affected.
+public final class LoadPriority: Sendable {
+    private struct State {
+        var value: ImageLoaderPriority
+        var observers: [@Sendable () -> Void] = []
+    }
+    private let state: Mutex<State>
+
+    /// A priority starting at `value`.
+    public init(_ value: ImageLoaderPriority = .normal) { state = Mutex(State(value: value)) }
+
+    /// The current priority. Setting a different value tells every observer, outside the lock.
+    public var value: ImageLoaderPriority {
+        get { state.withLock { $0.value } }
+        set { if store(newValue) { notify() } }
+    }
+
+    /// Calls `observer` after each change from now on, on the thread that made the change (keep
+    /// it short). The observer reads `value` itself, under whatever lock orders its own changes:
+    /// when changes race, the last observer call then sees the final value.
+    public func onChange(_ observer: @escaping @Sendable () -> Void) {
+        state.withLock { $0.observers.append(observer) }
+    }
+
+    /// Sets the value without telling anyone; true when it changed (call `notify()` after
+    /// releasing any lock held).
+    @discardableResult
+    func store(_ value: ImageLoaderPriority) -> Bool {
+        state.withLock { state in
+            guard state.value != value else { return false }
+            state.value = value
+            return true
+        }
+    }
+
+    /// Tells every observer that the value changed.
+    func notify() {
+        for observer in state.withLock({ $0.observers }) { observer() }
+    }
+}

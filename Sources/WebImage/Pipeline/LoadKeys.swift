@@ -1,0 +1,82 @@
+import Foundation
+
+// The keys under which loads share work, nested the way each stage depends on the one before:
+// the download key is part of the decode key, which is part of the work key. Each is built from a
+// `LoadRequest` by `init(_:)`, hashed once, and keeps a reference to the request instead of a copy
+// of its fields; equality compares the fields that stage depends on. A request that cannot be
+// compared (`isShareable == false`) gives keys equal only to keys of the same request.
+
+/// What makes two loads the same transfer: URL, loader, and the request's transfer settings.
+struct DownloadKey: Hashable, Sendable {
+    let request: LoadRequest
+    private let hash: Int
+
+    init(_ request: LoadRequest) {
+        self.request = request
+        var hasher = Hasher()
+        hasher.combine(request.urlString)
+        if !request.isShareable { hasher.combine(ObjectIdentifier(request)) }
+        hash = hasher.finalize()
+    }
+
+    static func == (a: Self, b: Self) -> Bool {
+        let (x, y) = (a.request, b.request)
+        if x === y { return true }
+        guard x.isShareable, y.isShareable, a.hash == b.hash else { return false }
+        let mask: ImageOptions = [.handleCookies, .allowInvalidSSLCertificates, .refreshCached]
+        return x.urlString == y.urlString && x.options.intersection(mask) == y.options.intersection(mask)
+            && x.timeout == y.timeout && x.loaderID == y.loaderID
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+}
+
+/// What makes two loads the same decoded image: the same transfer, decoded the same way.
+struct DecodeKey: Hashable, Sendable {
+    let download: DownloadKey
+
+    init(_ request: LoadRequest) { download = DownloadKey(request) }
+
+    static func == (a: Self, b: Self) -> Bool {
+        guard a.download == b.download else { return false }
+        let (x, y) = (a.download.request, b.download.request)
+        return x === y || (x.decodeOptions == y.decodeOptions && x.coderID == y.coderID)
+    }
+
+    func hash(into hasher: inout Hasher) { download.hash(into: &hasher) }
+}
+
+/// What makes two loads the same work (disk query, transfer, decode, transform, store): the same
+/// decoded image, processed and cached the same way. Priority and `.retryFailed` are not part
+/// of it: callers that differ only there share the work (and the highest priority wins).
+struct WorkKey: Hashable, Sendable {
+    let decode: DecodeKey
+    private let hash: Int
+
+    init(_ request: LoadRequest) {
+        decode = DecodeKey(request)
+        var hasher = Hasher()
+        hasher.combine(decode.download.hashValue)
+        hasher.combine(request.options.subtracting(WorkKey.ignoredOptions).rawValue)
+        hash = hasher.finalize()
+    }
+
+    /// Options that do not change what the work does.
+    static let ignoredOptions: ImageOptions = [.retryFailed, .lowPriority, .highPriority, .queryMemoryData]
+
+    var request: LoadRequest { decode.download.request }
+
+    static func == (a: Self, b: Self) -> Bool {
+        guard a.hash == b.hash, a.decode == b.decode else { return false }
+        let (x, y) = (a.request, b.request)
+        if x === y { return true }
+        return x.cacheKey == y.cacheKey && x.transformer?.key == y.transformer?.key
+            && x.context.thumbnailPixelSize == y.context.thumbnailPixelSize && x.preservesAspectRatio == y.preservesAspectRatio
+            && x.options.subtracting(ignoredOptions) == y.options.subtracting(ignoredOptions)
+            && x.queryType == y.queryType && x.storeType == y.storeType
+            && x.originalQueryType == y.originalQueryType && x.originalStoreType == y.originalStoreType
+            && x.cacheID == y.cacheID
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+}

@@ -1,0 +1,167 @@
+import Foundation
+
+/// The library defaults of the per-load settings, written once: the code reads them here, and
+/// the doc comments of `ImageContext` and the DocC table state the same values. Each is current
+/// SDWebImage 5.x's (`SDWebImageManager.m`, `SDWebImageDefine.m`).
+enum LoadDefaults {
+    /// `SDWebImageContextQueryCacheType`: memory, then disk.
+    static let queryCacheType: ImageCacheType = .all
+    /// `SDWebImageContextStoreCacheType`: memory and disk.
+    static let storeCacheType: ImageCacheType = .all
+    /// `SDWebImageContextOriginalQueryCacheType`: look for the original on disk when a transformed
+    /// or thumbnail image is missing (5.x before the original-cache context started at none).
+    static let originalQueryCacheType: ImageCacheType = .disk
+    /// `SDWebImageContextOriginalStoreCacheType`: the original of a transformed image goes to disk.
+    static let originalStoreCacheType: ImageCacheType = .disk
+    /// `SDWebImageContextImagePreserveAspectRatio`.
+    static let preserveAspectRatio = true
+    /// `SDWebImageContextImageScaleDownLimitBytes` when unset (SDImageCoderHelper's default limit).
+    static let scaleDownLimitBytes = 60 << 20
+    /// The shortest time between two progressive previews (ours; SDWebImage has no throttle).
+    static let previewInterval: Duration = .milliseconds(100)
+}
+
+/// Everything one call decided, built once by the manager's synchronous admit step from the URL,
+/// the options (with the configuration's) and the context merged over the defaults: cache types,
+/// keys, decode options, transformer, coder, priority. No stage reads a context field or a
+/// default itself; the hooks the loader and the serializer take as they are stay in `context`.
+///
+/// A class: every stage of the shared work holds it, and the in-flight keys (`WorkKey`,
+/// `DecodeKey`, `DownloadKey`, built from it) keep a reference instead of a copy of its fields.
+final class LoadRequest: Sendable {
+    let url: URL
+    let urlString: String
+    let options: ImageOptions
+    /// The merged context, for the closures passed on as they are (modifiers, decryptor, serializer).
+    let context: ImageContext
+
+    // MARK: Caching
+    let cache: any ImageCaching
+    let queryType: ImageCacheType
+    let storeType: ImageCacheType
+    let originalQueryType: ImageCacheType
+    let originalStoreType: ImageCacheType
+    /// The final cache key (filter, then thumbnail, then transformer); nil when the key filter
+    /// says not to cache.
+    let cacheKey: String?
+    /// The key of the untransformed, full-size image (the filter's key).
+    let originalKey: String?
+    /// Whether the caller asks the memory cache first (and may join work in flight).
+    let queriesMemory: Bool
+
+    // MARK: Decoding and processing
+    let decodeOptions: ImageDecodingOptions
+    /// The context's coder, tried before the registry.
+    let coder: (any ImageCoder)?
+    let transformer: (any ImageTransformer)?
+    /// The thumbnail box, when one was asked for with a non-zero size.
+    let thumbnail: PixelSize?
+    let preservesAspectRatio: Bool
+    let previewInterval: Duration
+
+    // MARK: Loading
+    let priority: ImageLoaderPriority
+    let timeout: Duration?
+    /// The context's loader, used instead of the registry.
+    let loader: (any ImageLoader)?
+
+    // MARK: Identity (what the in-flight keys compare)
+    /// False when the context holds closures or values the manager cannot compare: the call
+    /// shares no work (its keys equal only themselves).
+    let isShareable: Bool
+    let cacheID: ObjectIdentifier?
+    let loaderID: ObjectIdentifier?
+    let coderID: ObjectIdentifier?
+
+    /// Decides everything for a call of `url` with merged `options` and `context`; `cache` is the
+    /// manager's (the context's beats it); `isShareable` is whether the caller's own context can
+    /// be compared with others'.
+    init(url: URL, urlString: String, options: ImageOptions, context: ImageContext, cache defaultCache: any ImageCaching,
+         isShareable: Bool) {
+        self.url = url
+        self.urlString = urlString
+        self.options = options
+        self.context = context
+        cache = context.cache ?? defaultCache
+        queryType = context.queryCacheType ?? LoadDefaults.queryCacheType
+        storeType = context.storeCacheType ?? LoadDefaults.storeCacheType
+        originalQueryType = context.originalQueryCacheType ?? LoadDefaults.originalQueryCacheType
+        originalStoreType = context.originalStoreCacheType ?? LoadDefaults.originalStoreCacheType
+        preservesAspectRatio = context.preserveAspectRatio ?? LoadDefaults.preserveAspectRatio
+        previewInterval = context.previewInterval ?? LoadDefaults.previewInterval
+        let box = context.thumbnailPixelSize.flatMap { $0.width > 0 && $0.height > 0 ? $0 : nil }
+        thumbnail = box
+        transformer = context.transformer
+        coder = context.coder
+        loader = context.loader
+        timeout = context.downloadTimeout
+        priority = options.contains(.highPriority) ? .high : options.contains(.lowPriority) ? .low : .normal
+        self.isShareable = isShareable
+        cacheID = instanceIdentity(context.cache)
+        loaderID = instanceIdentity(context.loader)
+        coderID = instanceIdentity(context.coder)
+
+        // Keys: the filter's key is the original's; the thumbnail, then the transformer, extend it.
+        let original = context.cacheKeyFilter.map { $0.key(url) } ?? urlString
+        originalKey = original
+        var key = original
+        if let thumbnail = context.thumbnailPixelSize, let base = key {
+            key = CacheKeys.thumbnailedKey(for: base, width: Double(thumbnail.width), height: Double(thumbnail.height),
+                                           preserveAspectRatio: preservesAspectRatio)
+        }
+        if let transformerKey = context.transformer?.key, let base = key {
+            key = CacheKeys.transformedKey(for: base, transformerKey: transformerKey)
+        }
+        cacheKey = key
+
+        var decode = ImageDecodingOptions()
+        decode.firstFrameOnly = options.contains(.decodeFirstFrameOnly)
+        decode.preloadAllFrames = options.contains(.preloadAllFrames) && !options.contains(.avoidDecodeImage)
+        decode.scale = context.imageScaleFactor ?? ImageManager.scaleFactor(forKey: key ?? urlString)
+        if let box { decode.maxPixelSize = max(box.width, box.height) }
+        if options.contains(.scaleDownLargeImages) {
+            decode.maxPixelCount = max(1, (context.scaleDownLimitBytes ?? LoadDefaults.scaleDownLimitBytes) / 4)
+        }
+        decodeOptions = decode
+        queriesMemory = key != nil && !options.contains(.fromLoaderOnly) && !options.contains(.refreshCached)
+            && queryType.includesMemory
+    }
+
+    /// Whether the result differs from the plain full-size decode of the original.
+    var isDerived: Bool { transformer != nil || context.thumbnailPixelSize != nil }
+    /// Whether the decode may give less than the whole image (first frame only, scaled down)
+    /// while the key is the plain one: such an image never goes into memory under that key,
+    /// or a later plain call would get the reduced image.
+    var decodeReducesPlainKey: Bool {
+        !isDerived && (decodeOptions.firstFrameOnly || decodeOptions.maxPixelCount != nil || decodeOptions.maxPixelSize != nil)
+    }
+    /// Where this load's images may go in memory: nowhere for a reduced decode under the plain key.
+    var memoryStoreType: ImageCacheType {
+        decodeReducesPlainKey ? ImageCacheType(memory: false, disk: storeType.includesDisk) : storeType
+    }
+
+    /// The request sent to the loader; `validators` make it conditional (`.refreshCached`).
+    func loaderRequest(validators: CacheValidators?, priority handle: LoadPriority? = nil) -> ImageLoaderRequest {
+        var request = ImageLoaderRequest(
+            url: url, timeout: timeout, priority: handle?.value ?? priority,
+            allowsInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
+            handlesCookies: options.contains(.handleCookies))
+        request.priorityHandle = handle
+        request.requestModifier = context.requestModifier
+        request.asyncRequestModifier = context.asyncRequestModifier
+        request.responseModifier = context.responseModifier
+        request.decryptor = context.decryptor
+        if let validators {
+            request.acceptsNotModified = true
+            if let etag = validators.etag { request.headers["If-None-Match"] = etag }
+            if let lastModified = validators.lastModified { request.headers["If-Modified-Since"] = lastModified }
+        }
+        return request
+    }
+}
+
+/// The identity of a plug-in when it is a class instance.
+func instanceIdentity(_ value: Any?) -> ObjectIdentifier? {
+    guard let value, type(of: value) is AnyClass else { return nil }
+    return ObjectIdentifier(value as AnyObject)
+}
