@@ -19,7 +19,10 @@ public final class ImageCache: ImageCaching {
     public let config: ImageCacheConfig
     /// The coders used to decode disk hits and to encode images stored without data.
     public let coders: ImageCoders
-    private let coalescer = DiskQueryCoalescer()
+    /// Disk queries in flight: concurrent queries of one key (and decode options) share one read
+    /// and one decode; a query whose callers all leave is cancelled (the same table as the
+    /// manager's loads).
+    private let diskQueries = InFlightTable<DiskQueryKey, Never, ImageCacheResult?>()
     private let watcher: MemoryPressureWatcher?
 
     /// A cache named `namespace`, in `directory` (default
@@ -99,9 +102,11 @@ public final class ImageCache: ImageCaching {
         }
         guard scope.includesDisk, !Task.isCancelled else { return nil }
         let disk = self.disk, coders = self.coders, extended = query.includingExtendedData
-        let hit = await coalescer.result(forKey: key, options: options, extended: extended) {
+        let hit = try? await diskQueries.run(DiskQueryKey(key: key, options: options, extended: extended), onEvent: nil) { _ in
+            try Task.checkCancellation()
             guard let entry = await disk.entry(forKey: key, includingData: true, includingExtendedData: extended),
                   let data = entry.data else { return nil }
+            try Task.checkCancellation()   // every caller left during the read: no decode
             guard let image = try? coders.decode(data, options: options) else {
                 // Truncated or not an image: the entry is useless, drop it.
                 await disk.removeData(forKey: key)

@@ -100,6 +100,27 @@ final class CountingCoder: ImageCoder {
         #expect(coder.decodes.load(ordering: .relaxed) == 1)
     }
 
+    /// A disk query shared by callers who all leave is cancelled: each returns at once with a
+    /// miss, the decode does not run, and a later query starts afresh.
+    @Test func aDiskQueryWhoseCallersLeaveIsCancelled() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let coder = CountingCoder()
+        let disk = DiskCache(directory: dir.url, configuration: .init(ioHook: { usleep(300_000) }))
+        let cache = ImageCache(memory: MemoryCache(), disk: disk, config: .init(shouldCacheImagesInMemory: false),
+                               coders: ImageCoders([coder]))
+        try await disk.store(png, forKey: "k")
+        let clock = ContinuousClock(), start = clock.now
+        let queries = (0..<3).map { _ in Task { await cache.image(forKey: "k") } }
+        try await Task.sleep(for: .milliseconds(50))
+        for query in queries { query.cancel() }
+        for query in queries { #expect(await query.value == nil) }
+        #expect(clock.now - start < .milliseconds(250), "the callers waited for the read")
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(coder.decodes.load(ordering: .relaxed) == 0, "the abandoned query decoded")
+        #expect(await cache.image(forKey: "k")?.cacheType == .disk)
+        #expect(coder.decodes.load(ordering: .relaxed) == 1)
+    }
+
     @Test func slowDiskNeverDelaysAMemoryHit() async throws {
         let dir = TemporaryDirectory(); defer { dir.remove() }
         // Four disk caches, each blocking 300 ms per file operation, beside a memory hit. (The
