@@ -1,57 +1,12 @@
-#include "wi_internal.h"
-#include <stdio.h>
-#include <jpeglib.h>
-#include <jerror.h>
-#include <setjmp.h>
+#include "wi_jpeg_internal.h"
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct {
-    struct jpeg_error_mgr base;
-    jmp_buf jump;
-    int tolerate_truncation;
-    int truncated;
-    uint32_t rows_at_truncation;
-    char message[WI_MESSAGE_SIZE];
-} wi_jpeg_error;
-
-static void jpeg_error_exit_fn(j_common_ptr cinfo) {
-    wi_jpeg_error *err = (wi_jpeg_error *)cinfo->err;
-    char text[JMSG_LENGTH_MAX];
-    (*cinfo->err->format_message)(cinfo, text);
-    wi_set_message(err->message, text);
-    longjmp(err->jump, 1);
-}
-
-static void jpeg_emit_message_fn(j_common_ptr cinfo, int level) {
-    wi_jpeg_error *err = (wi_jpeg_error *)cinfo->err;
-    if (level >= 0) return; // trace messages
-    if (err->base.msg_code == JWRN_JPEG_EOF) {
-        if (!err->truncated) {
-            err->truncated = 1;
-            err->rows_at_truncation = cinfo->is_decompressor ? ((j_decompress_ptr)cinfo)->output_scanline : 0;
-        }
-        if (!err->tolerate_truncation) {
-            wi_set_message(err->message, "premature end of JPEG data");
-            longjmp(err->jump, 2);
-        }
-    }
-    err->base.num_warnings++;
-}
-
-static void setup_errors(wi_jpeg_error *err, int tolerate) {
-    memset(err, 0, sizeof *err);
-    jpeg_std_error(&err->base);
-    err->base.error_exit = jpeg_error_exit_fn;
-    err->base.emit_message = jpeg_emit_message_fn;
-    err->tolerate_truncation = tolerate;
-}
 
 int wi_jpeg_read_info(const uint8_t *data, size_t length, wi_jpeg_info *info) {
     memset(info, 0, sizeof *info);
     struct jpeg_decompress_struct cinfo;
     wi_jpeg_error err;
-    setup_errors(&err, 0);
+    wi_jpeg_setup_errors(&err, 0);
     cinfo.err = &err.base;
     if (setjmp(err.jump)) {
         wi_set_message(info->message, err.message);
@@ -70,18 +25,13 @@ int wi_jpeg_read_info(const uint8_t *data, size_t length, wi_jpeg_info *info) {
     return WI_OK;
 }
 
-static inline uint8_t mul255(uint32_t a, uint32_t b) {
-    uint32_t v = a * b + 128;
-    return (uint8_t)((v + (v >> 8)) >> 8);
-}
-
 int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolerate, uint64_t max_pixels,
                    wi_image *out) {
     memset(out, 0, sizeof *out);
     if (scale_num < 1 || scale_num > 8) return WI_ERR_ARGUMENT;
     struct jpeg_decompress_struct cinfo;
     wi_jpeg_error err;
-    setup_errors(&err, tolerate);
+    wi_jpeg_setup_errors(&err, tolerate);
     cinfo.err = &err.base;
     uint8_t *volatile pixels = NULL;
     uint8_t *volatile cmyk_row = NULL;
@@ -123,17 +73,7 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolera
         for (uint32_t i = 0; i < count; i++)
             rows[i] = cmyk ? cmyk_row + (size_t)i * w * 4 : pixels + (size_t)(y + i) * w * 4;
         JDIMENSION got = jpeg_read_scanlines(&cinfo, rows, count);
-        if (cmyk) {
-            for (uint32_t i = 0; i < got; i++) {
-                const uint8_t *src = cmyk_row + (size_t)i * w * 4;
-                uint8_t *dst = pixels + (size_t)(y + i) * w * 4;
-                for (uint32_t x = 0; x < w; x++, src += 4, dst += 4) {
-                    uint32_t c = src[0], m = src[1], ye = src[2], k = src[3];
-                    if (!inverted) { c = 255 - c; m = 255 - m; ye = 255 - ye; k = 255 - k; }
-                    dst[0] = mul255(c, k); dst[1] = mul255(m, k); dst[2] = mul255(ye, k); dst[3] = 255;
-                }
-            }
-        }
+        if (cmyk) wi_jpeg_cmyk_rows(cmyk_row, pixels + (size_t)y * w * 4, w, got, inverted);
     }
     out->scans = cinfo.input_scan_number;
     jpeg_finish_decompress(&cinfo);
@@ -157,7 +97,7 @@ int wi_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int qua
     if (width == 0 || height == 0) return WI_ERR_ARGUMENT;
     struct jpeg_compress_struct cinfo;
     wi_jpeg_error err;
-    setup_errors(&err, 0);
+    wi_jpeg_setup_errors(&err, 0);
     cinfo.err = &err.base;
     unsigned char *volatile buffer = NULL;
     unsigned long size = 0;

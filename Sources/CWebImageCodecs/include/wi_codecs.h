@@ -20,6 +20,7 @@ enum {
     WI_ERR_NO_MEMORY = -4,
     WI_ERR_UNSUPPORTED = -5,
     WI_ERR_ARGUMENT = -6,
+    WI_HEADER = 2,            // a stream read its header: configure it, then go on
 };
 
 #define WI_MESSAGE_SIZE 160
@@ -84,6 +85,25 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolera
                    uint64_t max_pixels, wi_image *out);
 int wi_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality,
                    int progressive, wi_buffer *out);
+
+/// A JPEG decoded as its bytes arrive, each byte once; it keeps only the bytes not yet
+/// consumed. Append bytes; on WI_HEADER read the header, configure the scale, and go on.
+typedef struct wi_jpeg_stream wi_jpeg_stream;
+wi_jpeg_stream *wi_jpeg_stream_create(uint64_t max_pixels);
+void wi_jpeg_stream_destroy(wi_jpeg_stream *stream);
+/// Adds bytes and decodes as far as they go: WI_NEED_MORE, WI_HEADER, WI_OK (the whole image
+/// is in) or an error (then every call returns it).
+int wi_jpeg_stream_append(wi_jpeg_stream *stream, const uint8_t *data, size_t length);
+/// What went wrong, after an error.
+const char *wi_jpeg_stream_message(const wi_jpeg_stream *stream);
+/// The header, once WI_HEADER was returned.
+int wi_jpeg_stream_header(wi_jpeg_stream *stream, wi_jpeg_info *info);
+/// Decodes at scale_num/8 (1...8) and goes on with the bytes already given. WI_ERR_UNSUPPORTED
+/// for an arithmetic-coded file (libjpeg cannot suspend in it): decode it whole instead.
+int wi_jpeg_stream_configure(wi_jpeg_stream *stream, int scale_num);
+/// final = 0: the image so far (WI_NEED_MORE when nothing new since the last one); final = 1:
+/// the complete image (WI_ERR_TRUNCATED before the end of the file). Pixels are the caller's.
+int wi_jpeg_stream_render(wi_jpeg_stream *stream, int final, wi_image *out);
 
 // ---- WebP (libwebp, libwebpdemux, libwebpmux)
 typedef struct {

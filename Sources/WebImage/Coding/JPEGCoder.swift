@@ -1,5 +1,6 @@
 import CWebImageCodecs
 import Foundation
+import Synchronization
 
 /// JPEG through libjpeg-turbo: baseline, progressive, grayscale, CMYK and YCCK (Adobe-inverted
 /// data recognised by its APP14 marker), every subsampling, restart markers. EXIF orientation
@@ -18,9 +19,14 @@ public struct JPEGCoder: ImageCoder {
                      exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
     }
 
+    /// Counts the whole-file decodes made in a task and the tasks it starts (tests check that a
+    /// streamed JPEG is not decoded again).
+    @TaskLocal static var wholeFileDecodes: DecodeCounter?
+
     /// Decodes to stored pixels at the DCT scale that `options.maxPixelSize` allows.
     static func decode(_ data: Data, options: ImageDecodingOptions, tolerateTruncation: Bool) throws
         -> (Bitmap, Int?, DecodeFinishing, wi_image) {
+        wholeFileDecodes?.count.add(1, ordering: .relaxed)
         if let size = JPEGSegments.frameSize(data), size.width * size.height > options.pixelLimit {
             throw ImageError.tooLarge(width: size.width, height: size.height, limit: options.pixelLimit)
         }
@@ -34,13 +40,7 @@ public struct JPEGCoder: ImageCoder {
         guard width * height <= options.pixelLimit else {
             throw ImageError.tooLarge(width: width, height: height, limit: options.pixelLimit)
         }
-        let target = options.targetSize(width: width, height: height)
-        var scale: Int32 = 8
-        if target.width < width || target.height < height {
-            scale = (1...8).first { n in
-                (width * n + 7) / 8 >= target.width && (height * n + 7) / 8 >= target.height
-            }.map(Int32.init) ?? 8
-        }
+        let scale = dctScale(width: width, height: height, options: options)
         var out = wi_image()
         let status = data.withBytePointer {
             wi_jpeg_decode($0, $1, scale, tolerateTruncation ? 1 : 0, CodecBridge.pixelLimit(options), &out)
@@ -52,6 +52,15 @@ public struct JPEGCoder: ImageCoder {
         let orientation = JPEGSegments.orientation(data)
         let finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
         return (bitmap, orientation, finishing, out)
+    }
+
+    /// The smallest DCT scale (n/8) that still covers the size `options` ask for.
+    static func dctScale(width: Int, height: Int, options: ImageDecodingOptions) -> Int32 {
+        let target = options.targetSize(width: width, height: height)
+        guard target.width < width || target.height < height else { return 8 }
+        return (1...8).first { n in
+            (width * n + 7) / 8 >= target.width && (height * n + 7) / 8 >= target.height
+        }.map(Int32.init) ?? 8
     }
 
     public func canEncode(_ format: ImageFormat) -> Bool { format == .jpeg }
@@ -68,26 +77,94 @@ public struct JPEGCoder: ImageCoder {
     }
 }
 
-/// Shows a JPEG while it downloads: each preview decodes the bytes so far as if the file ended
-/// there (libjpeg's end-of-data handling), giving the rows received for a baseline image and
-/// every scan received for a progressive one.
-final class JPEGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder {
-    private var headerChecked = false
+/// Decodes a JPEG as it downloads, each byte once (libjpeg's suspending source): rows of a
+/// baseline image go straight into the final buffer; the scans of a progressive one go into
+/// libjpeg's coefficient buffer, and a preview is one output pass over the last complete scan.
+/// It keeps only the bytes libjpeg has not consumed (and the header, until it is parsed), not
+/// the body; `finish()` returns the image from that state, without decoding again.
+final class JPEGIncrementalDecoder: IncrementalImageDecoder {
+    private let stream: OpaquePointer
+    private let options: ImageDecodingOptions
+    /// The bytes up to the end of the header, for the EXIF and XMP orientation.
+    private var header = Data()
+    private var finishing: DecodeFinishing?
+    private var orientation: Int?
+    private var size = (width: 0, height: 0)
+    /// Every byte of the image arrived (the end of the file was read).
+    private(set) var isComplete = false
+    /// An arithmetic-coded file (libjpeg cannot suspend in one): its bytes, decoded whole.
+    private var whole: Data?
+    private var previewedCount = 0
 
-    func append(_ chunk: Data) throws {
-        data.append(chunk)
-        // Fail as soon as the header says the image is over the limit.
-        guard !headerChecked else { return }
-        if let size = JPEGSegments.frameSize(data), size.width * size.height > options.pixelLimit {
-            throw ImageError.tooLarge(width: size.width, height: size.height, limit: options.pixelLimit)
-        }
-        var info = wi_jpeg_info()
-        guard data.withBytePointer({ wi_jpeg_read_info($0, $1, &info) }) == WI_OK else { return }
-        headerChecked = true
+    init?(options: ImageDecodingOptions) {
+        guard let stream = wi_jpeg_stream_create(CodecBridge.pixelLimit(options)) else { return nil }
+        self.stream = stream
+        self.options = options
     }
 
+    deinit { wi_jpeg_stream_destroy(stream) }
+
+    func append(_ chunk: Data) throws {
+        if whole != nil {
+            whole!.append(chunk)
+            return
+        }
+        if finishing == nil {
+            header.append(chunk)
+            // Fail as soon as the frame header says the image is over the limit, before libjpeg allocates.
+            if let size = JPEGSegments.frameSize(header), size.width * size.height > options.pixelLimit {
+                throw ImageError.tooLarge(width: size.width, height: size.height, limit: options.pixelLimit)
+            }
+        }
+        try handle(chunk.withBytePointer { wi_jpeg_stream_append(stream, $0, $1) })
+    }
+
+    private func handle(_ status: Int32) throws {
+        var status = status
+        if status == Int32(WI_HEADER) {
+            var info = wi_jpeg_info()
+            _ = wi_jpeg_stream_header(stream, &info)
+            let (width, height) = (Int(info.width), Int(info.height))
+            size = (width, height)
+            orientation = JPEGSegments.orientation(header)
+            finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
+            status = wi_jpeg_stream_configure(stream, JPEGCoder.dctScale(width: width, height: height, options: options))
+            if status == Int32(WI_ERR_UNSUPPORTED) {
+                // Every byte so far is in `header`: keep them, and the rest as it comes.
+                whole = header
+                header = Data()
+                return
+            }
+            header = Data()
+        }
+        switch status {
+        case Int32(WI_OK): isComplete = true
+        case Int32(WI_NEED_MORE), Int32(WI_HEADER): break
+        default:
+            throw CodecBridge.error(status, format: .jpeg, message: String(cString: wi_jpeg_stream_message(stream)),
+                                    width: UInt32(size.width), height: UInt32(size.height), limit: options.pixelLimit)
+        }
+    }
+
+    /// The image so far; nil when nothing new arrived since the last preview, and once the
+    /// whole image is in (the final image follows: a preview would be the same).
     func preview() throws -> PartialImage? {
-        guard hasNewData, data.count > 2 else { return nil }
+        if let whole { return wholePreview(whole) }
+        guard let finishing, !isComplete else { return nil }
+        var out = wi_image()
+        let status = wi_jpeg_stream_render(stream, 0, &out)
+        guard status == Int32(WI_OK), let bitmap = CodecBridge.takeBitmap(&out) else {
+            if status == Int32(WI_NEED_MORE) { return nil }
+            throw CodecBridge.error(status, format: .jpeg, message: CodecBridge.message(out.message), limit: options.pixelLimit)
+        }
+        let image = Image(bitmap: finishing(bitmap), format: .jpeg, scale: options.scale)
+        let rows = Int((Double(out.rows_decoded) / Double(bitmap.height) * Double(image.height)).rounded())
+        return PartialImage(image: image, rowsDecoded: rows, scans: Int(out.scans))
+    }
+
+    /// A preview of an arithmetic-coded file: the bytes so far decoded as if the file ended there.
+    private func wholePreview(_ data: Data) -> PartialImage? {
+        guard data.count != previewedCount else { return nil }
         previewedCount = data.count
         guard let (bitmap, _, finishing, out) = try? JPEGCoder.decode(data, options: options, tolerateTruncation: true),
               out.rows_decoded > 0 || out.scans > 1 else { return nil }
@@ -97,6 +174,20 @@ final class JPEGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder
     }
 
     func finish() throws -> Image {
-        try JPEGCoder().decode(data, options: options)
+        if let whole { return try JPEGCoder().decode(whole, options: options) }
+        var out = wi_image()
+        let status = wi_jpeg_stream_render(stream, 1, &out)
+        guard status == Int32(WI_OK), let finishing, let bitmap = CodecBridge.takeBitmap(&out) else {
+            throw CodecBridge.error(status == Int32(WI_OK) ? Int32(WI_ERR_TRUNCATED) : status, format: .jpeg,
+                                    message: CodecBridge.message(out.message), limit: options.pixelLimit)
+        }
+        let frame = ImageFrame(bitmap: finishing(bitmap))
+        return Image(firstFrame: frame, frames: .preloaded([frame]), format: .jpeg, loopCount: nil, scale: options.scale,
+                     exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
     }
+}
+
+/// A count of decodes, for tests.
+final class DecodeCounter: Sendable {
+    let count = Atomic<Int>(0)
 }

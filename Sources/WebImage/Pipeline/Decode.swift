@@ -1,19 +1,19 @@
 import Foundation
 
-/// Stage 4, decoding: the incremental decoder's image when the load was progressive, else the
-/// context's coder or the registry; then the thumbnail box.
+/// Stage 4, decoding: when the load was progressive, the incremental decoder's image from the
+/// state it reached with every byte (a JPEG is not decoded again; its error, if any, is the
+/// load's); else the context's coder or the registry. Then the thumbnail box.
 extension ImagePipeline {
     func decode(_ data: Data, request: LoadRequest, coders: ImageCoders, incremental: (any IncrementalImageDecoder)?) throws -> Image {
-        var image: Image?
-        if let incremental { image = try? incremental.finish() }
-        if image == nil {
-            if let coder = request.coder, coder.canDecode(data) {
-                image = try coder.decode(data, options: request.decodeOptions)
-            } else {
-                image = try coders.decode(data, options: request.decodeOptions)
-            }
+        let image: Image
+        if let incremental {
+            image = try incremental.finish()
+        } else if let coder = request.coder, coder.canDecode(data) {
+            image = try coder.decode(data, options: request.decodeOptions)
+        } else {
+            image = try coders.decode(data, options: request.decodeOptions)
         }
-        return try thumbnail(image!, request: request)
+        return try thumbnail(image, request: request)
     }
 
     /// Fits a still image into the thumbnail box (the decoder already bounded its longer side),

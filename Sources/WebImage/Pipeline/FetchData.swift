@@ -47,7 +47,7 @@ extension ImagePipeline {
                     work.send(.progress(progress))
                 case .data(let chunk):
                     received += Int64(chunk.count)
-                    if let preview = previewer.add(chunk) {
+                    if let preview = previewer.add(chunk, isLast: expected.map { received >= $0 } ?? false) {
                         if received > reported {
                             reported = received
                             work.send(.progress(ImageProgress(receivedBytes: received, expectedBytes: expected)))
