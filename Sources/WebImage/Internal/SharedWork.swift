@@ -2,8 +2,8 @@ import Synchronization
 
 /// One piece of work (a download, or a decode-transform-store) that several callers wait for.
 ///
-/// Every subscriber gets every event sent after it joined (with `replaysEvents`, also those sent
-/// before) and the one output. A subscriber whose task is cancelled leaves at once with a
+/// Every subscriber gets every event sent after it joined (with `replays`, also those it accepts
+/// sent before) and the one output. A subscriber whose task is cancelled leaves at once with a
 /// `CancellationError`; when the last subscriber leaves before the end, the work's task is
 /// cancelled. The table that hands out the work is told when it ends or is abandoned, so that a
 /// later caller starts afresh.
@@ -40,8 +40,8 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
     /// The highest priority of the subscribers, for the work's own requests.
     let priority = LoadPriority()
 
-    init(replaysEvents: Bool = false, onEnd: @escaping @Sendable () -> Void) {
-        machine = Mutex(Machine(replaysEvents: replaysEvents))
+    init(replays: (@Sendable (Event) -> Bool)? = nil, onEnd: @escaping @Sendable () -> Void) {
+        machine = Mutex(Machine(replays: replays))
         self.onEnd = onEnd
     }
 
@@ -198,13 +198,13 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
     /// caller's subscription id.
     /// `priority` is how urgently this caller wants it (the work follows its most urgent caller);
     /// `taskPriority` is the new work's task's.
-    func join(_ key: Key, replaysEvents: Bool = false, priority: ImageLoaderPriority = .normal, taskPriority: TaskPriority? = nil,
+    func join(_ key: Key, replays: (@Sendable (Event) -> Bool)? = nil, priority: ImageLoaderPriority = .normal, taskPriority: TaskPriority? = nil,
               onEvent: Work.EventHandler?, body: @escaping @Sendable (Work) async throws -> Output) -> (Work, Int) {
         let (work, subscription, isNew) = works.withLock { works -> (Work, Work.Subscription, Bool) in
             if let work = works[key], let subscription = work.reserve(onEvent: onEvent, priority: priority) {
                 return (work, subscription, false)
             }
-            let work = Work(replaysEvents: replaysEvents) { [weak self] in self?.forget(key) }
+            let work = Work(replays: replays) { [weak self] in self?.forget(key) }
             works[key] = work
             // A new work is waiting and not yet started: reserving cannot fail.
             return (work, work.reserve(onEvent: onEvent, priority: priority)!, true)
@@ -227,9 +227,9 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
 
     /// Joins (or starts) and waits for the output. With `priority`, the caller's subscription
     /// follows that handle (the work rises and falls with it).
-    func run(_ key: Key, replaysEvents: Bool = false, priority: LoadPriority? = nil, onEvent: Work.EventHandler?,
+    func run(_ key: Key, replays: (@Sendable (Event) -> Bool)? = nil, priority: LoadPriority? = nil, onEvent: Work.EventHandler?,
              body: @escaping @Sendable (Work) async throws -> Output) async throws -> Output {
-        let (work, id) = join(key, replaysEvents: replaysEvents, priority: priority?.value ?? .normal,
+        let (work, id) = join(key, replays: replays, priority: priority?.value ?? .normal,
                               taskPriority: Task.currentPriority, onEvent: onEvent, body: body)
         if let priority {
             priority.onChange { [weak work] in work?.setPriority(id, to: priority.value) }

@@ -61,13 +61,18 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
 
     private(set) var state: State = .waiting(Subscribers())
     private(set) var worker: Worker?
-    let replaysEvents: Bool
+    /// Which events are kept for late subscribers; nil keeps none.
+    let replays: ((Event) -> Bool)?
     /// The work's priority: the highest of its live subscribers'. It only changes while the
     /// work waits; a transition that changes it says so (`priorityChanged`), and the holder
     /// passes the new value on (to the work's own requests).
     private(set) var priority: ImageLoaderPriority = .normal
 
-    init(replaysEvents: Bool) { self.replaysEvents = replaysEvents }
+    /// A machine that replays to late subscribers the events `replays` accepts (none when nil).
+    init(replays: ((Event) -> Bool)?) { self.replays = replays }
+
+    /// A machine that replays every event to late subscribers, or none.
+    init(replaysEvents: Bool) { self.init(replays: replaysEvents ? { _ in true } : nil) }
 
     // MARK: Starting
 
@@ -156,7 +161,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     mutating func send(_ event: Event) -> [Handler] {
         guard case .waiting(var subscribers) = state else { return [] }
         state = .modifying
-        if replaysEvents { subscribers.history.append(event) }
+        if let replays, replays(event) { subscribers.history.append(event) }
         var handlers: [Handler] = []
         for id in subscribers.byID.indices {
             guard var subscriber = subscribers.byID[id], let handler = subscriber.onEvent else { continue }

@@ -19,7 +19,7 @@ extension ImagePipeline {
             return (try await downloads.run(key, priority: work.priority, onEvent: nil, body: body), nil)
         }
         if !progressive {
-            let download = try await downloads.run(key, replaysEvents: true, priority: work.priority, onEvent: { event in
+            let download = try await downloads.run(key, replays: DownloadEvent.isReplayed, priority: work.priority, onEvent: { event in
                 if case .progress(let progress) = event { work.send(.progress(progress)) }
             }, body: body)
             return (download, nil)
@@ -29,7 +29,7 @@ extension ImagePipeline {
         return try await withThrowingTaskGroup(of: Download.self) { group in
             group.addTask {
                 defer { feed.finish() }
-                return try await downloads.run(key, replaysEvents: true, priority: work.priority, onEvent: { feed.yield($0) }, body: body)
+                return try await downloads.run(key, replays: DownloadEvent.isReplayed, priority: work.priority, onEvent: { feed.yield($0) }, body: body)
             }
             var previewer = Previewer(request: request, coders: coders)
             // The loader throttles its progress events; a preview can come before the first
@@ -45,8 +45,12 @@ extension ImagePipeline {
                     guard progress.receivedBytes > reported || (progress.receivedBytes == reported && known != expected) else { continue }
                     reported = progress.receivedBytes
                     work.send(.progress(progress))
-                case .data(let chunk):
-                    received += Int64(chunk.count)
+                case .data(let chunk, let offset):
+                    // A work that joined the transfer late missed the first chunks (they are not
+                    // kept for replay: the body is held once, by the transfer): no previews then,
+                    // the final image is decoded from the whole body.
+                    if offset != received { previewer.stop() }
+                    received = offset + Int64(chunk.count)
                     if let preview = previewer.add(chunk, isLast: expected.map { received >= $0 } ?? false) {
                         if received > reported {
                             reported = received
@@ -70,10 +74,13 @@ extension ImagePipeline {
             transfer.send(.progress(ImageProgress(receivedBytes: Int64(data.count), expectedBytes: Int64(data.count))))
             return Download(data: data, response: response)
         }
+        var offset: Int64 = 0
         let (body, response) = try await loader.gatherBody(of: request) { event in
             switch event {
             case .response: break
-            case .data(let chunk): transfer.send(.data(chunk))
+            case .data(let chunk):
+                transfer.send(.data(chunk, offset: offset))
+                offset += Int64(chunk.count)
             case .progress(let progress): transfer.send(.progress(progress))
             }
         }

@@ -40,7 +40,15 @@ struct ImagePipeline: Sendable {
     /// What a shared transfer reports to the works that wait for it.
     enum DownloadEvent: Sendable {
         case progress(ImageProgress)
-        case data(Data)
+        /// A chunk of the body and where it starts.
+        case data(Data, offset: Int64)
+
+        /// Progress is replayed to a work that joins late; chunks are not (the transfer holds
+        /// the body once; a late work decodes the whole body at the end).
+        @Sendable static func isReplayed(_ event: DownloadEvent) -> Bool {
+            if case .progress = event { return true }
+            return false
+        }
     }
 
     func cancelAll() {

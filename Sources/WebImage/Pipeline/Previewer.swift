@@ -23,6 +23,12 @@ struct Previewer {
         self.coders = coders
     }
 
+    /// No more previews, and no decoder for the final image (a chunk was missed).
+    mutating func stop() {
+        failed = true
+        decoder = nil
+    }
+
     /// Adds a chunk; returns a preview when one is due and the data so far gives one.
     /// `isLast`: the chunk completes the announced length.
     mutating func add(_ chunk: Data, isLast: Bool = false) -> PartialImage? {

@@ -55,4 +55,38 @@ final class CountingJPEGCoder: ImageCoder {
                 "the body was decoded again (at the end or for a preview)")
         await h.finish()
     }
+
+    /// The transfer holds the body once: its chunks are not kept for works that join late. A
+    /// progressive work joining a transfer in flight shows no previews and decodes the whole
+    /// body at the end; the image is right and there is one request.
+    @Test func aWorkJoiningTheTransferLateDecodesTheWholeBody() async throws {
+        let h = try await ManagerHarness()
+        let body = ManagerHarness.progressiveJPEG
+        h.server.route("/p.jpg", .drip(body: body, chunk: max(1, body.count / 30), interval: .milliseconds(15)))
+        let manager = h.manager, url = h.url("/p.jpg")
+        var first = ImageContext()
+        first.previewInterval = .zero
+        var late = first
+        late.transformer = FlippingTransformer(horizontal: true, vertical: false)
+        func load(_ context: ImageContext) async throws -> (previews: Int, image: Image?) {
+            var previews = 0
+            var image: Image?
+            for try await event in manager.events(for: url, options: [.progressiveLoad, .fromLoaderOnly], context: context) {
+                if case .preview = event { previews += 1 }
+                if case .finished(let result) = event { image = result.image }
+            }
+            return (previews, image)
+        }
+        let early = Task { try await load(first) }
+        while h.server.requestCount("/p.jpg") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(120))
+        let joined = try await load(late)
+        let (earlyPreviews, earlyImage) = try await early.value
+        let expected = try JPEGCoder().decode(body, options: .init())
+        #expect(earlyImage?.bitmap == expected.bitmap && earlyPreviews > 0)
+        #expect(joined.image?.bitmap == (try FlippingTransformer(horizontal: true, vertical: false).transform(expected)).bitmap)
+        #expect(joined.previews == 0, "previews from a decoder that missed the first chunks")
+        #expect(h.server.requestCount("/p.jpg") == 1)
+        await h.finish()
+    }
 }
