@@ -309,10 +309,10 @@ int wi_jpeg_stream_render(wi_jpeg_stream *stream, int final, wi_image *out) {
         } else {
             if (rows == 0 || rows == stream->shown_rows) return WI_NEED_MORE;
             stream->shown_rows = rows;
-            size_t size = (size_t)stream->width * stream->height * 4;
-            out->pixels = wi_alloc_pixels(stream->width, stream->height, 0);
+            // Only the rows decoded are copied; the rest stay zero (transparent).
+            out->pixels = wi_alloc_pixels(stream->width, stream->height, 1);
             if (!out->pixels) { wi_set_message(out->message, "out of memory"); return WI_ERR_NO_MEMORY; }
-            memcpy(out->pixels, stream->pixels, size);
+            memcpy(out->pixels, stream->pixels, (size_t)stream->width * rows * 4);
         }
         out->width = stream->width;
         out->height = stream->height;
