@@ -454,7 +454,7 @@ print("| 1,000 small JPEGs end to end (download, decode, store) | \(f(endMs)) ms
 print("| the same against the sum of its three stages | \(f(endMs)) ms | \(f(loadMs + decodeMs + storeMs)) ms (+ store \(f(storeMs))) | \(f(endMs / (loadMs + decodeMs + storeMs)))x | ratio reported |")
 print("| pipeline overhead: image(for:) without caches vs load-then-decode written by hand | \(f(bareMs)) ms | \(f(handMs)) ms | \(f(bareMs / handMs))x | ratio reported |")
 var usage = rusage()
-getrusage(RUSAGE_SELF, &usage)
+getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
 print("peak RSS of this process after every run above (1,000 small JPEGs x 7 rounds end to end among them): \(usage.ru_maxrss / 1024) MiB")
 print("caches in \(work.deletingLastPathComponent().path); machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")
 try? FileManager.default.removeItem(at: work)   // the caches this run made

@@ -28,6 +28,8 @@ public final class ImageManager: Sendable {
     let pipeline: ImagePipeline
     /// The configuration's default context with its plug-ins filled in.
     private let defaults: ImageContext
+    /// What `defaults` decide, worked out once: a call with no context of its own uses it as is.
+    private let defaultSettings: LoadRequest.Settings
 
     /// A manager over `cache`, `loaders` and `coders`.
     public init(cache: any ImageCaching = ImageCache.shared, loaders: ImageLoaders = .shared,
@@ -37,6 +39,7 @@ public final class ImageManager: Sendable {
         self.coders = coders
         self.configuration = configuration
         defaults = configuration.effectiveDefaults
+        defaultSettings = LoadRequest.Settings(defaults, cache: cache)
         pipeline = ImagePipeline(shouldDownload: configuration.shouldDownload)
     }
 
@@ -83,8 +86,8 @@ public final class ImageManager: Sendable {
     /// The key the image at `url` is cached under with `context` (filter, thumbnail and
     /// transformer applied as SDWebImage does); empty when the key filter says not to cache.
     public func cacheKey(for url: URL, context: ImageContext = .init()) -> String {
-        LoadRequest(url: url, urlString: url.absoluteString, options: [], context: context.merged(over: defaults), cache: cache,
-                    isShareable: false).cacheKey ?? ""
+        LoadRequest(url: url, urlString: url.absoluteString, options: [],
+                    settings: LoadRequest.Settings(context.merged(over: defaults), cache: cache), isShareable: false).cacheKey ?? ""
     }
 
     // MARK: - Failed URLs
@@ -143,15 +146,21 @@ public final class ImageManager: Sendable {
         let string = url.absoluteString
         guard !string.isEmpty, let scheme = url.scheme, !scheme.isEmpty else { throw ImageError.invalidURL(string) }
         var options = configuration.defaultOptions.isEmpty ? callOptions : callOptions.union(configuration.defaultOptions)
-        var context = callContext.isEmpty ? defaults : callContext.merged(over: defaults)
-        if let processor = configuration.optionsProcessor { (options, context) = processor(url, options, context) }
+        let settings: LoadRequest.Settings
+        if callContext.isEmpty, configuration.optionsProcessor == nil {
+            settings = defaultSettings
+        } else {
+            var context = callContext.isEmpty ? defaults : callContext.merged(over: defaults)
+            if let processor = configuration.optionsProcessor { (options, context) = processor(url, options, context) }
+            settings = LoadRequest.Settings(context, cache: cache)
+        }
         if !options.contains(.retryFailed), failedURLs.contains(url) { throw ImageError.blacklistedURL(url) }
-        let request = LoadRequest(url: url, urlString: string, options: options, context: context, cache: cache,
+        let request = LoadRequest(url: url, urlString: string, options: options, settings: settings,
                                   isShareable: callContext.isShareable)
         let key = WorkKey(request)
         // Work in flight for this key: join it (cheaper than asking the memory cache).
         if request.queriesMemory,
-           let (work, id) = pipeline.works.joinIfRunning(key, priority: callerPriority(request), onEvent: onEvent) {
+           let (work, id) = pipeline.works.joinIfRunning(key, priority: request.callerPriority, onEvent: onEvent) {
             followPriority(of: request, in: work, id: id)
             return .joined(work, id: id, request)
         }
@@ -170,7 +179,7 @@ public final class ImageManager: Sendable {
         }
         let (coders, pipeline) = (self.coders, self.pipeline)
         return try await settle(request) {
-            let (work, id) = pipeline.works.join(key, priority: callerPriority(request), taskPriority: Task.currentPriority,
+            let (work, id) = pipeline.works.join(key, priority: request.callerPriority, taskPriority: Task.currentPriority,
                                                  onEvent: onEvent) { work in
                 try await pipeline.load(request, loader: loader, coders: coders, work: work)
             }
@@ -179,14 +188,9 @@ public final class ImageManager: Sendable {
         }
     }
 
-    /// The priority a caller subscribes with: its own handle's, else its options'.
-    private func callerPriority(_ request: LoadRequest) -> ImageLoaderPriority {
-        request.context.priority?.value ?? request.priority
-    }
-
     /// A caller that gave a priority handle moves its subscription when the handle changes.
     private func followPriority(of request: LoadRequest, in work: SharedWork<ImageEvent, SharedResult>, id: Int) {
-        guard let handle = request.context.priority else { return }
+        guard let handle = request.settings.priorityHandle else { return }
         handle.onChange { [weak work] in work?.setPriority(id, to: handle.value) }
         work.setPriority(id, to: handle.value)   // a change since the join
     }

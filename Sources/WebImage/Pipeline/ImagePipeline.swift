@@ -112,7 +112,7 @@ struct ImagePipeline: Sendable {
         let image = try transform(original, request: request)
         // Every caller may have left while the transform ran: then nothing of it is stored.
         try Task.checkCancellation()
-        let derived = request.isDerived && !(image.isAnimated && !options.contains(.transformAnimatedImage) && request.context.thumbnailPixelSize == nil)
+        let derived = request.isDerived && !(image.isAnimated && !options.contains(.transformAnimatedImage) && request.settings.thumbnailSize == nil)
 
         // 6. Store: memory first, so that a call made as soon as a caller returns finds it there;
         // then the callers get the image (unless they wait for the disk), then the disk write.

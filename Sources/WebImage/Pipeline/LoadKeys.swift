@@ -19,29 +19,35 @@ struct DownloadKey: Hashable, Sendable {
         hash = hasher.finalize()
     }
 
-    static func == (a: Self, b: Self) -> Bool {
-        let (x, y) = (a.request, b.request)
+    /// Whether `x` and `y` ask for the same transfer.
+    static func same(_ x: LoadRequest, _ y: LoadRequest) -> Bool {
         if x === y { return true }
-        guard x.isShareable, y.isShareable, a.hash == b.hash else { return false }
+        guard x.isShareable, y.isShareable else { return false }
         let mask: ImageOptions = [.handleCookies, .allowInvalidSSLCertificates, .refreshCached]
         return x.urlString == y.urlString && x.options.intersection(mask) == y.options.intersection(mask)
             && x.timeout == y.timeout && x.loaderID == y.loaderID
     }
+
+    static func == (a: Self, b: Self) -> Bool { a.hash == b.hash && same(a.request, b.request) }
 
     func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }
 
 /// What makes two loads the same decoded image: the same transfer, decoded the same way.
 struct DecodeKey: Hashable, Sendable {
-    let download: DownloadKey
+    let request: LoadRequest
 
-    init(_ request: LoadRequest) { download = DownloadKey(request) }
+    init(_ request: LoadRequest) { self.request = request }
 
-    static func == (a: Self, b: Self) -> Bool {
-        guard a.download == b.download else { return false }
-        let (x, y) = (a.download.request, b.download.request)
-        return x === y || (x.decodeOptions == y.decodeOptions && x.coderID == y.coderID)
+    /// The transfer it decodes.
+    var download: DownloadKey { DownloadKey(request) }
+
+    /// Whether `x` and `y` decode the same bytes the same way.
+    static func same(_ x: LoadRequest, _ y: LoadRequest) -> Bool {
+        x === y || (DownloadKey.same(x, y) && x.decodeOptions == y.decodeOptions && x.coderID == y.coderID)
     }
+
+    static func == (a: Self, b: Self) -> Bool { same(a.request, b.request) }
 
     func hash(into hasher: inout Hasher) { download.hash(into: &hasher) }
 }
@@ -49,29 +55,33 @@ struct DecodeKey: Hashable, Sendable {
 /// What makes two loads the same work (disk query, transfer, decode, transform, store): the same
 /// decoded image, processed and cached the same way. Priority and `.retryFailed` are not part
 /// of it: callers that differ only there share the work (and the highest priority wins).
+/// Hashed once, when made: the memory-hit path makes one and looks it up once.
 struct WorkKey: Hashable, Sendable {
-    let decode: DecodeKey
+    let request: LoadRequest
     private let hash: Int
 
     init(_ request: LoadRequest) {
-        decode = DecodeKey(request)
+        self.request = request
         var hasher = Hasher()
-        hasher.combine(decode.download.hashValue)
+        hasher.combine(request.urlString)
         hasher.combine(request.options.subtracting(WorkKey.ignoredOptions).rawValue)
+        if !request.isShareable { hasher.combine(ObjectIdentifier(request)) }
         hash = hasher.finalize()
     }
 
     /// Options that do not change what the work does.
     static let ignoredOptions: ImageOptions = [.retryFailed, .lowPriority, .highPriority, .queryMemoryData]
 
-    var request: LoadRequest { decode.download.request }
+    /// The decoded image it makes.
+    var decode: DecodeKey { DecodeKey(request) }
 
     static func == (a: Self, b: Self) -> Bool {
-        guard a.hash == b.hash, a.decode == b.decode else { return false }
+        guard a.hash == b.hash else { return false }
         let (x, y) = (a.request, b.request)
         if x === y { return true }
-        return x.cacheKey == y.cacheKey && x.transformer?.key == y.transformer?.key
-            && x.context.thumbnailPixelSize == y.context.thumbnailPixelSize && x.preservesAspectRatio == y.preservesAspectRatio
+        return DecodeKey.same(x, y)
+            && x.cacheKey == y.cacheKey && x.settings.transformerKey == y.settings.transformerKey
+            && x.settings.thumbnailSize == y.settings.thumbnailSize && x.preservesAspectRatio == y.preservesAspectRatio
             && x.options.subtracting(ignoredOptions) == y.options.subtracting(ignoredOptions)
             && x.queryType == y.queryType && x.storeType == y.storeType
             && x.originalQueryType == y.originalQueryType && x.originalStoreType == y.originalStoreType

@@ -29,18 +29,66 @@ enum LoadDefaults {
 /// A class: every stage of the shared work holds it, and the in-flight keys (`WorkKey`,
 /// `DecodeKey`, `DownloadKey`, built from it) keep a reference instead of a copy of its fields.
 final class LoadRequest: Sendable {
+    /// What the merged context decides, whatever the URL and options. The manager works it out
+    /// once for its default context (most calls pass none) and shares it: a call then reads no
+    /// context field and copies no setting.
+    final class Settings: Sendable {
+        let context: ImageContext
+        let cache: any ImageCaching
+        let queryType: ImageCacheType
+        let storeType: ImageCacheType
+        let originalQueryType: ImageCacheType
+        let originalStoreType: ImageCacheType
+        let keyFilter: CacheKeyFilter?
+        let transformer: (any ImageTransformer)?
+        let transformerKey: String?
+        /// The thumbnail size asked for (part of the key even when zero).
+        let thumbnailSize: PixelSize?
+        /// The thumbnail box, when the size is not zero.
+        let thumbnail: PixelSize?
+        let preservesAspectRatio: Bool
+        let imageScaleFactor: Double?
+        let scaleDownLimitBytes: Int
+        let previewInterval: Duration
+        let coder: (any ImageCoder)?
+        let loader: (any ImageLoader)?
+        let timeout: Duration?
+        let priorityHandle: LoadPriority?
+        let cacheID: ObjectIdentifier?
+        let loaderID: ObjectIdentifier?
+        let coderID: ObjectIdentifier?
+
+        /// The settings of `context` (merged over the defaults already); `cache` is the manager's.
+        init(_ context: ImageContext, cache defaultCache: any ImageCaching) {
+            self.context = context
+            cache = context.cache ?? defaultCache
+            queryType = context.queryCacheType ?? LoadDefaults.queryCacheType
+            storeType = context.storeCacheType ?? LoadDefaults.storeCacheType
+            originalQueryType = context.originalQueryCacheType ?? LoadDefaults.originalQueryCacheType
+            originalStoreType = context.originalStoreCacheType ?? LoadDefaults.originalStoreCacheType
+            keyFilter = context.cacheKeyFilter
+            transformer = context.transformer
+            transformerKey = transformer?.key
+            thumbnailSize = context.thumbnailPixelSize
+            thumbnail = thumbnailSize.flatMap { $0.width > 0 && $0.height > 0 ? $0 : nil }
+            preservesAspectRatio = context.preserveAspectRatio ?? LoadDefaults.preserveAspectRatio
+            imageScaleFactor = context.imageScaleFactor
+            scaleDownLimitBytes = context.scaleDownLimitBytes ?? LoadDefaults.scaleDownLimitBytes
+            previewInterval = context.previewInterval ?? LoadDefaults.previewInterval
+            coder = context.coder
+            loader = context.loader
+            timeout = context.downloadTimeout
+            priorityHandle = context.priority
+            cacheID = instanceIdentity(context.cache)
+            loaderID = instanceIdentity(context.loader)
+            coderID = instanceIdentity(context.coder)
+        }
+    }
+
     let url: URL
     let urlString: String
     let options: ImageOptions
-    /// The merged context, for the closures passed on as they are (modifiers, decryptor, serializer).
-    let context: ImageContext
-
-    // MARK: Caching
-    let cache: any ImageCaching
-    let queryType: ImageCacheType
-    let storeType: ImageCacheType
-    let originalQueryType: ImageCacheType
-    let originalStoreType: ImageCacheType
+    let settings: Settings
     /// The final cache key (filter, then thumbnail, then transformer); nil when the key filter
     /// says not to cache.
     let cacheKey: String?
@@ -48,68 +96,32 @@ final class LoadRequest: Sendable {
     let originalKey: String?
     /// Whether the caller asks the memory cache first (and may join work in flight).
     let queriesMemory: Bool
-
-    // MARK: Decoding and processing
     let decodeOptions: ImageDecodingOptions
-    /// The context's coder, tried before the registry.
-    let coder: (any ImageCoder)?
-    let transformer: (any ImageTransformer)?
-    /// The thumbnail box, when one was asked for with a non-zero size.
-    let thumbnail: PixelSize?
-    let preservesAspectRatio: Bool
-    let previewInterval: Duration
-
-    // MARK: Loading
+    /// The priority from the options (`.highPriority`, `.lowPriority`).
     let priority: ImageLoaderPriority
-    let timeout: Duration?
-    /// The context's loader, used instead of the registry.
-    let loader: (any ImageLoader)?
-
-    // MARK: Identity (what the in-flight keys compare)
-    /// False when the context holds closures or values the manager cannot compare: the call
-    /// shares no work (its keys equal only themselves).
+    /// False when the caller's own context holds closures or values the manager cannot compare:
+    /// the call shares no work (its keys equal only themselves).
     let isShareable: Bool
-    let cacheID: ObjectIdentifier?
-    let loaderID: ObjectIdentifier?
-    let coderID: ObjectIdentifier?
 
-    /// Decides everything for a call of `url` with merged `options` and `context`; `cache` is the
-    /// manager's (the context's beats it); `isShareable` is whether the caller's own context can
-    /// be compared with others'.
-    init(url: URL, urlString: String, options: ImageOptions, context: ImageContext, cache defaultCache: any ImageCaching,
-         isShareable: Bool) {
+    /// Decides everything for a call of `url` with merged `options` and the merged context's
+    /// `settings`; `isShareable` is whether the caller's own context can be compared with others'.
+    init(url: URL, urlString: String, options: ImageOptions, settings: Settings, isShareable: Bool) {
         self.url = url
         self.urlString = urlString
         self.options = options
-        self.context = context
-        cache = context.cache ?? defaultCache
-        queryType = context.queryCacheType ?? LoadDefaults.queryCacheType
-        storeType = context.storeCacheType ?? LoadDefaults.storeCacheType
-        originalQueryType = context.originalQueryCacheType ?? LoadDefaults.originalQueryCacheType
-        originalStoreType = context.originalStoreCacheType ?? LoadDefaults.originalStoreCacheType
-        preservesAspectRatio = context.preserveAspectRatio ?? LoadDefaults.preserveAspectRatio
-        previewInterval = context.previewInterval ?? LoadDefaults.previewInterval
-        let box = context.thumbnailPixelSize.flatMap { $0.width > 0 && $0.height > 0 ? $0 : nil }
-        thumbnail = box
-        transformer = context.transformer
-        coder = context.coder
-        loader = context.loader
-        timeout = context.downloadTimeout
-        priority = options.contains(.highPriority) ? .high : options.contains(.lowPriority) ? .low : .normal
+        self.settings = settings
         self.isShareable = isShareable
-        cacheID = instanceIdentity(context.cache)
-        loaderID = instanceIdentity(context.loader)
-        coderID = instanceIdentity(context.coder)
+        priority = options.contains(.highPriority) ? .high : options.contains(.lowPriority) ? .low : .normal
 
         // Keys: the filter's key is the original's; the thumbnail, then the transformer, extend it.
-        let original = context.cacheKeyFilter.map { $0.key(url) } ?? urlString
+        let original = settings.keyFilter.map { $0.key(url) } ?? urlString
         originalKey = original
         var key = original
-        if let thumbnail = context.thumbnailPixelSize, let base = key {
-            key = CacheKeys.thumbnailedKey(for: base, width: Double(thumbnail.width), height: Double(thumbnail.height),
-                                           preserveAspectRatio: preservesAspectRatio)
+        if let size = settings.thumbnailSize, let base = key {
+            key = CacheKeys.thumbnailedKey(for: base, width: Double(size.width), height: Double(size.height),
+                                           preserveAspectRatio: settings.preservesAspectRatio)
         }
-        if let transformerKey = context.transformer?.key, let base = key {
+        if let transformerKey = settings.transformerKey, let base = key {
             key = CacheKeys.transformedKey(for: base, transformerKey: transformerKey)
         }
         cacheKey = key
@@ -117,18 +129,36 @@ final class LoadRequest: Sendable {
         var decode = ImageDecodingOptions()
         decode.firstFrameOnly = options.contains(.decodeFirstFrameOnly)
         decode.preloadAllFrames = options.contains(.preloadAllFrames) && !options.contains(.avoidDecodeImage)
-        decode.scale = context.imageScaleFactor ?? ImageManager.scaleFactor(forKey: key ?? urlString)
-        if let box { decode.maxPixelSize = max(box.width, box.height) }
-        if options.contains(.scaleDownLargeImages) {
-            decode.maxPixelCount = max(1, (context.scaleDownLimitBytes ?? LoadDefaults.scaleDownLimitBytes) / 4)
-        }
+        decode.scale = settings.imageScaleFactor ?? ImageManager.scaleFactor(forKey: key ?? urlString)
+        if let box = settings.thumbnail { decode.maxPixelSize = max(box.width, box.height) }
+        if options.contains(.scaleDownLargeImages) { decode.maxPixelCount = max(1, settings.scaleDownLimitBytes / 4) }
         decodeOptions = decode
         queriesMemory = key != nil && !options.contains(.fromLoaderOnly) && !options.contains(.refreshCached)
-            && queryType.includesMemory
+            && settings.queryType.includesMemory
     }
 
+    // The settings, read through the request.
+    var context: ImageContext { settings.context }
+    var cache: any ImageCaching { settings.cache }
+    var queryType: ImageCacheType { settings.queryType }
+    var storeType: ImageCacheType { settings.storeType }
+    var originalQueryType: ImageCacheType { settings.originalQueryType }
+    var originalStoreType: ImageCacheType { settings.originalStoreType }
+    var transformer: (any ImageTransformer)? { settings.transformer }
+    var thumbnail: PixelSize? { settings.thumbnail }
+    var preservesAspectRatio: Bool { settings.preservesAspectRatio }
+    var previewInterval: Duration { settings.previewInterval }
+    var coder: (any ImageCoder)? { settings.coder }
+    var loader: (any ImageLoader)? { settings.loader }
+    var timeout: Duration? { settings.timeout }
+    var cacheID: ObjectIdentifier? { settings.cacheID }
+    var loaderID: ObjectIdentifier? { settings.loaderID }
+    var coderID: ObjectIdentifier? { settings.coderID }
+    /// The priority the caller subscribes with: its handle's, else its options'.
+    var callerPriority: ImageLoaderPriority { settings.priorityHandle?.value ?? priority }
+
     /// Whether the result differs from the plain full-size decode of the original.
-    var isDerived: Bool { transformer != nil || context.thumbnailPixelSize != nil }
+    var isDerived: Bool { settings.transformer != nil || settings.thumbnailSize != nil }
     /// Whether the decode may give less than the whole image (first frame only, scaled down)
     /// while the key is the plain one: such an image never goes into memory under that key,
     /// or a later plain call would get the reduced image.

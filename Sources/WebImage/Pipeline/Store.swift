@@ -33,7 +33,7 @@ extension ImagePipeline {
         let serializer = request.context.cacheSerializer
         let originalStoreType = request.originalStoreType
         let originalKey = request.originalKey
-        let thumbnailed = request.context.thumbnailPixelSize != nil
+        let thumbnailed = request.settings.thumbnailSize != nil
         let storesOriginal = derived && storesOriginal && originalKey != key && originalStoreType != .none
         guard storeType.includesDisk || storesOriginal else { return }
         let disk: @Sendable () async -> Void = {
