@@ -1,8 +1,13 @@
 import CWebImageCodecs
 import Foundation
+import Synchronization
 
 /// Glue between the C shim's status codes and buffers and the Swift types.
 enum CodecBridge {
+    /// Counts the whole-file JPEG and WebP decodes made in a task and the tasks it starts (tests
+    /// check that a streamed image is not decoded again).
+    @TaskLocal static var wholeFileDecodes: DecodeCounter?
+
     /// Adopts the malloc'd pixels of `image` into a `Bitmap` (no copy).
     static func takeBitmap(_ image: inout wi_image) -> Bitmap? {
         guard let pixels = image.pixels, image.width > 0, image.height > 0 else { return nil }
@@ -68,4 +73,9 @@ extension Data {
             return try body(&zero, 0)
         }
     }
+}
+
+/// A count of decodes, for tests.
+final class DecodeCounter: Sendable {
+    let count = Atomic<Int>(0)
 }

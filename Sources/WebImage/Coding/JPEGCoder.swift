@@ -1,6 +1,5 @@
 import CWebImageCodecs
 import Foundation
-import Synchronization
 
 /// JPEG through libjpeg-turbo: baseline, progressive, grayscale, CMYK and YCCK (Adobe-inverted
 /// data recognised by its APP14 marker), every subsampling, restart markers. EXIF orientation
@@ -19,14 +18,10 @@ public struct JPEGCoder: ImageCoder {
                      exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
     }
 
-    /// Counts the whole-file decodes made in a task and the tasks it starts (tests check that a
-    /// streamed JPEG is not decoded again).
-    @TaskLocal static var wholeFileDecodes: DecodeCounter?
-
     /// Decodes to stored pixels at the DCT scale that `options.maxPixelSize` allows.
     static func decode(_ data: Data, options: ImageDecodingOptions, tolerateTruncation: Bool) throws
         -> (Bitmap, Int?, DecodeFinishing, wi_image) {
-        wholeFileDecodes?.count.add(1, ordering: .relaxed)
+        CodecBridge.wholeFileDecodes?.count.add(1, ordering: .relaxed)
         if let size = JPEGSegments.frameSize(data), size.width * size.height > options.pixelLimit {
             throw ImageError.tooLarge(width: size.width, height: size.height, limit: options.pixelLimit)
         }
@@ -185,9 +180,4 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
         return Image(firstFrame: frame, frames: .preloaded([frame]), format: .jpeg, loopCount: nil, scale: options.scale,
                      exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
     }
-}
-
-/// A count of decodes, for tests.
-final class DecodeCounter: Sendable {
-    let count = Atomic<Int>(0)
 }

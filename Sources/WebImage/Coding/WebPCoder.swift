@@ -11,6 +11,7 @@ public struct WebPCoder: ImageCoder {
     public func canDecode(_ data: Data) -> Bool { ImageFormat(sniffing: data) == .webp }
 
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+        CodecBridge.wholeFileDecodes?.count.add(1, ordering: .relaxed)
         var info = wi_webp_info()
         let status = data.withBytePointer { wi_webp_read_info($0, $1, &info) }
         guard status == WI_OK else {
@@ -127,11 +128,15 @@ final class WebPAnimationRenderer: FrameRenderer {
     }
 }
 
-/// Feeds libwebp's incremental decoder (`WebPIDecoder`) as bytes arrive. Animated WebP has no
-/// incremental path in libwebp: its previews start once the whole file is there.
+/// Feeds libwebp's incremental decoder (`WebPIDecoder`) as bytes arrive; a still image's final
+/// pixels come from its state, not from a second decode (the bytes are kept for the EXIF and XMP
+/// chunks, which may follow the image data). Animated WebP has no incremental path in libwebp:
+/// its previews start once the whole file is there, and it is decoded whole.
 final class WebPIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder {
     private let decoder = wi_webp_incremental_create()
     private var unsupported = false
+    /// libwebp has every row of a still image.
+    private var complete = false
 
     deinit { wi_webp_incremental_destroy(decoder) }
 
@@ -147,12 +152,13 @@ final class WebPIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder
             if info.has_animation != 0 { unsupported = true; return }
         }
         let status = chunk.withBytePointer { wi_webp_incremental_append(decoder, $0, $1) }
+        if status == WI_OK { complete = true }
         if status == WI_ERR_UNSUPPORTED { unsupported = true }
         else if status < 0 { throw ImageError.undecodable(.webp, reason: "corrupt WebP data") }
     }
 
     func preview() throws -> PartialImage? {
-        guard let decoder, hasNewData else { return nil }
+        guard let decoder, hasNewData, !complete else { return nil }
         previewedCount = data.count
         if unsupported {
             guard let image = try? WebPCoder().decode(data, options: options) else { return nil }
@@ -167,6 +173,27 @@ final class WebPIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder
     }
 
     func finish() throws -> Image {
-        try WebPCoder().decode(data, options: options)
+        if let image = fromDecoderState() { return image }
+        return try WebPCoder().decode(data, options: options)
+    }
+
+    /// The complete still image from libwebp's state, when it is at full size (a scaled decode
+    /// asks libwebp to scale while decoding: that is a decode of its own).
+    private func fromDecoderState() -> Image? {
+        guard complete, !unsupported, let decoder else { return nil }
+        var info = wi_webp_info()
+        guard data.withBytePointer({ wi_webp_read_info($0, $1, &info) }) == WI_OK, info.has_animation == 0 else { return nil }
+        let width = Int(info.width), height = Int(info.height)
+        let target = options.targetSize(width: width, height: height)
+        guard target.width == width, target.height == height else { return nil }
+        var out = wi_image()
+        guard wi_webp_incremental_snapshot(decoder, &out) == WI_OK, out.rows_decoded == out.height,
+              let bitmap = CodecBridge.takeBitmap(&out) else { return nil }
+        let orientation = WebPCoder.chunk("EXIF", in: data).flatMap { ExifReader.orientation(tiff: $0) }
+            ?? WebPCoder.chunk("XMP ", in: data).flatMap { XMPReader.orientation($0) }
+        let finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
+        let frame = ImageFrame(bitmap: finishing(bitmap))
+        return Image(firstFrame: frame, frames: .preloaded([frame]), format: .webp, loopCount: nil, scale: options.scale,
+                     exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
     }
 }

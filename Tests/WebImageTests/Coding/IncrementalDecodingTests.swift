@@ -118,6 +118,44 @@ import Testing
     }
 }
 
+extension IncrementalDecodingTests {
+    /// Every still WebP of the corpus fed in random pieces: the final image (taken from libwebp's
+    /// incremental state) is the whole-file decoder's, pixel for pixel (or both fail).
+    @Test func everyCorpusWebPStreamsToTheSameImageAsTheWholeFileDecoder() throws {
+        let directory = Corpus.directory.appendingPathComponent("webp")
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        var generator = SeededGenerator(seed: 11)
+        var streamed = 0
+        for name in names {
+            let data = try Data(contentsOf: directory.appendingPathComponent(name))
+            let whole = Result { try WebPCoder().decode(data, options: .init()) }
+            guard let decoder = WebPCoder().makeIncrementalDecoder(options: .init()) else { Issue.record("no decoder"); continue }
+            let decodes = DecodeCounter()
+            let incremental = CodecBridge.$wholeFileDecodes.withValue(decodes) { Result { () throws -> Image in
+                var offset = 0
+                while offset < data.count {
+                    let end = min(data.count, offset + Int.random(in: 1...8192, using: &generator))
+                    try decoder.append(data[offset..<end])
+                    _ = try decoder.preview()
+                    offset = end
+                }
+                return try decoder.finish()
+            } }
+            switch (whole, incremental) {
+            case (.success(let a), .success(let b)):
+                #expect(a.bitmap == b.bitmap && a.frameCount == b.frameCount, "\(name): the streamed image differs")
+                if !a.isAnimated { #expect(decodes.count.load(ordering: .relaxed) == 0, "\(name): decoded again at the end") }
+                #expect(a.exifOrientation == b.exifOrientation, "\(name)")
+                streamed += 1
+            case (.failure, .failure): break
+            case (.success, .failure(let error)): Issue.record("\(name): only the stream failed: \(error)")
+            case (.failure(let error), .success): Issue.record("\(name): only the whole-file decode failed: \(error)")
+            }
+        }
+        #expect(streamed > 10)
+    }
+}
+
 /// A small deterministic generator (SplitMix64) for reproducible random chunking.
 struct SeededGenerator: RandomNumberGenerator {
     var state: UInt64

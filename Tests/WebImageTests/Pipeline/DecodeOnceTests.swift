@@ -37,7 +37,7 @@ final class CountingJPEGCoder: ImageCoder {
         var previews: [PartialImage] = []
         var final: ImageResult?
         let decodes = DecodeCounter()
-        try await JPEGCoder.$wholeFileDecodes.withValue(decodes) {
+        try await CodecBridge.$wholeFileDecodes.withValue(decodes) {
             for try await event in h.manager.events(for: h.url("/p.jpg"), options: [.progressiveLoad, .fromLoaderOnly], context: context) {
                 switch event {
                 case .preview(let preview): previews.append(preview)
