@@ -13,10 +13,7 @@ struct DownloadKey: Hashable, Sendable {
 
     init(_ request: LoadRequest) {
         self.request = request
-        var hasher = Hasher()
-        hasher.combine(request.urlString)
-        if !request.isShareable { hasher.combine(ObjectIdentifier(request)) }
-        hash = hasher.finalize()
+        hash = keyHash(request, options: nil)
     }
 
     /// Whether `x` and `y` ask for the same transfer.
@@ -62,11 +59,7 @@ struct WorkKey: Hashable, Sendable {
 
     init(_ request: LoadRequest) {
         self.request = request
-        var hasher = Hasher()
-        hasher.combine(request.urlString)
-        hasher.combine(request.options.subtracting(WorkKey.ignoredOptions).rawValue)
-        if !request.isShareable { hasher.combine(ObjectIdentifier(request)) }
-        hash = hasher.finalize()
+        hash = keyHash(request, options: request.options.subtracting(WorkKey.ignoredOptions))
     }
 
     /// Options that do not change what the work does.
@@ -89,4 +82,14 @@ struct WorkKey: Hashable, Sendable {
     }
 
     func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+}
+
+/// The hash of a key: the URL, the options that matter to it, and the request itself when it
+/// cannot be compared with others.
+private func keyHash(_ request: LoadRequest, options: ImageOptions?) -> Int {
+    var hasher = Hasher()
+    hasher.combine(request.urlString)
+    if let options { hasher.combine(options.rawValue) }
+    if !request.isShareable { hasher.combine(ObjectIdentifier(request)) }
+    return hasher.finalize()
 }
