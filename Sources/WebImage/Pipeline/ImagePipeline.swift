@@ -114,16 +114,20 @@ struct ImagePipeline: Sendable {
         try Task.checkCancellation()
         let derived = request.isDerived && !(image.isAnimated && !options.contains(.transformAnimatedImage) && request.settings.thumbnailSize == nil)
 
-        // 6. Store: memory first, so that a call made as soon as a caller returns finds it there;
-        // then the callers get the image (unless they wait for the disk), then the disk write.
+        // 6. Store. The callers get the image now (unless they wait for the stores), while the
+        // memory store runs; the work stays in the table until it is done, and a caller that
+        // joins meanwhile gets the image as a memory hit: a call made as soon as one returns
+        // never goes to the disk or the network again.
         let result = SharedResult(ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: request.url))
         // The background disk write is registered before any caller is resumed, so that a
         // `waitForPendingStores()` called as soon as the load returns waits for it.
         let reservation = options.contains(.waitStoreCache) ? nil : pendingStores.reserve()
-        let inMemory = await storeInMemory(request, image: image)
-        // A caller that joins while the disk write runs gets the image as a memory hit.
-        let late = inMemory ? SharedResult(ImageResult(image: image, data: result.result.data, cacheType: .memory, url: request.url)) : result
-        if !options.contains(.waitStoreCache) { work.deliver(result, late: late) }
+        if !options.contains(.waitStoreCache) {
+            let late = request.cacheKey != nil && request.memoryStoreType.includesMemory
+                ? SharedResult(ImageResult(image: image, data: result.result.data, cacheType: .memory, url: request.url)) : result
+            work.deliver(result, late: late)
+        }
+        _ = await storeInMemory(request, image: image)
         await storeOnDisk(request, original: original, image: image, data: download.data, derived: derived,
                           validators: CacheValidators(headers: download.response.headers), reservation: reservation)
         return result

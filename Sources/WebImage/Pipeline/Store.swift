@@ -1,12 +1,11 @@
 import Foundation
 import Synchronization
 
-/// Stage 6, storing: memory before the callers are resumed, disk in the background (or before
-/// returning, with `.waitStoreCache`).
+/// Stage 6, storing: memory while the callers go on (the work stays joinable until it is done),
+/// disk in the background (or before returning, with `.waitStoreCache`).
 extension ImagePipeline {
     /// Puts the loaded image into memory, as the request's store type allows; true when it went
-    /// there. Runs before the callers are resumed, so that a call made as soon as one returns
-    /// finds it. A failure is logged: the callers still get the image.
+    /// there. A failure is logged: the callers still get the image.
     func storeInMemory(_ request: LoadRequest, image: Image) async -> Bool {
         guard let key = request.cacheKey, request.memoryStoreType.includesMemory else { return false }
         do {
