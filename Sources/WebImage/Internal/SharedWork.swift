@@ -190,9 +190,15 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
 final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sendable>: Sendable {
     typealias Work = SharedWork<Event, Output>
     private let works = Mutex<[Key: Work]>([:])
+    /// The number of works, kept beside the dictionary so that `isEmpty` takes no lock.
+    private let size = Atomic<Int>(0)
 
     /// Number of works running (for tests and statistics).
     var count: Int { works.withLock { $0.count } }
+
+    /// Whether no work is running, without taking the lock (a hint: a work may start right
+    /// after; a caller that acts on it must still be correct then).
+    var isEmpty: Bool { size.load(ordering: .relaxed) == 0 }
 
     /// Joins the work for `key`, or starts `body` as a new one; returns the work and the
     /// caller's subscription id.
@@ -206,6 +212,7 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
             }
             let work = Work(replays: replays) { [weak self] in self?.forget(key) }
             works[key] = work
+            size.store(works.count, ordering: .relaxed)
             // A new work is waiting and not yet started: reserving cannot fail.
             return (work, work.reserve(onEvent: onEvent, priority: priority)!, true)
         }
@@ -242,7 +249,10 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
     /// Cancels every work: their subscribers get `CancellationError`.
     func cancelAll() {
         let all = works.withLock { works in
-            defer { works = [:] }
+            defer {
+                works = [:]
+                size.store(0, ordering: .relaxed)
+            }
             return Array(works.values)
         }
         for work in all { work.cancelEverything() }
@@ -251,7 +261,10 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
     private func forget(_ key: Key) {
         // Only the work that ended is forgotten: a newer one may have taken its key.
         works.withLock { works in
-            if let work = works[key], work.isOver { works[key] = nil }
+            if let work = works[key], work.isOver {
+                works[key] = nil
+                size.store(works.count, ordering: .relaxed)
+            }
         }
     }
 }

@@ -125,8 +125,8 @@ public final class ImageManager: Sendable {
         switch try admit(url, options: callOptions, context: callContext, onEvent: onEvent) {
         case .joined(let work, let id, let request):
             return try await settle(request) { try await work.wait(id) }
-        case .query(let request, let key):
-            return try await queryThenRun(request, key, onEvent: onEvent)
+        case .query(let request):
+            return try await queryThenRun(request, onEvent: onEvent)
         }
     }
 
@@ -134,8 +134,8 @@ public final class ImageManager: Sendable {
     private enum Admission {
         /// It joined the work in flight for its key, as subscriber `id`.
         case joined(SharedWork<ImageEvent, SharedResult>, id: Int, LoadRequest)
-        /// It asks the memory cache, then runs (or joins) the shared work for `key`.
-        case query(LoadRequest, WorkKey)
+        /// It asks the memory cache, then runs (or joins) the shared work.
+        case query(LoadRequest)
     }
 
     /// Validates the call, merges its options and context over the defaults into one
@@ -157,18 +157,18 @@ public final class ImageManager: Sendable {
         if !options.contains(.retryFailed), failedURLs.contains(url) { throw ImageError.blacklistedURL(url) }
         let request = LoadRequest(url: url, urlString: string, options: options, settings: settings,
                                   isShareable: callContext.isShareable)
-        let key = WorkKey(request)
-        // Work in flight for this key: join it (cheaper than asking the memory cache).
-        if request.queriesMemory,
-           let (work, id) = pipeline.works.joinIfRunning(key, priority: request.callerPriority, onEvent: onEvent) {
+        // Work in flight for this key: join it (cheaper than asking the memory cache). With no
+        // work in flight at all (a warm cache's usual state) the key is not even made.
+        if request.queriesMemory, !pipeline.works.isEmpty,
+           let (work, id) = pipeline.works.joinIfRunning(WorkKey(request), priority: request.callerPriority, onEvent: onEvent) {
             followPriority(of: request, in: work, id: id)
             return .joined(work, id: id, request)
         }
-        return .query(request, key)
+        return .query(request)
     }
 
     /// The memory cache, then the shared work (disk, download, decode, transform, store).
-    private func queryThenRun(_ request: LoadRequest, _ key: WorkKey, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
+    private func queryThenRun(_ request: LoadRequest, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
         // 1. Memory: the fast path, a hit needs nothing else.
         if request.queriesMemory {
             if let hit = await queryMemory(request) { return .hit(hit) }
@@ -179,7 +179,7 @@ public final class ImageManager: Sendable {
         }
         let (coders, pipeline) = (self.coders, self.pipeline)
         return try await settle(request) {
-            let (work, id) = pipeline.works.join(key, priority: request.callerPriority, taskPriority: Task.currentPriority,
+            let (work, id) = pipeline.works.join(WorkKey(request), priority: request.callerPriority, taskPriority: Task.currentPriority,
                                                  onEvent: onEvent) { work in
                 try await pipeline.load(request, loader: loader, coders: coders, work: work)
             }
