@@ -4,15 +4,15 @@ import Foundation
 ///
 /// Feed every chunk to `append(_:)` in order; ask `preview()` when a progressive frame is
 /// wanted; call `finish()` once all data has arrived. The JPEG decoder decodes each byte once
-/// and `finish()` returns the image from its state; the WebP decoder does so for still images;
-/// the others keep the bytes and decode them whole at the end. A decoder is used by one task at
+/// and `finish()` returns the image from its state; the PNG and WebP decoders do so for still
+/// images; animations (APNG, GIF, animated WebP) are decoded whole at the end. A decoder is used by one task at
 /// a time (it is not `Sendable`).
 public protocol IncrementalImageDecoder: AnyObject {
     /// Adds the next bytes of the image.
     /// - Throws: `ImageError` as soon as the data is known to be corrupt or too large.
     func append(_ data: Data) throws
     /// The best image that the data so far gives, or nil when nothing new can be shown (and,
-    /// for JPEG and still WebP, once every byte is in: the final image would be the same).
+    /// for JPEG and still PNG and WebP, once every byte is in: the final image would be the same).
     /// Previews are never cached; they may have fewer frames and lower quality than the final image.
     func preview() throws -> PartialImage?
     /// The complete image from all appended data.

@@ -11,6 +11,7 @@ public struct PNGCoder: ImageCoder {
     public func canDecode(_ data: Data) -> Bool { ImageFormat(sniffing: data) == .png }
 
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+        CodecBridge.wholeFileDecodes?.count.add(1, ordering: .relaxed)
         let chunks = PNGChunks(data)
         try PNGCoder.checkLimit(chunks.headerSize(in: data), options)
         let orientation = chunks.orientation(in: data)
@@ -75,7 +76,9 @@ public struct PNGCoder: ImageCoder {
 }
 
 /// Feeds libpng's progressive reader as bytes arrive: plain PNGs fill row by row, interlaced
-/// ones pass by pass.
+/// ones pass by pass. A still image's final pixels are the reader's own buffer (no second
+/// decode); the bytes are kept for the orientation chunks and for APNG, whose frames are
+/// composited from the whole file.
 final class PNGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder {
     private let decoder: OpaquePointer?
     private var failure: ImageError?
@@ -116,6 +119,8 @@ final class PNGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder 
         guard let decoder, hasNewData else { return nil }
         previewedCount = data.count
         if let animation = animationPreview() { return animation }
+        // Every row is in: the final image follows, and a preview would be the same.
+        if wi_png_decoder_rows_complete(decoder) != 0 { return nil }
         var out = wi_image()
         guard wi_png_decoder_snapshot(decoder, &out) == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else { return nil }
         // Nothing decoded yet (only the header arrived): no preview, rather than an empty one.
@@ -127,7 +132,23 @@ final class PNGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder 
 
     func finish() throws -> Image {
         if let failure { throw failure }
+        if let image = fromDecoderState() { return image }
         return try PNGCoder().decode(data, options: options)
+    }
+
+    /// The still image from libpng's buffer once every row is in (an APNG animation is decoded
+    /// whole: its frames are composited from the whole file).
+    private func fromDecoderState() -> Image? {
+        guard let decoder, wi_png_decoder_rows_complete(decoder) != 0 else { return nil }
+        let chunks = PNGChunks(data)
+        if !options.firstFrameOnly, chunks.chunks.contains(where: { $0.type == "acTL" }) { return nil }
+        var out = wi_image()
+        guard wi_png_decoder_take(decoder, &out) == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else { return nil }
+        let orientation = chunks.orientation(in: data)
+        let finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: orientation, options: options)
+        let frame = ImageFrame(bitmap: finishing(bitmap))
+        return Image(firstFrame: frame, frames: .preloaded([frame]), format: .png, loopCount: nil, scale: options.scale,
+                     exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
     }
 
     /// An APNG whose default image has fully arrived previews as an animation of the frames
