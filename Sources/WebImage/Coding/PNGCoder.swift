@@ -79,24 +79,36 @@ public struct PNGCoder: ImageCoder {
 /// ones pass by pass. A still image's final pixels are the reader's own buffer (no second
 /// decode); the bytes are kept for the orientation chunks and for APNG, whose frames are
 /// composited from the whole file.
-final class PNGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder {
+final class PNGIncrementalDecoder: IncrementalImageDecoder {
     private let decoder: OpaquePointer?
+    private let options: ImageDecodingOptions
     private var failure: ImageError?
+    /// The file without its IDAT payloads (libpng has decoded them): the chunks that give its
+    /// size and orientation. An APNG (acTL comes before the first IDAT) is kept whole.
+    private var skeleton = ChunkSkeleton(.png, dropping: ["IDAT"], animation: ["acTL"])
+    private var received = 0, previewedCount = 0
     /// Whether the file is an APNG: known once the first IDAT arrived (acTL must come before
     /// it); until then, and for a still PNG after, previews skip the chunk walk.
     private var isAnimation: Bool?
 
-    override init(options: ImageDecodingOptions) {
+    /// The bytes kept: the whole file for an APNG, else its skeleton.
+    private var data: Data { skeleton.bytes }
+    /// How many bytes of the file this decoder holds (tests check it is not the body).
+    var keptByteCount: Int { data.count }
+
+    init(options: ImageDecodingOptions) {
         decoder = wi_png_decoder_create(CodecBridge.pixelLimit(options))
-        super.init(options: options)
+        self.options = options
     }
 
     deinit { wi_png_decoder_destroy(decoder) }
 
     func append(_ chunk: Data) throws {
         if let failure { throw failure }
-        data.append(chunk)
-        if data.count - chunk.count < 33, data.count >= 33 {
+        let before = data.count
+        skeleton.add(chunk)
+        received += chunk.count
+        if before < 33, data.count >= 33 {
             do { try PNGCoder.checkLimit(PNGChunks(data.prefix(33)).headerSize(in: data), options) } catch {
                 failure = error as? ImageError
                 throw error
@@ -116,8 +128,8 @@ final class PNGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder 
 
     func preview() throws -> PartialImage? {
         if let failure { throw failure }
-        guard let decoder, hasNewData else { return nil }
-        previewedCount = data.count
+        guard let decoder, received != previewedCount else { return nil }
+        previewedCount = received
         if let animation = animationPreview() { return animation }
         // Every row is in: the final image follows, and a preview would be the same.
         if wi_png_decoder_rows_complete(decoder) != 0 { return nil }
@@ -133,6 +145,8 @@ final class PNGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder 
     func finish() throws -> Image {
         if let failure { throw failure }
         if let image = fromDecoderState() { return image }
+        // Without its image data, a still PNG whose rows are not all in is a truncated one.
+        guard skeleton.isAnimation else { throw ImageError.undecodable(.png, reason: "the data is truncated") }
         return try PNGCoder().decode(data, options: options)
     }
 
@@ -140,8 +154,8 @@ final class PNGIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder 
     /// whole: its frames are composited from the whole file).
     private func fromDecoderState() -> Image? {
         guard let decoder, wi_png_decoder_rows_complete(decoder) != 0 else { return nil }
+        if !options.firstFrameOnly, skeleton.isAnimation { return nil }
         let chunks = PNGChunks(data)
-        if !options.firstFrameOnly, chunks.chunks.contains(where: { $0.type == "acTL" }) { return nil }
         var out = wi_image()
         guard wi_png_decoder_take(decoder, &out) == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else { return nil }
         let orientation = chunks.orientation(in: data)

@@ -129,37 +129,60 @@ final class WebPAnimationRenderer: FrameRenderer {
 }
 
 /// Feeds libwebp's incremental decoder (`WebPIDecoder`) as bytes arrive; a still image's final
-/// pixels come from its state, not from a second decode (the bytes are kept for the EXIF and XMP
-/// chunks, which may follow the image data). Animated WebP has no incremental path in libwebp:
-/// its previews start once the whole file is there, and it is decoded whole.
-final class WebPIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder {
+/// pixels come from its state, not from a second decode, and only the file's metadata chunks are
+/// kept (EXIF and XMP, which may follow the image data), not the body. Animated WebP has no
+/// incremental path in libwebp: it is kept whole, its previews start once the whole file is
+/// there, and it is decoded whole.
+final class WebPIncrementalDecoder: IncrementalImageDecoder {
     private let decoder = wi_webp_incremental_create()
+    private let options: ImageDecodingOptions
+    private var skeleton = ChunkSkeleton(.riff, dropping: ["VP8 ", "VP8L", "ALPH"], animation: ["ANIM", "ANMF"])
+    private var received = 0, previewedCount = 0
+    /// The size and animation flag, read from the first 30 bytes.
+    private var info: wi_webp_info?
     private var unsupported = false
     /// libwebp has every row of a still image.
     private var complete = false
 
+    /// The bytes kept: the whole file for an animation, else the metadata chunks.
+    private var data: Data { skeleton.bytes }
+    /// How many bytes of the file this decoder holds (tests check it is not the body).
+    var keptByteCount: Int { data.count + header.count }
+
+    init(options: ImageDecodingOptions) { self.options = options }
+
     deinit { wi_webp_incremental_destroy(decoder) }
 
     func append(_ chunk: Data) throws {
-        data.append(chunk)
+        received += chunk.count
+        if info == nil { header.append(chunk) }
+        skeleton.add(chunk)
+        if info == nil, header.count >= 30 { try readInfo() }
         guard let decoder, !unsupported else { return }
-        if data.count >= 30, data.count - chunk.count < 30 {
-            var info = wi_webp_info()
-            _ = data.withBytePointer { wi_webp_read_info($0, $1, &info) }
-            if Int(info.width) * Int(info.height) > options.pixelLimit {
-                throw ImageError.tooLarge(width: Int(info.width), height: Int(info.height), limit: options.pixelLimit)
-            }
-            if info.has_animation != 0 { unsupported = true; return }
-        }
         let status = chunk.withBytePointer { wi_webp_incremental_append(decoder, $0, $1) }
         if status == WI_OK { complete = true }
         if status == WI_ERR_UNSUPPORTED { unsupported = true }
         else if status < 0 { throw ImageError.undecodable(.webp, reason: "corrupt WebP data") }
     }
 
+    /// The first bytes, until the header was read.
+    private var header = Data()
+
+    /// Reads the size and the animation flag from the first bytes.
+    private func readInfo() throws {
+        var found = wi_webp_info()
+        _ = header.withBytePointer { wi_webp_read_info($0, $1, &found) }
+        info = found
+        header = Data()
+        if Int(found.width) * Int(found.height) > options.pixelLimit {
+            throw ImageError.tooLarge(width: Int(found.width), height: Int(found.height), limit: options.pixelLimit)
+        }
+        if found.has_animation != 0 { unsupported = true }
+    }
+
     func preview() throws -> PartialImage? {
-        guard let decoder, hasNewData, !complete else { return nil }
-        previewedCount = data.count
+        guard let decoder, received != previewedCount, !complete else { return nil }
+        previewedCount = received
         if unsupported {
             guard let image = try? WebPCoder().decode(data, options: options) else { return nil }
             return PartialImage(image: image, rowsDecoded: image.height, scans: 0)
@@ -173,24 +196,23 @@ final class WebPIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder
     }
 
     func finish() throws -> Image {
+        if info == nil { try readInfo() }   // a file under 30 bytes
         if let image = fromDecoderState() { return image }
+        // An animation is kept whole; a still image that libwebp did not finish is truncated.
+        guard unsupported || skeleton.isAnimation else { throw ImageError.undecodable(.webp, reason: "the data is truncated") }
         return try WebPCoder().decode(data, options: options)
     }
 
-    /// The complete still image from libwebp's state, when it is at full size (a scaled decode
-    /// asks libwebp to scale while decoding: that is a decode of its own).
+    /// The complete still image from libwebp's state, at full size: its pixels are libwebp's
+    /// output, copied once.
     private func fromDecoderState() -> Image? {
-        guard complete, !unsupported, let decoder else { return nil }
-        var info = wi_webp_info()
-        guard data.withBytePointer({ wi_webp_read_info($0, $1, &info) }) == WI_OK, info.has_animation == 0 else { return nil }
+        guard complete, !unsupported, let decoder, let info, info.has_animation == 0 else { return nil }
         let width = Int(info.width), height = Int(info.height)
-        let target = options.targetSize(width: width, height: height)
-        guard target.width == width, target.height == height else { return nil }
         var out = wi_image()
         guard wi_webp_incremental_snapshot(decoder, &out) == WI_OK, out.rows_decoded == out.height,
               let bitmap = CodecBridge.takeBitmap(&out) else { return nil }
-        let orientation = WebPCoder.chunk("EXIF", in: data).flatMap { ExifReader.orientation(tiff: $0) }
-            ?? WebPCoder.chunk("XMP ", in: data).flatMap { XMPReader.orientation($0) }
+        let orientation = skeleton.riffChunk("EXIF").flatMap { ExifReader.orientation(tiff: $0) }
+            ?? skeleton.riffChunk("XMP ").flatMap { XMPReader.orientation($0) }
         let finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
         let frame = ImageFrame(bitmap: finishing(bitmap))
         return Image(firstFrame: frame, frames: .preloaded([frame]), format: .webp, loopCount: nil, scale: options.scale,

@@ -110,6 +110,28 @@ import Testing
         #expect(streamed > 150)
     }
 
+    /// A still PNG or WebP decoder keeps the file's metadata, not its body (the transfer holds
+    /// the body once); an animation is kept whole, as its decoder needs the whole file.
+    @Test func stillDecodersKeepTheMetadataNotTheBody() throws {
+        // exif.png: its eXIf chunk follows the image data; Exif2.webp: its EXIF chunk too.
+        let png = try Corpus.data("png/exif.png"), webp = try Corpus.data("webp/Exif2.webp")
+        func kept(_ data: Data, _ decoder: some IncrementalImageDecoder) throws -> Int {
+            var offset = 0
+            while offset < data.count {
+                let end = min(data.count, offset + 4096)
+                try decoder.append(data[offset..<end])
+                offset = end
+            }
+            #expect(try decoder.finish().bitmap == (try Image(data: data)).bitmap)
+            return (decoder as? PNGIncrementalDecoder)?.keptByteCount ?? (decoder as! WebPIncrementalDecoder).keptByteCount
+        }
+        #expect(png.count > 100_000 && webp.count > 50_000)
+        #expect(try kept(png, PNGIncrementalDecoder(options: .init())) < 1_000)
+        #expect(try kept(webp, WebPIncrementalDecoder(options: .init())) < 1_000)
+        let apng = try Corpus.data("apng/TestImageAnimated.apng")
+        #expect(try kept(apng, PNGIncrementalDecoder(options: .init())) == apng.count)
+    }
+
     /// Streams every file of a corpus folder through `coder`'s incremental decoder in random
     /// pieces, asking for a preview after each, and compares the end with a whole-file decode
     /// (and, where `streamsOnce` says the file streams, checks that no whole-file decode ran);
