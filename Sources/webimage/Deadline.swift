@@ -1,25 +1,22 @@
 import Foundation
+import WebImage
 
-/// `--max-time`: a total deadline for one load, as curl's `--max-time`.
+/// `--max-time`: a total deadline for one load, as curl's `--max-time`, given to the library as
+/// the load's `ImageContext.loadTimeout` (the transfer is aborted when it passes).
 enum Deadline {
-    /// Runs `body`; when it has not finished after `seconds`, cancels it (the transfer is
-    /// aborted) and throws `CLIError` "... timed out after N s". nil: no deadline.
-    static func run<T: Sendable>(_ seconds: Double?, what: String,
-                                 _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        guard let seconds else { return try await body() }
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: .seconds(seconds))
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next() else { throw CancellationError() }
-            guard let value = first else {
-                throw CLIError("\(what) timed out after \(String(format: "%g", seconds)) s (--max-time)")
-            }
-            return value
-        }
+    /// `context` with `seconds` as its load timeout (unchanged when nil).
+    static func context(_ context: ImageContext, _ seconds: Double?) -> ImageContext {
+        guard let seconds else { return context }
+        var bounded = context
+        bounded.loadTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
+        return bounded
+    }
+
+    /// The error to report: a timeout once `seconds` had passed is the deadline's, said as such;
+    /// anything else (the loader's own stall timeout included) is left as it is.
+    static func explain(_ error: any Error, seconds: Double?, elapsed: Duration, what: String) -> any Error {
+        guard let seconds, case ImageError.timedOut = error, elapsed >= .milliseconds(Int64(seconds * 1000) - 50) else { return error }
+        return CLIError("\(what) timed out after \(String(format: "%g", seconds)) s (--max-time)")
     }
 
     /// Checks a `--max-time` value.

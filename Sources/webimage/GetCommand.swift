@@ -198,22 +198,22 @@ struct Download: Sendable {
         let start = ContinuousClock.now
         do {
             guard let url = URL(string: job.text) else { throw ImageError.invalidURL(job.text) }
-            let manager = self.manager, options = self.options, context = self.context, display = self.display
-            let result = try await Deadline.run(deadline, what: "loading \(job.text)") {
-                var result: ImageResult?
-                for try await event in manager.events(for: url, options: options, context: context) {
+            var loaded: ImageResult?
+            do {
+                for try await event in manager.events(for: url, options: options, context: Deadline.context(context, deadline)) {
                     switch event {
                     case .progress(let progress): display.update(bar, progress)
                     case .preview(let preview):
                         display.note(bar, String(format: "preview: %d%% of rows, scan %d", Int(preview.fractionDecoded * 100), preview.scans))
                     case .cached: break
-                    case .finished(let finished): result = finished
+                    case .finished(let finished): loaded = finished
                     }
                 }
-                try Task.checkCancellation()
-                guard let result else { throw CancellationError() }
-                return result
+            } catch {
+                throw Deadline.explain(error, seconds: deadline, elapsed: ContinuousClock.now - start, what: "loading \(job.text)")
             }
+            try Task.checkCancellation()
+            guard let result = loaded else { throw CancellationError() }
             let elapsed = ContinuousClock.now - start
             let (bytes, target, note) = try encode(result)
             let destination = job.destination(target)

@@ -94,18 +94,18 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     /// Loads `url` into the caches, waiting for the disk write; nil when it is there, else why not.
     static func prefetch(_ url: URL, manager: ImageManager, cache: ImageCache, deadline: Double?) async -> Failure? {
+        let start = ContinuousClock.now
         do {
-            _ = try await Deadline.run(deadline, what: "loading") {
-                try await manager.image(for: url, options: [.lowPriority, .waitStoreCache])
-            }
-            // A failed disk write is only logged by the manager: look for the entry itself.
-            let key = manager.cacheKey(for: url)
-            guard await cache.containsImage(forKey: key, in: .disk).includesDisk else {
-                return Failure(url: url.absoluteString, reason: "loaded, but not stored in the disk cache \(cache.disk.directory.path)")
+            let result = try await manager.result(for: url, options: [.lowPriority, .waitStoreCache],
+                                                  context: Deadline.context(ImageContext(), deadline))
+            if let failure = result.storeFailure {
+                return Failure(url: url.absoluteString,
+                               reason: "loaded, but not stored in the disk cache \(cache.disk.directory.path): \(Terminal.describe(failure))")
             }
             return nil
         } catch {
-            return Failure(url: url.absoluteString, reason: Terminal.describe(error))
+            let explained = Deadline.explain(error, seconds: deadline, elapsed: ContinuousClock.now - start, what: "loading")
+            return Failure(url: url.absoluteString, reason: Terminal.describe(explained))
         }
     }
 }

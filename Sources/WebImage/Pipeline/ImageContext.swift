@@ -92,6 +92,14 @@ public struct ImageContext: Sendable {
         get { storage.fields.decryptor }
         set { mutate { $0.decryptor = newValue } }
     }
+    /// The longest a whole call may take (waiting in the loader's queue, the transfer, decoding;
+    /// URLSession's resource timeout): past it the call fails with `ImageError.timedOut(url:)`,
+    /// and the shared work goes on for its other callers (or stops, when there are none).
+    /// Default: none; a stalled transfer still ends at the loader's timeout.
+    public var loadTimeout: Duration? {
+        get { storage.fields.loadTimeout }
+        set { mutate { $0.loadTimeout = newValue } }
+    }
     /// Stall and total timeout of the download (default: the loader's).
     public var downloadTimeout: Duration? {
         get { storage.fields.downloadTimeout }
@@ -174,6 +182,7 @@ public struct ImageContext: Sendable {
         result.responseModifier = mine.responseModifier ?? base.responseModifier
         result.decryptor = mine.decryptor ?? base.decryptor
         result.downloadTimeout = mine.downloadTimeout ?? base.downloadTimeout
+        result.loadTimeout = mine.loadTimeout ?? base.loadTimeout
         result.cache = mine.cache ?? base.cache
         result.loader = mine.loader ?? base.loader
         result.coder = mine.coder ?? base.coder
@@ -221,6 +230,7 @@ public struct ImageContext: Sendable {
         var responseModifier: ResponseModifier?
         var decryptor: Decryptor?
         var downloadTimeout: Duration?
+        var loadTimeout: Duration?
         var cache: (any ImageCaching)?
         var loader: (any ImageLoader)?
         var coder: (any ImageCoder)?
@@ -234,7 +244,7 @@ public struct ImageContext: Sendable {
                 && storeCacheType == nil && originalQueryCacheType == nil && originalStoreCacheType == nil
                 && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && asyncRequestModifier == nil
                 && responseModifier == nil
-                && decryptor == nil && downloadTimeout == nil && cache == nil && loader == nil && coder == nil
+                && decryptor == nil && downloadTimeout == nil && loadTimeout == nil && cache == nil && loader == nil && coder == nil
                 && previewInterval == nil && priority == nil && custom.isEmpty
         }
     }

@@ -26,6 +26,10 @@ public struct ImageResult: Sendable {
     public var cacheType: ImageCacheType
     /// The URL that was asked for.
     public var url: URL
+    /// Why the image was not cached on disk as asked (a full or read-only disk, an unwritable
+    /// cache directory), when the stores ran before this result was given (`.waitStoreCache`); nil
+    /// when they succeeded, or when they run in the background (then a failure is logged).
+    public var storeFailure: ImageError?
 
     /// The result of a cache hit for `url`.
     public init(_ hit: ImageCacheResult, url: URL) {

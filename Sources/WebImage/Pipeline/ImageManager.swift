@@ -30,6 +30,8 @@ public final class ImageManager: Sendable {
     private let defaults: ImageContext
     /// What `defaults` decide, worked out once: a call with no context of its own uses it as is.
     private let defaultSettings: LoadRequest.Settings
+    /// The default context's `loadTimeout`, read once.
+    private let defaultLoadTimeout: Duration?
 
     /// A manager over `cache`, `loaders` and `coders`.
     public init(cache: any ImageCaching = ImageCache.shared, loaders: ImageLoaders = .shared,
@@ -40,6 +42,7 @@ public final class ImageManager: Sendable {
         self.configuration = configuration
         defaults = configuration.effectiveDefaults
         defaultSettings = LoadRequest.Settings(defaults, cache: cache)
+        defaultLoadTimeout = defaults.loadTimeout
         pipeline = ImagePipeline(shouldDownload: configuration.shouldDownload)
     }
 
@@ -118,7 +121,10 @@ public final class ImageManager: Sendable {
     // MARK: - The call
 
     func load(_ url: URL, options callOptions: ImageOptions, context callContext: ImageContext,
-              onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
+              onEvent: (@Sendable (ImageEvent) -> Void)?, bounded: Bool = false) async throws -> LoadOutcome {
+        if !bounded, let limit = callContext.isEmpty ? defaultLoadTimeout : callContext.loadTimeout ?? defaultLoadTimeout {
+            return try await load(url, options: callOptions, context: callContext, onEvent: onEvent, within: limit)
+        }
         // Deciding is synchronous, so that this function's frame stays small: a caller that joins
         // work in flight needs no more task memory than its first slab (a thousand joining
         // callers then allocate nothing).
@@ -127,6 +133,22 @@ public final class ImageManager: Sendable {
             return try await settle(request) { try await work.wait(id) }
         case .query(let request):
             return try await queryThenRun(request, onEvent: onEvent)
+        }
+    }
+
+    /// The call, failing with `ImageError.timedOut(url:)` when it takes longer than `limit`: the
+    /// load is a child task, cancelled then (it leaves the shared work like a cancelled caller).
+    private func load(_ url: URL, options: ImageOptions, context: ImageContext, onEvent: (@Sendable (ImageEvent) -> Void)?,
+                      within limit: Duration) async throws -> LoadOutcome {
+        try await withThrowingTaskGroup(of: LoadOutcome?.self) { group in
+            group.addTask { try await self.load(url, options: options, context: context, onEvent: onEvent, bounded: true) }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let outcome = first else { throw ImageError.timedOut(url: url) }
+            return outcome
         }
     }
 

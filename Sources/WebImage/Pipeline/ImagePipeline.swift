@@ -128,8 +128,12 @@ struct ImagePipeline: Sendable {
             work.deliver(result, late: late)
         }
         _ = await storeInMemory(request, image: image)
-        await storeOnDisk(request, original: original, image: image, data: download.data, derived: derived,
-                          validators: CacheValidators(headers: download.response.headers), reservation: reservation)
-        return result
+        let failure = await storeOnDisk(request, original: original, image: image, data: download.data, derived: derived,
+                                        validators: CacheValidators(headers: download.response.headers), reservation: reservation)
+        // With .waitStoreCache the callers wait for the stores: they learn whether they failed.
+        guard let failure else { return result }
+        var failed = result.result
+        failed.storeFailure = failure
+        return SharedResult(failed)
     }
 }

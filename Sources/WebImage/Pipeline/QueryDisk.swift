@@ -47,7 +47,10 @@ extension ImagePipeline {
         try Task.checkCancellation()
         let image = try transform(thumbnail(hit.image, request: request), request: request)
         _ = await storeInMemory(request, image: image)
-        await storeOnDisk(request, original: hit.image, image: image, data: nil, derived: true, validators: nil, storesOriginal: false)
-        return ImageResult(image: image, data: nil, cacheType: hit.cacheType, url: request.url)
+        let failure = await storeOnDisk(request, original: hit.image, image: image, data: nil, derived: true, validators: nil,
+                                        storesOriginal: false)
+        var result = ImageResult(image: image, data: nil, cacheType: hit.cacheType, url: request.url)
+        result.storeFailure = failure
+        return result
     }
 }

@@ -18,15 +18,17 @@ extension ImagePipeline {
     }
 
     /// Writes a loaded image to disk: in the background (in place of `reservation`) or, with
-    /// `.waitStoreCache`, before returning. The original of a transformed or thumbnail image
-    /// goes under its own key as `originalStoreCacheType` says. Failures are logged: the caller
-    /// still gets the image.
+    /// `.waitStoreCache`, before returning, and then returns why it failed (nil when it did not).
+    /// The original of a transformed or thumbnail image goes under its own key as
+    /// `originalStoreCacheType` says. Failures are logged: the caller still gets the image.
+    @discardableResult
     func storeOnDisk(_ request: LoadRequest, original: Image, image: Image, data: Data?, derived: Bool,
-                     validators: CacheValidators?, storesOriginal: Bool = true, reservation: PendingStores.Reservation? = nil) async {
+                     validators: CacheValidators?, storesOriginal: Bool = true,
+                     reservation: PendingStores.Reservation? = nil) async -> ImageError? {
         // A reservation not handed to a write is released, whichever way this returns.
         var started = false
         defer { if let reservation, !started { pendingStores.release(reservation) } }
-        guard let key = request.cacheKey else { return }
+        guard let key = request.cacheKey else { return nil }
         let cache = request.cache, url = request.url
         let storeType = request.storeType
         let serializer = request.context.cacheSerializer
@@ -34,8 +36,8 @@ extension ImagePipeline {
         let originalKey = request.originalKey
         let thumbnailed = request.settings.thumbnailSize != nil
         let storesOriginal = derived && storesOriginal && originalKey != key && originalStoreType != .none
-        guard storeType.includesDisk || storesOriginal else { return }
-        let disk: @Sendable () async -> Void = {
+        guard storeType.includesDisk || storesOriginal else { return nil }
+        let disk: @Sendable () async -> ImageError? = {
             do {
                 if storesOriginal, let originalKey {
                     // The full-size original: its data for the disk; its image for memory only when not a thumbnail.
@@ -45,26 +47,26 @@ extension ImagePipeline {
                         try await cache.store(thumbnailed ? nil : original, data: data, forKey: originalKey, to: destination)
                     }
                 }
-                guard storeType.includesDisk else { return }
+                guard storeType.includesDisk else { return nil }
                 var bytes: Data? = derived ? nil : data
                 if let serializer {
                     bytes = serializer.serialize(image, derived ? nil : data, url)
-                    guard bytes != nil else { return }
+                    guard bytes != nil else { return nil }   // nil stores nothing, by design
                 }
                 try await cache.store(image, data: bytes, forKey: key, to: .disk)
                 if let validators, !derived {
                     await cache.setExtendedData(validators.stored, forKey: key)
                 }
+                return nil
             } catch {
                 ImagePipeline.logger.warning("could not cache \(url.absoluteString) on disk: \(error)")
+                return error as? ImageError ?? ImageError.cacheWriteFailed(path: key, reason: "\(error)")
             }
         }
-        if request.options.contains(.waitStoreCache) {
-            await disk()
-        } else {
-            pendingStores.start(disk, reservation: reservation)
-            started = true
-        }
+        if request.options.contains(.waitStoreCache) { return await disk() }
+        pendingStores.start({ _ = await disk() }, reservation: reservation)
+        started = true
+        return nil
     }
 }
 

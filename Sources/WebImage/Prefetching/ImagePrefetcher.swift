@@ -3,9 +3,9 @@ import Synchronization
 
 /// How far a prefetch batch got.
 public struct PrefetchProgress: Sendable, Equatable {
-    /// URLs loaded (from a cache or the loader).
+    /// URLs loaded (from a cache or the loader) and, when they were not cached yet, stored.
     public var finished: Int
-    /// URLs that failed (SDWebImage's skipped count).
+    /// URLs that failed, or that loaded but could not be stored (SDWebImage's skipped count).
     public var skipped: Int
     /// URLs in the batch.
     public var total: Int
@@ -83,9 +83,11 @@ public final class ImagePrefetcher: Sendable {
                         // A slot of the prefetcher's (shared with its other batches), then the load.
                         guard await slots.acquire() else { return nil }
                         defer { slots.release() }
+                        // Prefetched means cached: the load waits for its disk write, and one that
+                        // failed (a full or read-only disk) counts as skipped.
                         do {
-                            _ = try await manager.image(for: url, options: options, context: context)
-                            return true
+                            return try await manager.result(for: url, options: options.union(.waitStoreCache), context: context)
+                                .storeFailure == nil
                         } catch {
                             return false
                         }
