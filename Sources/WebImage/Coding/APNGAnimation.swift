@@ -44,7 +44,7 @@ struct APNGAnimation {
         canvasWidth = Int(data.bigEndianUInt32(at: ihdr.data.lowerBound))
         canvasHeight = Int(data.bigEndianUInt32(at: ihdr.data.lowerBound + 4))
         guard canvasWidth > 0, canvasHeight > 0 else { throw ImageError.undecodable(.png, reason: "zero image dimension") }
-        guard canvasWidth * canvasHeight <= options.pixelLimit else {
+        guard !options.exceedsPixelLimit(width: canvasWidth, height: canvasHeight) else {
             throw ImageError.tooLarge(width: canvasWidth, height: canvasHeight, limit: options.pixelLimit)
         }
         loopCount = Int(data.bigEndianUInt32(at: actl.data.lowerBound + 4))

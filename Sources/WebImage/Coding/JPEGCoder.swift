@@ -22,7 +22,7 @@ public struct JPEGCoder: ImageCoder {
     static func decode(_ data: Data, options: ImageDecodingOptions, tolerateTruncation: Bool) throws
         -> (Bitmap, Int?, DecodeFinishing, wi_image) {
         CodecBridge.wholeFileDecodes?.count.add(1, ordering: .relaxed)
-        if let size = JPEGSegments.frameSize(data), size.width * size.height > options.pixelLimit {
+        if let size = JPEGSegments.frameSize(data), options.exceedsPixelLimit(width: size.width, height: size.height) {
             throw ImageError.tooLarge(width: size.width, height: size.height, limit: options.pixelLimit)
         }
         var info = wi_jpeg_info()
@@ -32,7 +32,7 @@ public struct JPEGCoder: ImageCoder {
         }
         let width = Int(info.width), height = Int(info.height)
         guard width > 0, height > 0 else { throw ImageError.undecodable(.jpeg, reason: "zero image dimension") }
-        guard width * height <= options.pixelLimit else {
+        guard !options.exceedsPixelLimit(width: width, height: height) else {
             throw ImageError.tooLarge(width: width, height: height, limit: options.pixelLimit)
         }
         let scale = dctScale(width: width, height: height, options: options)
@@ -107,7 +107,7 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
         if finishing == nil {
             header.append(chunk)
             // Fail as soon as the frame header says the image is over the limit, before libjpeg allocates.
-            if let size = JPEGSegments.frameSize(header), size.width * size.height > options.pixelLimit {
+            if let size = JPEGSegments.frameSize(header), options.exceedsPixelLimit(width: size.width, height: size.height) {
                 throw ImageError.tooLarge(width: size.width, height: size.height, limit: options.pixelLimit)
             }
         }

@@ -34,7 +34,7 @@ public struct PNGCoder: ImageCoder {
 
     /// Throws `tooLarge` when the IHDR size is over the pixel limit (before libpng sees the data).
     static func checkLimit(_ size: (width: Int, height: Int)?, _ options: ImageDecodingOptions) throws {
-        if let size, size.width * size.height > options.pixelLimit {
+        if let size, options.exceedsPixelLimit(width: size.width, height: size.height) {
             throw ImageError.tooLarge(width: size.width, height: size.height, limit: options.pixelLimit)
         }
     }

@@ -19,7 +19,7 @@ public struct WebPCoder: ImageCoder {
         }
         let width = Int(info.width), height = Int(info.height)
         guard width > 0, height > 0 else { throw ImageError.undecodable(.webp, reason: "zero image dimension") }
-        guard width * height <= options.pixelLimit else {
+        guard !options.exceedsPixelLimit(width: width, height: height) else {
             throw ImageError.tooLarge(width: width, height: height, limit: options.pixelLimit)
         }
         // EXIF's orientation, else the XMP packet's.
@@ -174,7 +174,7 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
         _ = header.withBytePointer { wi_webp_read_info($0, $1, &found) }
         info = found
         header = Data()
-        if Int(found.width) * Int(found.height) > options.pixelLimit {
+        if options.exceedsPixelLimit(width: Int(found.width), height: Int(found.height)) {
             throw ImageError.tooLarge(width: Int(found.width), height: Int(found.height), limit: options.pixelLimit)
         }
         if found.has_animation != 0 { unsupported = true }

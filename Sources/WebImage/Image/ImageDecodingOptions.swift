@@ -43,6 +43,13 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// The size a `width` x `height` image is decoded at under `maxPixelSize` and
     /// `maxPixelCount`. A pixel budget is never exceeded: when it is the binding limit both
     /// sides are rounded down (the aspect ratio stays within one pixel).
+    /// Whether `width` x `height` pixels are over `pixelLimit`: a header can claim any size (a
+    /// PNG up to 2^32 on each side), and their product must not overflow.
+    func exceedsPixelLimit(width: Int, height: Int) -> Bool {
+        let (count, overflow) = width.multipliedReportingOverflow(by: height)
+        return overflow || count > pixelLimit
+    }
+
     func targetSize(width: Int, height: Int) -> (width: Int, height: Int) {
         var factor = 1.0
         if let limit = maxPixelSize, limit > 0, max(width, height) > limit {

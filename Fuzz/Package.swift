@@ -1,0 +1,24 @@
+// swift-tools-version: 6.1
+// Coverage-guided fuzz targets (libFuzzer) for the decoders and the incremental decoders.
+// Built and run by scripts/fuzz.sh: `swift build --sanitize=fuzzer --sanitize=address`.
+import Foundation
+import PackageDescription
+
+// A path dependency is named after its folder: "swift-web-image" in a usual clone.
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+
+let targets = ["FuzzPNG", "FuzzJPEG", "FuzzWebP", "FuzzGIF", "FuzzSniff", "FuzzIncremental"]
+
+let package = Package(
+    name: "WebImageFuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(path: "..")],
+    targets: [
+        .target(name: "FuzzSupport", dependencies: [.product(name: "WebImage", package: root)],
+                swiftSettings: [.swiftLanguageMode(.v6)])
+    ] + targets.map { name in
+        // -parse-as-library: libFuzzer provides main(); the target provides LLVMFuzzerTestOneInput.
+        .executableTarget(name: name, dependencies: ["FuzzSupport"],
+                          swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-parse-as-library"])])
+    }
+)

@@ -1,0 +1,49 @@
+import Foundation
+import WebImage
+
+/// What every fuzz target does with one input: decode it under a small pixel limit (so that the
+/// fuzzer explores parsing, not huge allocations), touching every frame. Any `ImageError` is a
+/// fine outcome; a crash, a hang, a leak or a sanitizer report is a finding.
+public enum Fuzz {
+    /// The bytes libFuzzer hands over, as `Data` (copied: the buffer is libFuzzer's).
+    public static func data(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> Data { Data(bytes: bytes, count: count) }
+
+    /// Decodes `data` with `coder`, rendering every frame of an animation.
+    public static func decode(_ data: Data, with coder: some ImageCoder) {
+        render(try? coder.decode(data, options: limited))
+    }
+
+    /// Decodes `data` with the coder the registry picks for it.
+    public static func decodeWithRegistry(_ data: Data) {
+        render(try? ImageCoders.shared.decode(data, options: limited))
+    }
+
+    /// Renders the frames of an animation (at most 64).
+    static func render(_ image: Image?) {
+        guard let image else { return }
+        for index in 0..<min(image.frameCount, 64) { _ = try? image.frame(at: index) }
+    }
+
+    /// Feeds `data` to `coder`'s incremental decoder in pieces whose sizes come from the first
+    /// bytes, asking for a preview after each, then finishes.
+    public static func stream(_ data: Data, with coder: any ImageCoder) {
+        guard data.count > 2, let decoder = coder.makeIncrementalDecoder(options: limited) else { return }
+        let sizes = [Int(data[data.startIndex]) + 1, Int(data[data.startIndex + 1]) * 16 + 1]
+        let body = data.dropFirst(2)
+        var offset = body.startIndex, turn = 0
+        do {
+            while offset < body.endIndex {
+                let end = min(body.endIndex, offset + sizes[turn % 2])
+                try decoder.append(Data(body[offset..<end]))
+                _ = try decoder.preview()
+                offset = end
+                turn += 1
+            }
+            _ = try decoder.finish()
+        } catch {}
+    }
+
+    /// At most 4 megapixels: a fuzzed header asks for anything, and the fuzzer should spend
+    /// its time in the parsers, not in allocating.
+    static let limited = ImageDecodingOptions(pixelLimit: 4_000_000)
+}
