@@ -18,9 +18,11 @@ import Synchronization
 ///
 /// Lock order: `InFlightTable`'s lock, then this work's lock (a join reserves under both), then
 /// the `priority` handle's lock (stored under the work's lock so that concurrent changes land in
-/// order; its observers are called after every lock is released); never the other way round. The continuations are unsafe ones (the checked kind costs a lock and an
-/// allocation per caller, measured with 1,000 callers): the state machine hands each one out
-/// exactly once, to the one transition that takes it out of the state.
+/// order; its observers are called after every lock is released); never the other way round.
+///
+/// The continuations are unsafe ones (the checked kind costs a lock and an allocation per
+/// caller, measured with 1,000 callers): the state machine hands each one out exactly once, to
+/// the one transition that takes it out of the state.
 final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
     typealias EventHandler = @Sendable (Event) -> Void
     typealias Waiter = UnsafeContinuation<Output, any Error>
@@ -239,7 +241,11 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
         let (work, id) = join(key, replays: replays, priority: priority?.value ?? .normal,
                               taskPriority: Task.currentPriority, onEvent: onEvent, body: body)
         if let priority {
-            priority.onChange { [weak work] in work?.setPriority(id, to: priority.value) }
+            // Weak captures: the handle keeps its observers, so a strong one would keep the handle alive forever.
+            priority.onChange { [weak work, weak priority] in
+                guard let priority else { return }
+                work?.setPriority(id, to: priority.value)
+            }
             // A change between the join and the line above is caught here.
             work.setPriority(id, to: priority.value)
         }

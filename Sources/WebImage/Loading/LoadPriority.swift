@@ -25,7 +25,8 @@ public final class LoadPriority: Sendable {
 
     /// Calls `observer` after each change from now on, on the thread that made the change (keep
     /// it short). The observer reads `value` itself, under whatever lock orders its own changes:
-    /// when changes race, the last observer call then sees the final value.
+    /// when changes race, the last observer call then sees the final value. The handle keeps its
+    /// observers: an observer that uses the handle captures it weakly.
     public func onChange(_ observer: @escaping @Sendable () -> Void) {
         state.withLock { $0.observers.append(observer) }
     }

@@ -127,7 +127,7 @@ public final class ImageManager: Sendable {
         }
         // Deciding is synchronous, so that this function's frame stays small: a caller that joins
         // work in flight needs no more task memory than its first slab (a thousand joining
-        // callers then allocate nothing).
+        // callers then allocate one small request each, and no task memory).
         switch try admit(url, options: callOptions, context: callContext, onEvent: onEvent) {
         case .joined(let work, let id, let request):
             return try await settle(request) { try await work.wait(id) }
@@ -213,7 +213,10 @@ public final class ImageManager: Sendable {
     /// A caller that gave a priority handle moves its subscription when the handle changes.
     private func followPriority(of request: LoadRequest, in work: SharedWork<ImageEvent, SharedResult>, id: Int) {
         guard let handle = request.settings.priorityHandle else { return }
-        handle.onChange { [weak work] in work?.setPriority(id, to: handle.value) }
+        handle.onChange { [weak work, weak handle] in
+            guard let handle else { return }
+            work?.setPriority(id, to: handle.value)
+        }
         work.setPriority(id, to: handle.value)   // a change since the join
     }
 

@@ -73,4 +73,22 @@ import Testing
         #expect(h.server.requestOrder == ["/block", "/b", "/a"], "normal before low")
         await h.finish()
     }
+
+    /// The handle keeps its observers; none of them keeps the handle (or the work) alive.
+    @Test func aPriorityHandleIsFreedAfterItsLoad() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        weak var weakHandle: LoadPriority?
+        do {
+            let handle = LoadPriority(.low)
+            weakHandle = handle
+            var context = ImageContext()
+            context.priority = handle
+            _ = try await h.manager.image(for: h.url("/a.png"), options: .fromLoaderOnly, context: context)
+            handle.value = .high   // after the load: nothing left to move
+        }
+        await h.manager.waitForPendingStores()
+        #expect(weakHandle == nil, "the handle outlived its load")
+        await h.finish()
+    }
 }
