@@ -27,8 +27,20 @@ case $target in
   *) echo "unknown target $target (png jpeg webp gif sniff incremental all)" >&2; exit 2 ;;
 esac
 cd Fuzz
-swift build -c release --sanitize=fuzzer --sanitize=address --product "$product" --no-color-diagnostics 2>&1 \
-  | grep -vE "Cannot export local symbol|found 1 file\(s\) which are unhandled" | grep -E "error|warning|Compiling|Build" | tail -3
+build() {
+  swift build -c release --sanitize=fuzzer --sanitize=address --product "$product" --no-color-diagnostics 2>&1 \
+    | grep -vE "Cannot export local symbol|found 1 file\(s\) which are unhandled" | grep -E "error|warning|Compiling|Build" | tail -3
+}
+build
+# On a fresh checkout SwiftPM's first sanitized build of the parent package can leave WebImage
+# without coverage instrumentation (libFuzzer then runs blind: cov ~70 instead of ~500). Seen on
+# Swift 6.3.1; a rebuild after touching one of its sources instruments it. Checked, not assumed.
+if [ "$(nm ".build/release/$product" | grep -c sancov_gen)" -lt 100 ]; then
+  touch "$root/Sources/WebImage/Coding/ImageCoder.swift"
+  build
+fi
+counters=$(nm ".build/release/$product" | grep -c sancov_gen)
+[ "$counters" -ge 100 ] || { echo "fuzz $target: the build is not instrumented ($counters coverage arrays)" >&2; exit 1; }
 work="$root/Fuzz/.build/fuzz-corpus/$target"; artifacts="$root/Fuzz/.build/fuzz-findings/$target/"
 mkdir -p "$work" "$artifacts"
 log="$root/Fuzz/.build/fuzz-$target.log"
