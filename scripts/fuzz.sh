@@ -32,13 +32,14 @@ build() {
     | grep -vE "Cannot export local symbol|found 1 file\(s\) which are unhandled" | grep -E "error|warning|Compiling|Build" | tail -3
 }
 build
-# On a fresh checkout SwiftPM's first sanitized build of the parent package can leave WebImage
+# On a fresh checkout SwiftPM's first sanitized builds of the parent package can leave WebImage
 # without coverage instrumentation (libFuzzer then runs blind: cov ~70 instead of ~500). Seen on
-# Swift 6.3.1; a rebuild after touching one of its sources instruments it. Checked, not assumed.
-if [ "$(nm ".build/release/$product" | grep -c sancov_gen)" -lt 100 ]; then
+# Swift 6.3.1: it took up to two rebuilds after touching one of its sources. Checked, not assumed.
+for attempt in 1 2 3; do
+  [ "$(nm ".build/release/$product" | grep -c sancov_gen)" -ge 100 ] && break
   touch "$root/Sources/WebImage/Coding/ImageCoder.swift"
   build
-fi
+done
 counters=$(nm ".build/release/$product" | grep -c sancov_gen)
 [ "$counters" -ge 100 ] || { echo "fuzz $target: the build is not instrumented ($counters coverage arrays)" >&2; exit 1; }
 work="$root/Fuzz/.build/fuzz-corpus/$target"; artifacts="$root/Fuzz/.build/fuzz-findings/$target/"
