@@ -67,6 +67,9 @@ let package = Package(
         .executableTarget(name: $0, dependencies: ["ExampleSupport", "WebImage"], path: "Examples/Sources/\($0)",
                           swiftSettings: [.swiftLanguageMode(.v6)])
     } + [
+        // The child process of the crash-consistency test: stores entries until it is killed.
+        .executableTarget(name: "cache-crash-writer", dependencies: ["WebImage"], path: "Tests/CacheCrashWriter",
+                          swiftSettings: [.swiftLanguageMode(.v6)]),
         .testTarget(
             name: "WebImageTests",
             dependencies: [

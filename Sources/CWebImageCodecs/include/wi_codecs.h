@@ -177,6 +177,8 @@ void wi_gif_encoder_destroy(wi_gif_encoder *encoder);
 /// 0 on success, else the errno (ENOTSUP where the file system has no user xattrs).
 int wi_xattr_set(const char *path, const char *name, const void *value, size_t size);
 /// The attribute's size (value NULL) or bytes read; -1 when absent or unsupported.
+/// The same on an open file (a temporary file before it is renamed into place).
+int wi_xattr_fset(int fd, const char *name, const void *value, size_t size);
 long wi_xattr_get(const char *path, const char *name, void *value, size_t size);
 void wi_xattr_remove(const char *path, const char *name);
 

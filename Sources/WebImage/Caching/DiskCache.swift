@@ -331,30 +331,50 @@ public actor DiskCache {
     // MARK: - Writing
 
     /// Writes `data` for `key` atomically (temporary file, then rename). An empty key stores
-    /// nothing (SDWebImage ignores it too).
+    /// nothing (SDWebImage ignores it too). The entry's previous extended data goes with it.
     /// - Throws: `ImageError.cacheWriteFailed` (full disk, read-only or unusable directory);
     ///   the previous entry for `key`, if any, and every other entry are unaffected.
     public func store(_ data: Data, forKey key: String) throws {
+        try store(data, extendedData: nil, forKey: key)
+    }
+
+    /// Writes `data` for `key` with its extended data as one step: in an extended attribute
+    /// the data and the metadata appear together (the attribute is set on the temporary file
+    /// before it is renamed into place), so a crash leaves the old pair or the new one. Where
+    /// the file system has no extended attributes, the old side file is removed before the
+    /// rename and the new one written after it: a crash can leave the entry without its
+    /// extended data, never with another entry's.
+    /// - Throws: `ImageError.cacheWriteFailed`, as `store(_:forKey:)`.
+    public func store(_ data: Data, extendedData: Data?, forKey key: String) throws {
         if key.isEmpty { return }
         configuration.hookBeforeIO()
         let name = DiskCache.fileName(forKey: key)
-        try writeFile(data, to: path(name))
         ensureIndex()
+        let attribute = configuration.usesExtendedAttributes ? extendedData : nil
+        let side = path(".ext-\(name)")
+        if index == nil || index?[name]?.hasSideFile == true { unlink(side) }
+        let attached = try writeFile(data, to: path(name), attribute: attribute)
         let now = Date()
         if let old = index?[name] { indexedSize -= old.size }
         index?[name] = Entry(size: data.count, at: now)
         indexedSize += data.count
+        if let extendedData, !attached {
+            try writeFile(extendedData, to: side)
+            index?[name]?.hasSideFile = true
+        }
         if configuration.maxSize > 0, indexedSize + temporaryBytes > configuration.maxSize { removeExpiredData() }
     }
 
     /// Writes atomically; when the directory was removed under us, makes it again and retries once.
+    /// Returns whether `attribute` went into the file's extended attribute.
     /// Throws only `ImageError.cacheWriteFailed`.
-    private func writeFile(_ data: Data, to destination: String) throws {
+    @discardableResult
+    private func writeFile(_ data: Data, to destination: String, attribute: Data? = nil) throws -> Bool {
         do {
-            try writeAtomically(data, to: destination)
+            return try writeAtomically(data, to: destination, attribute: attribute)
         } catch let error as POSIXError where error.code == .ENOENT {
             try createDirectory()
-            do { try writeAtomically(data, to: destination) } catch let error as POSIXError {
+            do { return try writeAtomically(data, to: destination, attribute: attribute) } catch let error as POSIXError {
                 throw ImageError.cacheWriteFailed(path: destination, reason: String(cString: strerror(error.code.rawValue)))
             }
         }
@@ -368,7 +388,7 @@ public actor DiskCache {
         }
     }
 
-    private func writeAtomically(_ data: Data, to destination: String) throws {
+    private func writeAtomically(_ data: Data, to destination: String, attribute: Data?) throws -> Bool {
         if index == nil, !FileManager.default.fileExists(atPath: directoryPath) { try createDirectory() }
         // The writer's process id is in the name: a cache that opens can tell the temporary files
         // of writers that died (SIGKILL mid-write) from those of writers still at work.
@@ -388,6 +408,10 @@ public actor DiskCache {
                 offset += written
             }
         }
+        // The extended data goes on before the rename, so that it appears with the data.
+        let attached = failedWith == 0 && attribute.map { attribute in
+            attribute.withUnsafeBytes { wi_xattr_fset(fd, DiskCache.attributeName, $0.baseAddress, $0.count) } == 0
+        } == true
         if close(fd) != 0 && failedWith == 0 { failedWith = errno }
         if failedWith == 0, rename(temporary, destination) != 0 {
             failedWith = errno
@@ -401,6 +425,7 @@ public actor DiskCache {
             unlink(temporary)
             throw failure(failedWith, destination)
         }
+        return attached
     }
 
     private func failure(_ code: Int32, _ path: String) -> Error {
@@ -575,7 +600,11 @@ public actor DiskCache {
                                   changed: Date(timeIntervalSince1970: DiskCache.seconds(info.st_ctim)))
             total += size
         }
-        for name in sideFiles { entries[name]?.hasSideFile = true }
+        // A side file without its entry (a crash between removing the two) would attach itself to
+        // the next entry of that name: it goes.
+        for name in sideFiles {
+            if entries[name] != nil { entries[name]?.hasSideFile = true } else { unlink(path(".ext-\(name)")) }
+        }
         index = entries
         indexedSize = total
         temporaryBytes = temporaries.values.reduce(0, +)

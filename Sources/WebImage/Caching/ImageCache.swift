@@ -120,6 +120,14 @@ public final class ImageCache: ImageCaching {
     }
 
     public func store(_ image: Image?, data: Data?, forKey key: String, to destination: ImageCacheType = .all) async throws {
+        try await store(image, data: data, extendedData: nil, forKey: key, to: destination)
+    }
+
+    /// Stores as `store(_:data:forKey:to:)` does, with the disk entry's extended data written in
+    /// the same step (see `DiskCache.store(_:extendedData:forKey:)`): after a crash the entry
+    /// has the data and metadata of one store, never a mix.
+    public func store(_ image: Image?, data: Data?, extendedData: Data?, forKey key: String,
+                      to destination: ImageCacheType = .all) async throws {
         if key.isEmpty { return }
         if destination.includesMemory, config.shouldCacheImagesInMemory, let image {
             await memory.setImage(image, forKey: key)
@@ -133,7 +141,7 @@ public final class ImageCache: ImageCaching {
         } else {
             return
         }
-        try await disk.store(bytes, forKey: key)
+        try await disk.store(bytes, extendedData: extendedData, forKey: key)
     }
 
     /// The encoding used when an image is stored without data: its source format, else PNG

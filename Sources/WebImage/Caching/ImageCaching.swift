@@ -17,6 +17,10 @@ public protocol ImageCaching: Sendable {
     /// missing data is encoded from the image.
     /// - Throws: `ImageError.cacheWriteFailed` or `ImageError.encodingFailed` for the disk part.
     func store(_ image: Image?, data: Data?, forKey key: String, to destination: ImageCacheType) async throws
+    /// The same, with the entry's extended data written with it: a cache that can should make
+    /// the two appear together (the manager stores HTTP validators this way). The default
+    /// stores, then sets the extended data when there is some.
+    func store(_ image: Image?, data: Data?, extendedData: Data?, forKey key: String, to destination: ImageCacheType) async throws
     /// Removes the entry for `key` from `scope`.
     func removeImage(forKey key: String, from scope: ImageCacheType) async
     /// Where an entry for `key` exists, within `scope`.
@@ -39,6 +43,12 @@ extension ImageCaching {
         }
         if query.includingExtendedData { hit.extendedData = await extendedData(forKey: key) }
         return hit
+    }
+
+    /// Stores, then attaches the extended data (when there is some and the disk was written).
+    public func store(_ image: Image?, data: Data?, extendedData: Data?, forKey key: String, to destination: ImageCacheType) async throws {
+        try await store(image, data: data, forKey: key, to: destination)
+        if let extendedData, destination.includesDisk { await setExtendedData(extendedData, forKey: key) }
     }
 
     /// Caches without metadata support keep none.

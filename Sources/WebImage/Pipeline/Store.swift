@@ -53,10 +53,8 @@ extension ImagePipeline {
                     bytes = serializer.serialize(image, derived ? nil : data, url)
                     guard bytes != nil else { return nil }   // nil stores nothing, by design
                 }
-                try await cache.store(image, data: bytes, forKey: key, to: .disk)
-                if let validators, !derived {
-                    await cache.setExtendedData(validators.stored, forKey: key)
-                }
+                // The validators are written with the data, in one step.
+                try await cache.store(image, data: bytes, extendedData: derived ? nil : validators?.stored, forKey: key, to: .disk)
                 return nil
             } catch {
                 ImagePipeline.logger.warning("could not cache \(url.absoluteString) on disk: \(error)")
