@@ -45,6 +45,11 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
+            name: "SoakBenchmarks",
+            dependencies: [.product(name: "WebImage", package: root), "BenchSupport"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
             name: "CacheBenchmarks",
             dependencies: [.product(name: "WebImage", package: root), "BenchSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]

@@ -1,5 +1,6 @@
 // swift-tools-version: 6.1
-// Coverage-guided fuzz targets (libFuzzer) for the decoders and the incremental decoders.
+// Coverage-guided fuzz targets (libFuzzer) for the decoders, the incremental decoders and the
+// HTTP response path (a loopback server sends each input to the real loader).
 // Built and run by scripts/fuzz.sh: `swift build --sanitize=fuzzer --sanitize=address`.
 import Foundation
 import PackageDescription
@@ -7,7 +8,7 @@ import PackageDescription
 // A path dependency is named after its folder: "swift-web-image" in a usual clone.
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
-let targets = ["FuzzPNG", "FuzzJPEG", "FuzzWebP", "FuzzGIF", "FuzzSniff", "FuzzIncremental"]
+let targets = ["FuzzPNG", "FuzzJPEG", "FuzzWebP", "FuzzGIF", "FuzzSniff", "FuzzIncremental", "FuzzHTTP"]
 
 let package = Package(
     name: "WebImageFuzz",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer, under AddressSanitizer) of one decoder entry.
-# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: png jpeg webp gif sniff incremental, or all
+# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: png jpeg webp gif sniff incremental http, or all
 # Seeds come from ../shared/testdata/corpus; what the fuzzer learns stays in .build/fuzz-corpus.
 # Exits 1 on any finding (crash, leak, timeout, out-of-memory): the input is copied to
 # Tests/WebImageTests/Fixtures/FuzzFindings, where the ordinary test suite replays it.
@@ -14,7 +14,7 @@ corpus=$(cd "$root/../shared/testdata/corpus" && pwd)
 findings="$root/Tests/WebImageTests/Fixtures/FuzzFindings"
 
 if [ "$target" = all ]; then
-  for each in png jpeg webp gif sniff incremental; do bash "$0" "$each" "$seconds"; done
+  for each in png jpeg webp gif sniff incremental http; do bash "$0" "$each" "$seconds"; done
   exit 0
 fi
 case $target in
@@ -24,7 +24,11 @@ case $target in
   gif) product=FuzzGIF; seeds="$corpus/gif"; dict=gif ;;
   sniff) product=FuzzSniff; seeds="$corpus/png $corpus/jpeg $corpus/webp $corpus/gif"; dict=all ;;
   incremental) product=FuzzIncremental; seeds="$corpus/png $corpus/jpeg $corpus/webp $corpus/gif"; dict=all ;;
-  *) echo "unknown target $target (png jpeg webp gif sniff incremental all)" >&2; exit 2 ;;
+  # HTTP responses (corpus images in plain, chunked, gzip, lying and 304 replies) for a loopback
+  # server in front of the real loader; with cached entries whose extended data is fuzzed.
+  http) product=FuzzHTTP; seeds="$root/Fuzz/.build/fuzz-seeds/http"; dict=http
+        python3 Fuzz/make-http-seeds.py "$corpus" "$seeds" >/dev/null ;;
+  *) echo "unknown target $target (png jpeg webp gif sniff incremental http all)" >&2; exit 2 ;;
 esac
 cd Fuzz
 build() {

@@ -9,8 +9,8 @@ import Glibc
 /// Why: `Mutex` takes its lock with a futex inside the standard library, which is not built with
 /// TSan's instrumentation, so TSan sees the accesses the lock guards but not the lock, and
 /// reports races between them that cannot happen. TSan intercepts `pthread_mutex_lock`, so with
-/// this lock the same run reports only what is really unordered. Never in a release build.
-@_spi(Sanitizers) public final class SanitizerMutex<Value>: @unchecked Sendable {
+/// this lock the same run reports only what is really unordered. It exists in those builds only.
+public final class SanitizerMutex<Value>: @unchecked Sendable {
     private let lock: UnsafeMutablePointer<pthread_mutex_t>
     private var value: Value
 

@@ -6,10 +6,15 @@ struct CacheValidators: Sendable, Equatable {
     var etag: String?
     var lastModified: String?
 
+    /// A value with a line break or NUL is dropped: it would end the request header it is
+    /// sent in and start another (a damaged or planted cache file must not inject headers).
     init?(etag: String?, lastModified: String?) {
-        guard etag != nil || lastModified != nil else { return nil }
-        self.etag = etag
-        self.lastModified = lastModified
+        func clean(_ value: String?) -> String? {
+            value.flatMap { $0.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 } ? nil : $0 }
+        }
+        self.etag = clean(etag)
+        self.lastModified = clean(lastModified)
+        guard self.etag != nil || self.lastModified != nil else { return nil }
     }
 
     /// From a response's headers (lowercase names).

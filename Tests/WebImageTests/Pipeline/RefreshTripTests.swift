@@ -26,4 +26,14 @@ import Testing
         #expect(hit?.cacheType == .memory && hit?.extendedData != nil)
         await h.finish()
     }
+
+    /// Validators read from a damaged or planted cache file never carry a line break into the
+    /// conditional request (header injection); a clean one is kept.
+    @Test func storedValidatorsWithLineBreaksAreDropped() {
+        let planted = Data("webimage-validators\n\"a\"\r\nX-Injected: 1\nWed, 21 Oct 2015 07:28:00 GMT\r".utf8)
+        #expect(CacheValidators(stored: planted) == nil)
+        let half = CacheValidators(stored: Data("webimage-validators\n\"a\"\r\nX: 1\nWed, 21 Oct 2015 07:28:00 GMT".utf8))
+        #expect(half == CacheValidators(etag: nil, lastModified: "Wed, 21 Oct 2015 07:28:00 GMT"))
+        #expect(CacheValidators(headers: ["etag": "\"b\""])?.etag == "\"b\"")
+    }
 }

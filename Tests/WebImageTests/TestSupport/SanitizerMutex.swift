@@ -1,5 +1,5 @@
 #if WEBIMAGE_TSAN
-@_spi(Sanitizers) import WebImage
+import WebImage
 
 /// ThreadSanitizer builds use a lock TSan can see (see `SanitizerMutex` in WebImage).
 typealias Mutex = SanitizerMutex
