@@ -95,9 +95,9 @@ await measure("\(count) distinct images through ImagePrefetcher (6 at once)", bu
 
 // Load: 10,000 concurrent calls over 1,000 URLs, ten callers each, with 1,024 open files allowed.
 var limit = rlimit(rlim_cur: 1024, rlim_max: 1024)
-getrlimit(RLIMIT_NOFILE, &limit)
+getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 limit.rlim_cur = min(limit.rlim_max, 1024)
-setrlimit(RLIMIT_NOFILE, &limit)
+setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 let shared = (0..<1000).map { urls[$0 % urls.count] }
 await measure("10,000 concurrent calls over 1,000 URLs, open-file limit \(limit.rlim_cur)", budget: budget) {
     let manager = freshManager("load")

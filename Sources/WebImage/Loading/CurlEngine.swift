@@ -27,15 +27,30 @@ final class CurlEngine: @unchecked Sendable {
     /// Transfers queued or running (tests check it returns to zero).
     var liveTransfers: Int { live.load(ordering: .relaxed) }
 
+    /// Transfers running at once: the configured number, but at most a quarter of the process's
+    /// open-file limit (each holds a socket, and so may each idle connection libcurl keeps), so
+    /// that a high setting queues transfers instead of failing them with "too many open files".
+    let concurrency: Int
+
+    /// A quarter of the soft limit on open files (RLIMIT_NOFILE), at least 1.
+    static func socketBudget() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(Int.max) else { return Int.max }
+        return max(1, Int(limit.rlim_cur / 4))
+    }
+
     init(configuration: HTTPImageLoader.Configuration) {
         _ = CurlEngine.globalInit
         self.configuration = configuration
+        concurrency = max(1, min(configuration.maximumConcurrentDownloads, CurlEngine.socketBudget()))
         defaultHeaders = CurlTransfer.headerList(configuration.headers)
         guard let handle = curl_multi_init() else { fatalError("libcurl could not create a multi handle (out of memory)") }
         multi = handle
         share = curl_share_init()
         if let share { _ = wi_curl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_COOKIE.rawValue)) }
-        _ = wi_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, configuration.maximumConcurrentDownloads)
+        _ = wi_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, concurrency)
+        // Idle connections kept for reuse hold sockets too: no more of them than transfers.
+        _ = wi_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, concurrency)
         let thread = Thread { [self] in run() }
         thread.name = "webimage.http"
         thread.start()
@@ -147,7 +162,7 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Starts queued transfers while fewer than the maximum run, by priority, then FIFO or LIFO.
     private func startQueued() {
-        while running.count < configuration.maximumConcurrentDownloads {
+        while running.count < concurrency {
             let lifo = configuration.executionOrder == .lifo
             guard let transfer = lock.withLock({ queues.next(lifo: lifo) }) else { return }
             guard transfer.makeHandle(share: share, defaultHeaders: defaultHeaders), let easy = transfer.easy else {

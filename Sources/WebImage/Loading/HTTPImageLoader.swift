@@ -13,6 +13,7 @@ public final class HTTPImageLoader: ImageLoader {
     /// The loader's settings; every default is the one in DESIGN.md.
     public struct Configuration: Sendable {
         /// Transfers running at once (default 6); later ones wait in the queue without a connection.
+        /// At most a quarter of the process's open-file limit is used, whatever the setting.
         public var maximumConcurrentDownloads: Int = 6
         /// Stall and connect timeout (default 15 s).
         public var timeout: Duration = .seconds(15)

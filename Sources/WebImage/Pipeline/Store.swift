@@ -37,24 +37,26 @@ extension ImagePipeline {
         let thumbnailed = request.settings.thumbnailSize != nil
         let storesOriginal = derived && storesOriginal && originalKey != key && originalStoreType != .none
         guard storeType.includesDisk || storesOriginal else { return nil }
+        // A write waiting for the disk holds a decoded image only where it needs one (to encode
+        // it, for a serializer, or for the original's memory entry): a queue of pending writes
+        // must not keep every decoded bitmap of a burst alive (300 loads at once held 360 MB).
+        let encodedImage: Image? = serializer != nil || derived || data == nil ? image : nil
+        let originalDestination: ImageCacheType = thumbnailed ? (originalStoreType.includesDisk ? .disk : .none) : originalStoreType
+        let originalImage: Image? = !thumbnailed && (originalDestination.includesMemory || data == nil) ? original : nil
         let disk: @Sendable () async -> ImageError? = {
             do {
-                if storesOriginal, let originalKey {
+                if storesOriginal, let originalKey, originalDestination != .none {
                     // The full-size original: its data for the disk; its image for memory only when not a thumbnail.
-                    let destination: ImageCacheType = thumbnailed
-                        ? (originalStoreType.includesDisk ? .disk : .none) : originalStoreType
-                    if destination != .none {
-                        try await cache.store(thumbnailed ? nil : original, data: data, forKey: originalKey, to: destination)
-                    }
+                    try await cache.store(originalImage, data: data, forKey: originalKey, to: originalDestination)
                 }
                 guard storeType.includesDisk else { return nil }
                 var bytes: Data? = derived ? nil : data
-                if let serializer {
-                    bytes = serializer.serialize(image, derived ? nil : data, url)
+                if let serializer, let encodedImage {
+                    bytes = serializer.serialize(encodedImage, derived ? nil : data, url)
                     guard bytes != nil else { return nil }   // nil stores nothing, by design
                 }
                 // The validators are written with the data, in one step.
-                try await cache.store(image, data: bytes, extendedData: derived ? nil : validators?.stored, forKey: key, to: .disk)
+                try await cache.store(encodedImage, data: bytes, extendedData: derived ? nil : validators?.stored, forKey: key, to: .disk)
                 return nil
             } catch {
                 ImagePipeline.logger.warning("could not cache \(url.absoluteString) on disk: \(error)")

@@ -47,7 +47,7 @@ public final class ImagePrefetcher: Sendable {
     /// The running batches; held apart from the prefetcher so that its tasks do not keep it alive.
     private let batches = BatchRegistry()
     /// The prefetcher-wide limit on loads at once.
-    private let slots: PrefetchSlots
+    private let slots: TaskSlots
 
     /// A prefetcher that loads through `manager`, `maxConcurrentPrefetchCount` at a time.
     public init(manager: ImageManager = .shared, maxConcurrentPrefetchCount: Int = 3, options: ImageOptions = .lowPriority,
@@ -56,7 +56,7 @@ public final class ImagePrefetcher: Sendable {
         self.maxConcurrentPrefetchCount = max(1, maxConcurrentPrefetchCount)
         self.options = options
         self.context = context
-        slots = PrefetchSlots(max(1, maxConcurrentPrefetchCount))
+        slots = TaskSlots(max(1, maxConcurrentPrefetchCount))
     }
 
     deinit { batches.cancelAll() }
@@ -138,55 +138,3 @@ final class BatchRegistry: Sendable {
     }
 }
 
-/// A counting semaphore for tasks: `acquire` waits for a free slot (false when the task is
-/// cancelled while waiting), `release` hands the slot to the longest waiter.
-final class PrefetchSlots: Sendable {
-    private struct State {
-        var free: Int
-        var waiters: [(id: Int, continuation: CheckedContinuation<Bool, Never>)] = []
-        var nextID = 0
-    }
-    private let state: Mutex<State>
-
-    init(_ count: Int) { state = Mutex(State(free: count)) }
-
-    /// Takes a slot; false (and no slot) when the calling task is cancelled first.
-    func acquire() async -> Bool {
-        let id = state.withLock { state -> Int in
-            state.nextID += 1
-            return state.nextID
-        }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let granted = state.withLock { state -> Bool? in
-                    if Task.isCancelled { return false }
-                    if state.free > 0 {
-                        state.free -= 1
-                        return true
-                    }
-                    state.waiters.append((id, continuation))
-                    return nil
-                }
-                if let granted { continuation.resume(returning: granted) }
-            }
-        } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiters.remove(at: index).continuation
-            }
-            waiter?.resume(returning: false)
-        }
-    }
-
-    /// Gives a slot back (to the longest waiter, if any).
-    func release() {
-        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-            if state.waiters.isEmpty {
-                state.free += 1
-                return nil
-            }
-            return state.waiters.removeFirst().continuation
-        }
-        waiter?.resume(returning: true)
-    }
-}
