@@ -9,7 +9,8 @@
 #            in trap mode (Swift on Linux has no -sanitize=undefined; Swift itself traps on overflow
 #            and out-of-bounds access in every build).
 # Any report fails the run: TSan and ASan make the process exit non-zero, and the CLI tests,
-# which run the sanitized `webimage`, fail when it does.
+# which run the sanitized `webimage`, fail when it does. The one suppression (scripts/lsan.supp) is
+# XCTest's runner, which keeps its objects until exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:?usage: scripts/sanitize.sh thread|address}
@@ -18,16 +19,19 @@ case $kind in
   thread) flags=(--sanitize=thread -Xswiftc -DWEBIMAGE_TSAN)
           export TSAN_OPTIONS="halt_on_error=0 exitcode=66 second_deadlock_stack=1" ;;
   address) flags=(--sanitize=address -Xcc -fsanitize=undefined -Xcc -fsanitize-trap=undefined)
-           export ASAN_OPTIONS="detect_leaks=1 exitcode=66" ;;
+           export ASAN_OPTIONS="detect_leaks=1 exitcode=66" LSAN_OPTIONS="suppressions=$PWD/scripts/lsan.supp print_suppressions=0" ;;
   *) echo "sanitize.sh: unknown kind $kind (thread or address)" >&2; exit 2 ;;
 esac
+# Tests that measure memory skip that check under a sanitizer (ASan's redzones and quarantine,
+# TSan's shadow memory); everything else they check still runs.
+export WEBIMAGE_SANITIZER=$kind
 # Swift's crash backtracer reads the crashed process's memory, which the sanitizers forbid.
 export SWIFT_BACKTRACE=enable=no
 build=".build-sanitize/$kind"
 mkdir -p .build-sanitize
 start=$(date +%s)
 swift build --build-tests --no-color-diagnostics --build-path "$build" "${flags[@]}" >"$build.log" 2>&1 || {
-  grep -E "error" "$build.log" | head -20 >&2
+  { grep -E "error" "$build.log" || true; } | head -20 >&2 || true
   echo "sanitize $kind: the build failed (log: $build.log)" >&2
   exit 1
 }
@@ -39,8 +43,8 @@ reports=$(grep -cE "WARNING: ThreadSanitizer|ERROR: AddressSanitizer|ERROR: Leak
 summary=$(grep -E "^✔ Test run|^✘ Test run" "$log" | tail -1 || true)
 echo "sanitize $kind: build $((built - start)) s, tests $(( $(date +%s) - built )) s, $reports reports; ${summary:-no summary}"
 if [ "$status" -ne 0 ] || [ "$reports" -ne 0 ]; then
-  grep -E -A12 "WARNING: ThreadSanitizer|ERROR: AddressSanitizer|ERROR: LeakSanitizer" "$log" | head -60 >&2
-  grep -E "^✘ Test [a-zA-Z].* failed" "$log" | head -20 >&2
+  { grep -E -A12 "WARNING: ThreadSanitizer|ERROR: AddressSanitizer|ERROR: LeakSanitizer" "$log" || true; } | head -60 >&2 || true
+  { grep -E "^✘ Test [a-zA-Z].* failed" "$log" || true; } | head -20 >&2 || true
   echo "sanitize $kind: failed (log: $log)" >&2
   exit 1
 fi

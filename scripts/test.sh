@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the test suite (the CLI tests run the demo and the other commands as subprocesses), the
-# fuzzers briefly, the nginx integration script, builds the examples and the documentation. Installs the system
-# libraries first when they are missing (Debian/Ubuntu, as root or with sudo). The corpus is
-# read from ../shared/testdata.
+# fuzzers briefly, the suite under TSan and ASan, the nginx integration script, builds the
+# examples and the documentation. Installs the system libraries first when they are missing
+# (Debian/Ubuntu, as root or with sudo). The corpus is read from ../shared/testdata.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/install-deps.sh
@@ -17,9 +17,14 @@ fi
 # Serially: the loader tests assert timings (timeouts, prompt aborts) that CPU-heavy image tests
 # running beside them on two cores would distort. About 30 s.
 swift test --no-parallel --no-color-diagnostics
-# Coverage-guided fuzzing of every decoder entry under AddressSanitizer, FUZZ_SECONDS each
-# (default 60); any finding fails the run and is kept in Tests/WebImageTests/Fixtures/FuzzFindings.
+# Coverage-guided fuzzing of every decoder entry and of the HTTP response path under
+# AddressSanitizer, FUZZ_SECONDS each (default 60); any finding fails the run and is kept in
+# Tests/WebImageTests/Fixtures/FuzzFindings.
 bash scripts/fuzz.sh all "${FUZZ_SECONDS:-60}"
+# The whole suite again under ThreadSanitizer, then under AddressSanitizer (with UBSan's checks
+# in the C shim): about 9 minutes each on 2 cores. Any report fails the run.
+bash scripts/sanitize.sh thread
+bash scripts/sanitize.sh address
 # The loader against a real nginx (keep-alive, HTTP/2 over TLS, gzip).
 bash scripts/nginx-integration.sh
 # The documentation builds with no warnings.

@@ -618,10 +618,11 @@ public actor DiskCache {
         guard let stream = opendir(path) else { return false }
         defer { closedir(stream) }
         let fd = dirfd(stream)
+        // The name is read in place, up to its NUL: a record is only as long as its name, so
+        // copying the declared 256-byte d_name read past it (AddressSanitizer found it).
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let item = readdir(stream) {
-            let name = withUnsafeBytes(of: item.pointee.d_name) { raw in
-                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-            }
+            let name = String(cString: (UnsafeRawPointer(item) + nameOffset).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { body(fd, name) }
         }
         return true
