@@ -54,7 +54,9 @@ log="$root/Fuzz/.build/fuzz-$target.log"
 status=0
 # Inputs up to 1 MiB, 10 s per input, 2 GiB of memory; -detect_leaks stays on (ASan's LeakSanitizer).
 # Swift's own crash backtracer is off: it would read the crashed process's memory under ASan.
-SWIFT_BACKTRACE=enable=no .build/release/"$product" -max_total_time="$seconds" -max_len=1048576 -timeout=10 -rss_limit_mb=2048 \
+# LeakSanitizer reads the suppressions the sanitized test suite uses (pointers it cannot decode:
+# Swift's weak-reference side tables, Data's tagged storage; see scripts/lsan.supp).
+LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp print_suppressions=0" SWIFT_BACKTRACE=enable=no .build/release/"$product" -max_total_time="$seconds" -max_len=1048576 -timeout=10 -rss_limit_mb=2048 \
   -dict="Dictionaries/$dict.dict" -artifact_prefix="$artifacts" -print_final_stats=1 \
   "$work" $seeds >"$log" 2>&1 || status=$?
 runs=$(grep -oE "stat::number_of_executed_units: *[0-9]+" "$log" | grep -oE "[0-9]+$" || echo 0)

@@ -18,17 +18,16 @@ let url = URL(string: "http://127.0.0.1:\(server.port)/image")!
 let cachedImage = try! Image(bitmap: Bitmap(width: 2, height: 2, rgba: [UInt8](repeating: 200, count: 16))).encoded(as: .png)
 
 /// Puts a cache entry for `url` in place, with `metadata` as its extended data: in the
-/// extended attribute the cache uses, or in its hidden side file.
-func plantEntry(metadata: Data, inSideFile: Bool) {
-    let entry = DiskCache(directory: folder).fileURL(forKey: url.absoluteString).path
-    try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    FileManager.default.createFile(atPath: entry, contents: cachedImage)
+/// extended attribute the cache uses (written by a second cache over the same folder), or in its
+/// hidden side file, written raw.
+func plantEntry(metadata: Data, inSideFile: Bool) async {
+    let planter = DiskCache(directory: folder, configuration: .init(cleanupInterval: nil, usesExtendedAttributes: !inSideFile))
+    try? await planter.store(cachedImage, forKey: url.absoluteString)
     let side = folder.appendingPathComponent(".ext-" + DiskCache.fileName(forKey: url.absoluteString)).path
     if inSideFile {
         FileManager.default.createFile(atPath: side, contents: metadata)
     } else {
-        unlink(side)
-        _ = metadata.withUnsafeBytes { setxattr(entry, "user.com.webimage.extended", $0.baseAddress, $0.count, 0) }
+        try? await planter.setExtendedData(metadata, forKey: url.absoluteString)
     }
 }
 
@@ -45,9 +44,10 @@ public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let flags = bytes[0]
     var offset = 1
     var options: ImageOptions = [.retryFailed]
+    var planted: Data?
     if flags & 4 != 0, count > 2 {
         let length = min(Int(bytes[1]), count - 2)
-        plantEntry(metadata: Fuzz.data(bytes + 2, length), inSideFile: flags & 8 != 0)
+        planted = Fuzz.data(bytes + 2, length)
         offset = 2 + length
         options.insert(.refreshCached)
     } else {
@@ -61,6 +61,7 @@ public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     context.scaleDownLimitBytes = 16 << 20
     let done = DispatchSemaphore(value: 0)
     Task {
+        if let planted { await plantEntry(metadata: planted, inSideFile: flags & 8 != 0) }
         if flags & 1 != 0 {
             do { for try await _ in manager.events(for: url, options: options, context: context) {} } catch {}
         } else {

@@ -13,7 +13,8 @@ public final class ReplayServer: Sendable {
     /// Starts listening at a free port, or stops the process: a fuzz target without its server
     /// cannot run.
     public init() {
-        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
