@@ -63,6 +63,12 @@ func measure(_ name: String, budget: Int, _ body: () async -> (done: Int, failed
     for failure in failed.prefix(5) { print("  failed: \(failure)") }
 }
 
+// WEBIMAGE_SOAK_STORE=memory: no disk writes (to see what pending writes hold).
+let soakContext: ImageContext = {
+    var context = ImageContext()
+    if ProcessInfo.processInfo.environment["WEBIMAGE_SOAK_STORE"] == "memory" { context.storeCacheType = .memory }
+    return context
+}()
 let urls = (0..<count).map { URL(string: "\(base)/\(fixture($0).path)?soak=\($0)")! }
 // The memory cache's limit, 64 MB, and what six decodes at once of the largest image hold.
 let largest = (0..<100).map { fixture($0).decodedBytes }.max()!
@@ -74,7 +80,7 @@ await measure("\(count) distinct images through image(for:), all called at once"
     return await withTaskGroup(of: String?.self) { group in
         for url in urls {
             group.addTask {
-                do { _ = try await manager.image(for: url); return nil } catch { return "\(url.lastPathComponent): \(error)" }
+                do { _ = try await manager.image(for: url, context: soakContext); return nil } catch { return "\(url.lastPathComponent): \(error)" }
             }
         }
         var failed: [String] = []

@@ -56,6 +56,9 @@ final class CurlEngine: @unchecked Sendable {
         thread.start()
     }
 
+    /// Wakes the thread from its poll (a held transfer may start).
+    func wakeUp() { curl_multi_wakeup(multi) }
+
     /// Stops the thread once the queue is empty (the loader went away).
     func stop() {
         lock.withLock { stopped = true }
@@ -164,7 +167,23 @@ final class CurlEngine: @unchecked Sendable {
     private func startQueued() {
         while running.count < concurrency {
             let lifo = configuration.executionOrder == .lifo
-            guard let transfer = lock.withLock({ queues.next(lifo: lifo) }) else { return }
+            // The next transfer stays queued while its manager's decode backlog is full; the
+            // backlog wakes this thread when there is room (see BacklogGate).
+            var held: BacklogGate?
+            let next = lock.withLock { () -> CurlTransfer? in
+                guard let head = queues.peek(lifo: lifo) else { return nil }
+                if let gate = head.request.backlog, !gate.hasRoom {
+                    held = gate
+                    return nil
+                }
+                return queues.next(lifo: lifo)
+            }
+            if let held {
+                held.onRoom(ObjectIdentifier(self)) { [weak self] in self?.wakeUp() }
+                if !held.hasRoom { return }   // room came back in between: go on
+                continue
+            }
+            guard let transfer = next else { return }
             guard transfer.makeHandle(share: share, defaultHeaders: defaultHeaders), let easy = transfer.easy else {
                 live.subtract(1, ordering: .relaxed)
                 continue
@@ -213,6 +232,15 @@ struct PriorityQueues {
         queues[level].append(transfer)
         slots[transfer.id] = (level, bases[level] + queues[level].count - 1)
         count += 1
+    }
+
+    /// The transfer `next(lifo:)` would take, left in place.
+    func peek(lifo: Bool) -> CurlTransfer? {
+        for level in stride(from: 2, through: 0, by: -1) where queues[level].count > heads[level] {
+            let waiting = queues[level][heads[level]...]
+            if let transfer = (lifo ? waiting.last { $0 != nil } : waiting.first { $0 != nil }) ?? nil { return transfer }
+        }
+        return nil
     }
 
     mutating func next(lifo: Bool) -> CurlTransfer? {

@@ -69,6 +69,9 @@ public struct ImageLoaderRequest: Sendable {
     /// Turns the downloaded bytes into image bytes; replaces the loader's own decryptor. Every
     /// built-in loader applies it (HTTP, file and data URLs), as SDWebImage's context decryptor.
     public var decryptor: Decryptor?
+    /// The manager's backlog of bodies waiting for a decode: `HTTPImageLoader` holds this
+    /// transfer in its queue while it has no room (set by the manager).
+    var backlog: BacklogGate?
 
     /// A request for `url`; every other argument has the documented default.
     public init(url: URL, headers: [String: String] = [:], timeout: Duration? = nil, priority: ImageLoaderPriority = .normal,

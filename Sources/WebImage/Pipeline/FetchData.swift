@@ -10,8 +10,10 @@ extension ImagePipeline {
     func fetch(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders, validators: CacheValidators?,
                progressive: Bool, work: SharedWork<ImageEvent, SharedResult>) async throws -> (Download, (any IncrementalImageDecoder)?) {
         let key = DownloadKey(request)
+        let backlog = self.backlog
         let body: @Sendable (SharedWork<DownloadEvent, Download>) async throws -> Download = { transfer in
-            let loaderRequest = request.loaderRequest(validators: validators, priority: transfer.priority)
+            var loaderRequest = request.loaderRequest(validators: validators, priority: transfer.priority)
+            loaderRequest.backlog = backlog
             return try await ImagePipeline.transfer(loaderRequest, loader: loader, streaming: transfer.hasEventSubscribers,
                                                     transfer: transfer)
         }

@@ -35,6 +35,9 @@ struct ImagePipeline: Sendable {
     /// every decoded image alive until the burst was over (300 loads at once held 360 MB of
     /// bitmaps against a 16 MB memory cache; 53 MB with this bound; see MemorySoakTests).
     let decodeSlots = TaskSlots(max(1, ProcessInfo.processInfo.activeProcessorCount))
+    /// Downloaded bodies waiting for a decode slot: the HTTP loader starts no new transfer
+    /// for this manager while they are over 64 MB.
+    let backlog = BacklogGate(limit: 64 << 20)
     static let logger = Logger(label: "WebImage.ImageManager")
 
     /// The body of a finished transfer.
@@ -98,6 +101,9 @@ struct ImagePipeline: Sendable {
         }
         let progressive = options.contains(.progressiveLoad) && !options.contains(.avoidDecodeImage)
         let (download, incremental) = try await fetch(request, loader: loader, coders: coders, validators: validators, progressive: progressive, work: work)
+        backlog.add(download.data.count)
+        var waitsInBacklog = true
+        defer { if waitsInBacklog { backlog.remove(download.data.count) } }
         if download.response.statusCode == 304, let cached {
             return SharedResult(ImageResult(cached, url: request.url))
         }
@@ -108,6 +114,8 @@ struct ImagePipeline: Sendable {
         // at a time, until its callers are resumed.
         try Task.checkCancellation()
         guard await decodeSlots.acquire() else { throw CancellationError() }
+        backlog.remove(download.data.count)
+        waitsInBacklog = false
         var holdsSlot = true
         defer { if holdsSlot { decodeSlots.release() } }
         let original: Image
