@@ -47,44 +47,49 @@ import Testing
         return status("VmHWM") - baseline
     }
 
-    @Test func distinctImagesStayWithinTheMemoryBudget() async throws {
-        let memoryLimit = 16 << 20
+    /// The soaks' memory cache limit, and their budget: that limit, 64 MB, six 3 MP decodes.
+    static let memoryLimit = 16 << 20
+    static let budget = memoryLimit + (64 << 20) + 6 * (2000 * 1500 * 4)
+
+    /// Runs `body` with a fresh harness (16 MB memory cache) and 300 distinct URLs on it.
+    static func withSoak(_ body: (ManagerHarness, [URL]) async throws -> Void) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let h = try await Self.harness(memoryLimit: memoryLimit, directory: directory)
-        let budget = memoryLimit + (64 << 20) + 6 * (2000 * 1500 * 4)
-        let urls = Self.paths(300).map { h.url($0) }
-        let manager = h.manager
-        let growth = try await Self.peakGrowth {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for url in urls { group.addTask { _ = try await manager.image(for: url) } }
-                try await group.waitForAll()
-            }
-            await manager.waitForPendingStores()
-        }
-        #expect(!Self.measuresMemory || growth <= budget, "peak growth \(growth >> 20) MB, budget \(budget >> 20) MB")
-        #expect(await h.cache.memory.totalCost <= memoryLimit)
-        print("memory soak: 300 images at once, peak growth \(growth >> 20) MB of a \(budget >> 20) MB budget")
+        let h = try await harness(memoryLimit: memoryLimit, directory: directory)
+        try await body(h, paths(300).map { h.url($0) })
         await h.finish()
     }
 
-    @Test func prefetchingStaysWithinTheMemoryBudget() async throws {
-        let memoryLimit = 16 << 20
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let h = try await Self.harness(memoryLimit: memoryLimit, directory: directory)
-        let budget = memoryLimit + (64 << 20) + 6 * (2000 * 1500 * 4)
-        let urls = Self.paths(300).map { h.url($0) }
-        let prefetcher = ImagePrefetcher(manager: h.manager, maxConcurrentPrefetchCount: 6)
-        var last = PrefetchProgress(finished: 0, skipped: 0, total: 0)
-        let growth = await Self.peakGrowth {
-            for await progress in prefetcher.prefetch(urls) { last = progress }
-            await h.manager.waitForPendingStores()
+    @Test func distinctImagesStayWithinTheMemoryBudget() async throws {
+        try await Self.withSoak { h, urls in
+            let (memoryLimit, budget) = (Self.memoryLimit, Self.budget)
+            let manager = h.manager
+            let growth = try await Self.peakGrowth {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for url in urls { group.addTask { _ = try await manager.image(for: url) } }
+                    try await group.waitForAll()
+                }
+                await manager.waitForPendingStores()
+            }
+            #expect(!Self.measuresMemory || growth <= budget, "peak growth \(growth >> 20) MB, budget \(budget >> 20) MB")
+            #expect(await h.cache.memory.totalCost <= memoryLimit)
+            print("memory soak: 300 images at once, peak growth \(growth >> 20) MB of a \(budget >> 20) MB budget")
         }
-        #expect(last.finished == 300)
-        #expect(!Self.measuresMemory || growth <= budget, "peak growth \(growth >> 20) MB, budget \(budget >> 20) MB")
-        print("memory soak: 300 images prefetched, peak growth \(growth >> 20) MB of a \(budget >> 20) MB budget")
-        await h.finish()
+    }
+
+    @Test func prefetchingStaysWithinTheMemoryBudget() async throws {
+        try await Self.withSoak { h, urls in
+            let budget = Self.budget
+            let prefetcher = ImagePrefetcher(manager: h.manager, maxConcurrentPrefetchCount: 6)
+            var last = PrefetchProgress(finished: 0, skipped: 0, total: 0)
+            let growth = await Self.peakGrowth {
+                for await progress in prefetcher.prefetch(urls) { last = progress }
+                await h.manager.waitForPendingStores()
+            }
+            #expect(last.finished == 300)
+            #expect(!Self.measuresMemory || growth <= budget, "peak growth \(growth >> 20) MB, budget \(budget >> 20) MB")
+            print("memory soak: 300 images prefetched, peak growth \(growth >> 20) MB of a \(budget >> 20) MB budget")
+        }
     }
 
     /// Load: 10,000 calls at once over 1,000 URLs (ten callers each), with 1,024 open files
