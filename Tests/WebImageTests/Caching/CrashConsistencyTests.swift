@@ -60,7 +60,10 @@ import Testing
         // files); every trial also opens the folder afresh (opening must sweep them).
         let longLived = DiskCache(directory: folder, configuration: configuration)
         var generator = SeededGenerator(seed: extendedAttributes ? 3 : 4)
-        let trials = extendedAttributes ? 150 : 50
+        // 200 kills in all; a fifth of them under a sanitizer (scripts/sanitize.sh), whose
+        // instrumented writer is slower: the point there is the sanitizer's reports.
+        let sanitized = ProcessInfo.processInfo.environment["WEBIMAGE_SANITIZER"] != nil
+        let trials = (extendedAttributes ? 150 : 50) / (sanitized ? 5 : 1)
         var (killedMidWrite, orphansSeen, checked) = (0, 0, 0)
         for trial in 1...trials {
             let start = Date()
@@ -98,7 +101,7 @@ import Testing
         #expect(await final.count() == onDisk.count)
         // The kills landed mid-write (else this proves nothing), and some left temporary files.
         #expect(killedMidWrite >= trials * 9 / 10)
-        #expect(orphansSeen > 0)
+        #expect(sanitized || orphansSeen > 0)   // a few in 200 kills; maybe none in 40
         print("crash consistency (\(extendedAttributes ? "extended attributes" : "side files")): \(trials) kills, \(killedMidWrite) mid-write, "
               + "\(orphansSeen) orphaned temporary files swept, \(checked) entries checked after the kills, \(result.checked) at the end")
     }
