@@ -24,7 +24,8 @@ final class CurlEngine: @unchecked Sendable {
     private let live = Atomic<Int>(0)
     let configuration: HTTPImageLoader.Configuration
 
-    /// Transfers queued or running (tests check it returns to zero).
+    /// Transfers queued or running (tests check it returns to zero). A transfer is counted out
+    /// before its consumer is resumed, so a caller whose load ended never still sees it.
     var liveTransfers: Int { live.load(ordering: .relaxed) }
 
     /// Transfers running at once: the configured number, but at most a quarter of the process's
@@ -150,8 +151,8 @@ final class CurlEngine: @unchecked Sendable {
                 var result = CURLE_OK
                 guard wi_curl_message_done(message, &easy, &result) != 0, let easy, let transfer = running.removeValue(forKey: easy) else { continue }
                 curl_multi_remove_handle(multi, easy)
-                transfer.complete(result)
                 live.subtract(1, ordering: .relaxed)
+                transfer.complete(result)
                 completed = true
             }
             // A finished transfer frees a slot: start the queue again before sleeping.
@@ -186,6 +187,7 @@ final class CurlEngine: @unchecked Sendable {
             guard let transfer = next else { return }
             guard transfer.makeHandle(share: share, defaultHeaders: defaultHeaders), let easy = transfer.easy else {
                 live.subtract(1, ordering: .relaxed)
+                transfer.fail(ImageError.network(url: transfer.request.url, reason: "libcurl could not create a transfer"))
                 continue
             }
             running[easy] = transfer
@@ -198,14 +200,14 @@ final class CurlEngine: @unchecked Sendable {
         if let (easy, transfer) = running.first(where: { $0.value.id == id }) {
             running.removeValue(forKey: easy)
             curl_multi_remove_handle(multi, easy)
-            transfer.fail(CancellationError())
             live.subtract(1, ordering: .relaxed)
+            transfer.fail(CancellationError())
             return
         }
         let removed: CurlTransfer? = lock.withLock { queues.remove(id: id) }
         if let removed {
-            removed.fail(CancellationError())
             live.subtract(1, ordering: .relaxed)
+            removed.fail(CancellationError())
         }
     }
 }

@@ -82,14 +82,11 @@ final class CurlTransfer {
         return list
     }
 
-    /// Makes the easy handle. Returns false (and finishes the stream) when libcurl refuses.
+    /// Makes the easy handle. Returns false when libcurl refuses (the engine then fails it).
     /// `defaultHeaders` is the engine's list of the configuration's headers, used as is when the
     /// request adds none (the engine owns it).
     func makeHandle(share: UnsafeMutableRawPointer?, defaultHeaders: UnsafeMutablePointer<curl_slist>?) -> Bool {
-        guard let easy = curl_easy_init() else {
-            fail(ImageError.network(url: request.url, reason: "libcurl could not create a transfer"))
-            return false
-        }
+        guard let easy = curl_easy_init() else { return false }
         self.easy = easy
         let timeout = request.timeout ?? configuration.timeout
         let timeoutMs = max(1, Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))

@@ -64,7 +64,7 @@ public final class HTTPImageLoader: ImageLoader {
     deinit { engine.stop() }
 
     /// Transfers queued or running (SDWebImage's `SDWebImageDownloader.currentDownloadCount`,
-    /// queued ones included).
+    /// queued ones included). A load that returned, failed or was cancelled is no longer counted.
     public var liveTransferCount: Int { engine.liveTransfers }
 
     public func canLoad(_ url: URL) -> Bool {

@@ -472,4 +472,33 @@ import Testing
         #expect(server.requestCount("/q0") == 0, "no cancelled transfer reached the server")
         await server.stop()
     }
+
+    /// A cancelled call that has returned is no longer counted: the engine counts a transfer
+    /// out before it resumes its caller (CI once read 2 for 1 under TSan when it did so after).
+    @Test func aReturnedCallIsNoLongerCounted() async throws {
+        let server = TestHTTPServer()
+        try await server.start()
+        server.route("/stall", .stallAfter(bytes: 10, body: HTTPImageLoaderTests.png))
+        server.route("/a", .respond(body: HTTPImageLoaderTests.png))
+        var configuration = HTTPImageLoader.Configuration()
+        configuration.maximumConcurrentDownloads = 1
+        let loader = HTTPImageLoader(configuration: configuration)
+        let blocker = Task { try await loader.data(for: ImageLoaderRequest(url: server.url("/stall"))) }
+        while server.requestCount("/stall") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        var miscounted = 0
+        for i in 0..<300 {
+            let task = Task { try await loader.data(for: ImageLoaderRequest(url: server.url("/w\(i)"))) }
+            while loader.liveTransferCount < 2 { await Task.yield() }
+            task.cancel()
+            _ = await task.result
+            if loader.liveTransferCount != 1 { miscounted += 1 }
+        }
+        #expect(miscounted == 0, "\(miscounted) of 300 cancelled calls were still counted after they returned")
+        blocker.cancel()
+        _ = await blocker.result
+        #expect(loader.liveTransferCount == 0, "a running transfer is counted out before its caller resumes")
+        _ = try await loader.data(for: ImageLoaderRequest(url: server.url("/a")))
+        #expect(loader.liveTransferCount == 0, "a finished transfer is counted out before its caller resumes")
+        await server.stop()
+    }
 }
