@@ -25,7 +25,7 @@ func plantEntry(metadata: Data, inSideFile: Bool) async {
     try? await planter.store(cachedImage, forKey: url.absoluteString)
     let side = folder.appendingPathComponent(".ext-" + DiskCache.fileName(forKey: url.absoluteString)).path
     if inSideFile {
-        FileManager.default.createFile(atPath: side, contents: metadata)
+        _ = FileManager.default.createFile(atPath: side, contents: metadata)
     } else {
         try? await planter.setExtendedData(metadata, forKey: url.absoluteString)
     }
