@@ -46,7 +46,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "SoakBenchmarks",
-            dependencies: [.product(name: "WebImage", package: root), "BenchSupport"],
+            dependencies: [.product(name: "WebImage", package: root), "BenchSupport", "CRawDecoders"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(

@@ -1,4 +1,5 @@
 import BenchSupport
+import CRawDecoders
 import Foundation
 import Synchronization
 import WebImage
@@ -49,14 +50,45 @@ func freshManager(_ name: String) -> ImageManager {
     return ImageManager(cache: cache, loaders: ImageLoaders([HTTPImageLoader(configuration: loader)]))
 }
 
+/// The allocator's view at the moment of highest RSS: bytes in use (heap + mmapped chunks) and
+/// bytes the heaps hold free. Sampled every 20 ms on a thread of its own.
+final class PeakSampler: Sendable {
+    private let state = Mutex((rss: 0, inUse: 0, heapFree: 0, mapped: 0, running: true))
+
+    func start() {
+        Thread { [self] in
+            while state.withLock({ $0.running }) {
+                let rss = status("VmRSS")
+                if rss > state.withLock({ $0.rss }) {
+                    var inUse = 0, heapFree = 0, mapped = 0
+                    raw_malloc_stats(&inUse, &heapFree, &mapped)
+                    state.withLock { $0 = (rss, inUse, heapFree, mapped, true) }
+                }
+                usleep(20_000)
+            }
+        }.start()
+    }
+
+    func stop() -> (rss: Int, inUse: Int, heapFree: Int, mapped: Int) {
+        state.withLock { state in
+            state.running = false
+            return (state.rss, state.inUse, state.heapFree, state.mapped)
+        }
+    }
+}
+
 /// Runs `body`, then prints its peak memory beside `budget` (over the RSS it started from).
 func measure(_ name: String, budget: Int, _ body: () async -> (done: Int, failed: [String])) async {
     let baseline = status("VmRSS")
     resetPeak()
+    let sampler = PeakSampler()
+    sampler.start()
     let start = clock.now
     let (done, failed) = await body()
     let elapsed = clock.now - start
     let peak = status("VmHWM") - baseline
+    let sample = sampler.stop()
+    print("  at the highest sampled RSS (\(mb(sample.rss))): malloc in use \(mb(sample.inUse)) (mmapped \(mb(sample.mapped))), free in the heap \(mb(sample.heapFree))")
     print("\(name): \(done) images in \(formatted(milliseconds(elapsed) / 1000)) s, \(failed.count) failed; "
           + "peak RSS \(mb(peak)) over the start (\(mb(baseline))), budget \(mb(budget)): "
           + (peak <= budget ? "within" : "OVER") + String(format: " (%.2fx)", Double(peak) / Double(budget)))

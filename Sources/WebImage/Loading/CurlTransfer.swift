@@ -64,7 +64,12 @@ final class CurlTransfer {
     private func succeed() {
         switch sink {
         case .stream(let continuation): continuation.finish()
-        case .whole(let continuation): continuation.resume(returning: (held.take(), response!))
+        case .whole(let continuation):
+            // The body counts in the manager's backlog from now, before the caller's task runs
+            // (the loader's thread reads the gate before it starts the next transfer).
+            var response = response!
+            response.backlogClaim = request.backlog?.claim(held.count)
+            continuation.resume(returning: (held.take(), response))
         }
     }
 

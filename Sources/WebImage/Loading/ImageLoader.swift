@@ -96,6 +96,9 @@ public struct ImageLoaderResponse: Sendable {
     public var expectedContentLength: Int64?
     /// The URL after redirects.
     public var url: URL
+    /// The body counted in the manager's backlog by the loader as the transfer ended (set by
+    /// `HTTPImageLoader` when the request carries a backlog).
+    var backlogClaim: BacklogClaim?
     /// The MIME type without parameters, when known.
     public var mimeType: String? { headers["content-type"]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }
 

@@ -26,6 +26,17 @@ extension ImagePipeline {
             }, body: body)
             return (download, nil)
         }
+        return try await fetchWithPreviews(request, key: key, coders: coders, work: work, body: body)
+    }
+
+    /// A transfer streamed into an incremental decoder, previews sent as they come. Apart from
+    /// `fetch` (never inlined): its task group and decoder would size the frame that every
+    /// load waiting for its transfer holds.
+    @inline(never)
+    private func fetchWithPreviews(_ request: LoadRequest, key: DownloadKey, coders: ImageCoders,
+                                   work: SharedWork<ImageEvent, SharedResult>,
+                                   body: @escaping @Sendable (SharedWork<DownloadEvent, Download>) async throws -> Download)
+        async throws -> (Download, (any IncrementalImageDecoder)?) {
         let (chunks, feed) = AsyncStream<DownloadEvent>.makeStream()
         let downloads = self.downloads
         return try await withThrowingTaskGroup(of: Download.self) { group in
