@@ -172,8 +172,12 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
     /// Gives `output` to every subscriber now, while the work still has steps to finish (a
     /// store): the work stays joinable, and a caller that joins before it ends gets `late`
     /// (by default `output`) at once.
-    func deliver(_ output: Output, late: Output? = nil) {
-        for waiter in machine.withLock({ $0.deliver(output, late: late) }) { waiter.resume(returning: output) }
+    /// Returns how many subscribers it resumed.
+    @discardableResult
+    func deliver(_ output: Output, late: Output? = nil) -> Int {
+        let waiters = machine.withLock { $0.deliver(output, late: late) }
+        for waiter in waiters { waiter.resume(returning: output) }
+        return waiters.count
     }
 
     private func finish(_ outcome: Result<Output, any Error>) {

@@ -226,6 +226,7 @@ public final class ImageManager: Sendable {
         let (url, options) = (request.url, request.options)
         do {
             let shared = try await body()
+            shared.pickedUp()
             if options.contains(.retryFailed) { failedURLs.remove(url) }
             return .shared(shared)
         } catch {

@@ -38,6 +38,9 @@ struct ImagePipeline: Sendable {
     /// Downloaded bodies waiting for a decode slot: the HTTP loader starts no new transfer
     /// for this manager while they are over 64 MB.
     let backlog = BacklogGate(limit: 64 << 20)
+    /// A decoded image at least this large keeps its decode slot until every caller it was
+    /// delivered to has taken it (smaller ones are cheap to leave in queued callers).
+    static let pickupWaitCost = 1 << 20
     static let logger = Logger(label: "WebImage.ImageManager")
 
     /// The body of a finished transfer.
@@ -152,15 +155,18 @@ struct ImagePipeline: Sendable {
         // The background disk write is registered before any caller is resumed, so that a
         // `waitForPendingStores()` called as soon as the load returns waits for it.
         let reservation = options.contains(.waitStoreCache) ? nil : pendingStores.reserve()
+        var resumed = 0
         if !options.contains(.waitStoreCache) {
             let late = request.cacheKey != nil && request.memoryStoreType.includesMemory
                 ? SharedResult(ImageResult(image: image, data: result.result.data, cacheType: .memory, url: request.url)) : result
-            work.deliver(result, late: late)
+            resumed = work.deliver(result, late: late)
         }
         _ = await storeInMemory(request, image: image)
-        // The image is in memory and the callers' jobs are queued: the next decode goes behind
-        // them. (With .waitStoreCache the callers wait for the disk: their number, not this
-        // slot, bounds what waits.)
+        // The image is in memory; a large one is also in the hands of every caller before the
+        // next decode starts (a resumed caller's task may wait behind a burst's jobs, holding
+        // the bitmap). With .waitStoreCache the callers wait for the disk: their number, not
+        // this slot, bounds what waits.
+        if image.memoryCost >= ImagePipeline.pickupWaitCost { await result.waitForPickups(resumed) }
         decodeSlots.release()
         holdsSlot = false
         let failure = await storeOnDisk(request, original: original, image: image, data: download.data, derived: derived,
