@@ -151,7 +151,8 @@ struct ImagePipeline: Sendable {
         // memory store runs; the work stays in the table until it is done, and a caller that
         // joins meanwhile gets the image as a memory hit: a call made as soon as one returns
         // never goes to the disk or the network again.
-        let result = SharedResult(ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: request.url))
+        let result = SharedResult(ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: request.url),
+                                  countsPickups: image.memoryCost >= ImagePipeline.pickupWaitCost)
         // The background disk write is registered before any caller is resumed, so that a
         // `waitForPendingStores()` called as soon as the load returns waits for it.
         let reservation = options.contains(.waitStoreCache) ? nil : pendingStores.reserve()
@@ -166,7 +167,7 @@ struct ImagePipeline: Sendable {
         // next decode starts (a resumed caller's task may wait behind a burst's jobs, holding
         // the bitmap). With .waitStoreCache the callers wait for the disk: their number, not
         // this slot, bounds what waits.
-        if image.memoryCost >= ImagePipeline.pickupWaitCost { await result.waitForPickups(resumed) }
+        await result.waitForPickups(resumed)
         decodeSlots.release()
         holdsSlot = false
         let failure = await storeOnDisk(request, original: original, image: image, data: download.data, derived: derived,

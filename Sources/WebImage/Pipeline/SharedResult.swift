@@ -17,11 +17,18 @@ final class SharedResult: Sendable {
     /// The work waiting for the last pickup, or whether it came first.
     private let pickupWaiter = Mutex<(waiter: CheckedContinuation<Void, Never>?, done: Bool)>((nil, false))
 
-    init(_ result: ImageResult) { self.result = result }
+    /// Whether pickups are counted (only for a result a work will wait on: the others cost
+    /// their callers no shared write).
+    private let countsPickups: Bool
+
+    init(_ result: ImageResult, countsPickups: Bool = false) {
+        self.result = result
+        self.countsPickups = countsPickups
+    }
 
     /// A caller has taken the result (each resumed caller calls this once).
     func pickedUp() {
-        guard outstanding.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
+        guard countsPickups, outstanding.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
         let waiter = pickupWaiter.withLock { state -> CheckedContinuation<Void, Never>? in
             state.done = true
             defer { state.waiter = nil }
@@ -30,9 +37,10 @@ final class SharedResult: Sendable {
         waiter?.resume()
     }
 
-    /// Returns once `count` callers resumed with this result have taken it.
+    /// Returns once `count` callers resumed with this result have taken it (at once when the
+    /// result does not count pickups).
     func waitForPickups(_ count: Int) async {
-        guard count > 0, outstanding.add(count, ordering: .acquiringAndReleasing).newValue != 0 else { return }
+        guard countsPickups, count > 0, outstanding.add(count, ordering: .acquiringAndReleasing).newValue != 0 else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = pickupWaiter.withLock { state -> Bool in
                 if !state.done { state.waiter = continuation }

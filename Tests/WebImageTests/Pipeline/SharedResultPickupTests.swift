@@ -7,7 +7,7 @@ import Testing
 @Suite struct SharedResultPickupTests {
     static func result() -> SharedResult {
         SharedResult(ImageResult(image: Image(bitmap: Bitmap(width: 1, height: 1)), data: nil, cacheType: .none,
-                                 url: URL(string: "http://example.com/a.png")!))
+                                 url: URL(string: "http://example.com/a.png")!), countsPickups: true)
     }
 
     @Test func callersThatTookItBeforeTheWorkAskedDoNotMakeItWait() async {
@@ -37,6 +37,12 @@ import Testing
         let done = waited.value.load(ordering: .relaxed)
         #expect(done)
         shared.pickedUp()   // a late joiner given the same result: nothing to resume
+    }
+
+    @Test func aResultThatDoesNotCountPickupsNeverMakesTheWorkWait() async {
+        let shared = SharedResult(Self.result().result)
+        await shared.waitForPickups(5)
+        shared.pickedUp()
     }
 
     @Test func manyCallersOnBothCores() async {
