@@ -8,3 +8,5 @@ void raw_malloc_stats(size_t *in_use, size_t *heap_free, size_t *mapped) {
     *heap_free = info.fordblks;
     *mapped = info.hblkhd;
 }
+
+int raw_malloc_trim(void) { return malloc_trim(0); }

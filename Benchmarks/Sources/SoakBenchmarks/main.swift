@@ -56,6 +56,7 @@ final class PeakSampler: Sendable {
     private let state = Mutex((rss: 0, inUse: 0, heapFree: 0, mapped: 0, running: true))
 
     func start() {
+        let trims = ProcessInfo.processInfo.environment["WEBIMAGE_SOAK_TRIM"] != nil
         Thread { [self] in
             while state.withLock({ $0.running }) {
                 let rss = status("VmRSS")
@@ -64,6 +65,7 @@ final class PeakSampler: Sendable {
                     raw_malloc_stats(&inUse, &heapFree, &mapped)
                     state.withLock { $0 = (rss, inUse, heapFree, mapped, true) }
                 }
+                if trims { _ = raw_malloc_trim() }
                 usleep(20_000)
             }
         }.start()

@@ -12,5 +12,7 @@ int raw_gif_decode_all(const uint8_t *data, size_t length);
 /// malloc's figures (mallinfo2): bytes in use (heap and mmapped chunks), free bytes held in the
 /// heaps, and the mmapped part of what is in use.
 void raw_malloc_stats(size_t *in_use, size_t *heap_free, size_t *mapped);
+/// malloc_trim(0): gives the heaps' free pages back to the system.
+int raw_malloc_trim(void);
 
 #endif
