@@ -158,8 +158,12 @@ struct ImagePipeline: Sendable {
         let reservation = options.contains(.waitStoreCache) ? nil : pendingStores.reserve()
         var resumed = 0
         if !options.contains(.waitStoreCache) {
+            // Callers that join from now get their own result, never `result`: only the callers
+            // resumed here count as its pickups (a late joiner's pickup before the count is set
+            // would leave the work waiting for one that never comes).
             let late = request.cacheKey != nil && request.memoryStoreType.includesMemory
-                ? SharedResult(ImageResult(image: image, data: result.result.data, cacheType: .memory, url: request.url)) : result
+                ? SharedResult(ImageResult(image: image, data: result.result.data, cacheType: .memory, url: request.url))
+                : SharedResult(result.result)
             resumed = work.deliver(result, late: late)
         }
         _ = await storeInMemory(request, image: image)
