@@ -64,6 +64,10 @@ final class BacklogClaim: Sendable {
     init(gate: BacklogGate, bytes: Int) {
         self.gate = gate
         self.bytes = bytes
+        // Published by a releasing store, read back by `release()`'s acquiring exchange: made on
+        // the loader's thread, the claim is released on another, and this is the ordering that
+        // does not depend on how it travelled (ThreadSanitizer saw none on one path).
+        released.store(false, ordering: .releasing)
     }
 
     /// The body no longer waits; later calls do nothing.
