@@ -42,17 +42,37 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
     /// The highest priority of the subscribers, for the work's own requests.
     let priority = LoadPriority()
 
-    init(replays: (@Sendable (Event) -> Bool)? = nil, onEnd: @escaping @Sendable () -> Void) {
+    /// The gate the work's task waits at before it exists, and the work's entry in it.
+    private let admission: (gate: LoadAdmission, id: Int)?
+
+    init(replays: (@Sendable (Event) -> Bool)? = nil, admission: LoadAdmission? = nil, onEnd: @escaping @Sendable () -> Void) {
         machine = Mutex(Machine(replays: replays))
+        self.admission = admission.map { ($0, $0.makeID()) }
         self.onEnd = onEnd
     }
 
-    /// Starts `body`; its result or error goes to every subscriber.
-    func start(priority: TaskPriority?, _ body: @escaping @Sendable (SharedWork) async throws -> Output) {
+    /// Starts `body`, at once or (with an admission gate) when the gate admits the work, by the
+    /// work's priority, `lifo` deciding within a level; its result or error goes to every
+    /// subscriber.
+    func start(priority: TaskPriority?, lifo: Bool = false, _ body: @escaping @Sendable (SharedWork) async throws -> Output) {
+        guard let (gate, id) = admission else { return run(priority: priority, body) }
+        // Watched before it is queued: a change in between is read by the enqueue.
+        self.priority.onChange { [weak self, weak gate] in
+            guard let self, let gate else { return }
+            gate.move(id) { self.priority.value.rawValue }
+        }
+        gate.enqueue(id, level: { self.priority.value.rawValue }, lifo: lifo) { [self] in
+            run(priority: priority, body)
+        }
+    }
+
+    private func run(priority: TaskPriority?, _ body: @escaping @Sendable (SharedWork) async throws -> Output) {
+        let gate = admission?.gate
         let task = Task(priority: priority) {
             let outcome: Result<Output, any Error>
             do { outcome = .success(try await body(self)) } catch { outcome = .failure(error) }
             self.finish(outcome)
+            gate?.finished()
         }
         if machine.withLock({ $0.started(task) }) { task.cancel() }
     }
@@ -155,7 +175,11 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
     }
 
     private func abandoned(_ worker: Task<Void, Never>?) {
-        worker?.cancel()
+        if let worker {
+            worker.cancel()
+        } else if let (gate, id) = admission {
+            gate.withdraw(id)   // never started: it leaves the admission queue
+        }
         onEnd()
     }
 
@@ -165,7 +189,11 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
     /// Abandons the work whoever waits: every subscriber gets `CancellationError`.
     func cancelEverything() {
         let (waiters, worker) = machine.withLock { $0.cancelEverything() }
-        worker?.cancel()
+        if let worker {
+            worker.cancel()
+        } else if let (gate, id) = admission {
+            gate.withdraw(id)
+        }
         for waiter in waiters { waiter.resume(throwing: CancellationError()) }
     }
 
@@ -199,6 +227,12 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
     /// The number of works, kept beside the dictionary so that `isEmpty` takes no lock.
     private let size = Atomic<Int>(0)
 
+    /// Where new works wait for their turn to start; nil: they start at once.
+    private let admission: LoadAdmission?
+
+    /// A table whose works start at once, or when `admission` admits them.
+    init(admission: LoadAdmission? = nil) { self.admission = admission }
+
     /// Number of works running (for tests and statistics).
     var count: Int { works.withLock { $0.count } }
 
@@ -210,20 +244,22 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
     /// caller's subscription id.
     /// `priority` is how urgently this caller wants it (the work follows its most urgent caller);
     /// `taskPriority` is the new work's task's.
+    /// With an admission gate, a new work starts when admitted, newest first within its level
+    /// when `lifo`.
     func join(_ key: Key, replays: (@Sendable (Event) -> Bool)? = nil, priority: ImageLoaderPriority = .normal, taskPriority: TaskPriority? = nil,
-              onEvent: Work.EventHandler?, body: @escaping @Sendable (Work) async throws -> Output) -> (Work, Int) {
+              lifo: Bool = false, onEvent: Work.EventHandler?, body: @escaping @Sendable (Work) async throws -> Output) -> (Work, Int) {
         let (work, subscription, isNew) = works.withLock { works -> (Work, Work.Subscription, Bool) in
             if let work = works[key], let subscription = work.reserve(onEvent: onEvent, priority: priority) {
                 return (work, subscription, false)
             }
-            let work = Work(replays: replays) { [weak self] in self?.forget(key) }
+            let work = Work(replays: replays, admission: admission) { [weak self] in self?.forget(key) }
             works[key] = work
             size.store(works.count, ordering: .relaxed)
             // A new work is waiting and not yet started: reserving cannot fail.
             return (work, work.reserve(onEvent: onEvent, priority: priority)!, true)
         }
         work.replay(subscription)
-        if isNew { work.start(priority: taskPriority, body) }
+        if isNew { work.start(priority: taskPriority, lifo: lifo, body) }
         return (work, subscription.id)
     }
 

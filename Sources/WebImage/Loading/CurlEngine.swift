@@ -12,7 +12,7 @@ final class CurlEngine: @unchecked Sendable {
 
     private let lock = NSLock()
     /// Waiting transfers, one queue per priority (low, normal, high).
-    private var queues = PriorityQueues()
+    private var queues = PriorityQueues<CurlTransfer>()
     /// The configuration's headers as one libcurl list, shared by every transfer that adds none.
     private let defaultHeaders: UnsafeMutablePointer<curl_slist>?
     private var cancellations: Set<Int> = []
@@ -209,92 +209,5 @@ final class CurlEngine: @unchecked Sendable {
             live.subtract(1, ordering: .relaxed)
             removed.fail(CancellationError())
         }
-    }
-}
-
-/// Waiting transfers by priority: the highest non-empty queue goes first, oldest first (FIFO)
-/// or newest first (LIFO). Taking the next one is O(1) amortised whatever the number waiting,
-/// and so is removing one by id (a cancelled call): its slot is emptied, not shifted out, so
-/// cancelling 10,000 queued transfers costs 10,000 steps, not 50 million. Moving one to another
-/// level (its priority rose or fell) is a removal and an append.
-struct PriorityQueues {
-    /// Per level: the transfers in order, nil where one was removed.
-    private var queues: [[CurlTransfer?]] = [[], [], []]
-    /// Per level: the first slot still to look at.
-    private var heads = [0, 0, 0]
-    /// Per level: how many slots were dropped from the front (slot numbers stay valid).
-    private var bases = [0, 0, 0]
-    /// Where each waiting transfer is: its level and its slot number.
-    private var slots: [Int: (level: Int, slot: Int)] = [:]
-    private(set) var count = 0
-
-    var isEmpty: Bool { count == 0 }
-
-    mutating func append(_ transfer: CurlTransfer, level: Int) {
-        queues[level].append(transfer)
-        slots[transfer.id] = (level, bases[level] + queues[level].count - 1)
-        count += 1
-    }
-
-    /// The transfer `next(lifo:)` would take, left in place.
-    func peek(lifo: Bool) -> CurlTransfer? {
-        for level in stride(from: 2, through: 0, by: -1) where queues[level].count > heads[level] {
-            let waiting = queues[level][heads[level]...]
-            if let transfer = (lifo ? waiting.last { $0 != nil } : waiting.first { $0 != nil }) ?? nil { return transfer }
-        }
-        return nil
-    }
-
-    mutating func next(lifo: Bool) -> CurlTransfer? {
-        for level in stride(from: 2, through: 0, by: -1) {
-            while queues[level].count > heads[level] {
-                let taken: CurlTransfer?
-                if lifo {
-                    taken = queues[level].removeLast()
-                } else {
-                    taken = queues[level][heads[level]]
-                    heads[level] += 1
-                    compact(level)
-                }
-                guard let transfer = taken else { continue }   // a removed one's slot
-                slots.removeValue(forKey: transfer.id)
-                count -= 1
-                return transfer
-            }
-        }
-        return nil
-    }
-
-    /// Drops the consumed front of a level once it is most of the array.
-    private mutating func compact(_ level: Int) {
-        if heads[level] == queues[level].count {
-            bases[level] += queues[level].count
-            queues[level].removeAll(keepingCapacity: true)
-            heads[level] = 0
-        } else if heads[level] > 64 && heads[level] * 2 > queues[level].count {
-            bases[level] += heads[level]
-            queues[level].removeFirst(heads[level])
-            heads[level] = 0
-        }
-    }
-
-    /// Moves a waiting transfer to the back of `level`; a transfer no longer waiting is left alone.
-    mutating func move(id: Int, toLevel level: Int) {
-        guard let current = slots[id], current.level != level, let transfer = remove(id: id) else { return }
-        append(transfer, level: level)
-    }
-
-    /// The level a waiting transfer is in (for tests).
-    func level(of id: Int) -> Int? { slots[id]?.level }
-
-    mutating func remove(id: Int) -> CurlTransfer? {
-        guard let (level, slot) = slots.removeValue(forKey: id) else { return nil }
-        let index = slot - bases[level]
-        guard index >= 0, index < queues[level].count, let transfer = queues[level][index] else { return nil }
-        queues[level][index] = nil
-        count -= 1
-        // Trailing empty slots go at once (LIFO takes from the end).
-        while let last = queues[level].last, last == nil, queues[level].count > heads[level] { queues[level].removeLast() }
-        return transfer
     }
 }

@@ -43,7 +43,8 @@ public final class ImageManager: Sendable {
         defaults = configuration.effectiveDefaults
         defaultSettings = LoadRequest.Settings(defaults, cache: cache)
         defaultLoadTimeout = defaults.loadTimeout
-        pipeline = ImagePipeline(shouldDownload: configuration.shouldDownload)
+        pipeline = ImagePipeline(shouldDownload: configuration.shouldDownload,
+                                 maximumConcurrentLoads: configuration.maximumConcurrentLoads)
     }
 
     // MARK: - Loading
@@ -200,9 +201,11 @@ public final class ImageManager: Sendable {
             throw ImageError.invalidURL(request.urlString)
         }
         let (coders, pipeline) = (self.coders, self.pipeline)
+        // Works wait for their start in the order of the loader's own queue.
+        let lifo = (loader as? HTTPImageLoader)?.configuration.executionOrder == .lifo
         return try await settle(request) {
             let (work, id) = pipeline.works.join(WorkKey(request), priority: request.callerPriority, taskPriority: Task.currentPriority,
-                                                 onEvent: onEvent) { work in
+                                                 lifo: lifo, onEvent: onEvent) { work in
                 try await pipeline.load(request, loader: loader, coders: coders, work: work)
             }
             followPriority(of: request, in: work, id: id)

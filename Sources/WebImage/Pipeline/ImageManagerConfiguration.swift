@@ -26,6 +26,15 @@ extension ImageManager {
         /// (`ImageManager.isPermanentFailure(_:)`).
         public var shouldBlockFailedURL: (@Sendable (URL, any Error) -> Bool)?
 
+        /// How many loads that missed the memory cache run at once (disk query, transfer,
+        /// decode, transform, store), 64 by default; the others wait, by priority (in the
+        /// order of the HTTP loader's queue within a level), holding no task until they start.
+        /// Callers of a key that waits join it as usual. A burst of thousands of distinct calls
+        /// then costs each waiting call a few hundred bytes instead of the task memory of a
+        /// running load (see `SoakBenchmarks`). The loader's and the decoder's own limits apply
+        /// within this one; keep it several times `maximumConcurrentDownloads`.
+        public var maximumConcurrentLoads = 64
+
         /// The defaults: no options, an empty context, no hooks.
         public init() {}
 

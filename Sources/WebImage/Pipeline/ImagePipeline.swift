@@ -22,8 +22,10 @@ import Synchronization
 /// Cancellation is checked after every stage: when the last caller leaves, the work's task is
 /// cancelled and nothing after the current stage runs, nothing is stored.
 struct ImagePipeline: Sendable {
-    /// Decode-transform-store works, by work key.
-    let works = InFlightTable<WorkKey, ImageEvent, SharedResult>()
+    /// Decode-transform-store works, by work key; at most `admission.limit` of them started.
+    let works: InFlightTable<WorkKey, ImageEvent, SharedResult>
+    /// Where works wait before their task starts (`Configuration.maximumConcurrentLoads`).
+    let admission: LoadAdmission
     /// Transfers, by download key.
     let downloads = InFlightTable<DownloadKey, DownloadEvent, Download>()
     let shouldDownload: (@Sendable (URL) -> Bool)?
@@ -42,6 +44,12 @@ struct ImagePipeline: Sendable {
     /// delivered to has taken it (smaller ones are cheap to leave in queued callers).
     static let pickupWaitCost = 1 << 20
     static let logger = Logger(label: "WebImage.ImageManager")
+
+    init(shouldDownload: (@Sendable (URL) -> Bool)?, maximumConcurrentLoads: Int) {
+        self.shouldDownload = shouldDownload
+        admission = LoadAdmission(limit: maximumConcurrentLoads)
+        works = InFlightTable<WorkKey, ImageEvent, SharedResult>(admission: admission)
+    }
 
     /// The body of a finished transfer.
     struct Download: Sendable {

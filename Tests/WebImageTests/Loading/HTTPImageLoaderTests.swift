@@ -395,7 +395,7 @@ import Testing
                             configuration: .init(), sink: .stream(continuation))
     }
 
-    func drain(_ queues: inout PriorityQueues, lifo: Bool) -> [Int] {
+    func drain(_ queues: inout PriorityQueues<CurlTransfer>, lifo: Bool) -> [Int] {
         var order: [Int] = []
         while let next = queues.next(lifo: lifo) { order.append(next.id) }
         return order
@@ -403,7 +403,7 @@ import Testing
 
     @Test func removalKeepsTheOrderInBothModes() {
         for lifo in [false, true] {
-            var queues = PriorityQueues()
+            var queues = PriorityQueues<CurlTransfer>()
             let plan: [(Int, ImageLoaderPriority)] = [(1, .normal), (2, .low), (3, .normal), (4, .high), (5, .normal), (6, .high), (7, .low)]
             for (id, priority) in plan { queues.append(transfer(id, priority), level: priority.rawValue) }
             #expect(queues.remove(id: 3)?.id == 3 && queues.remove(id: 6)?.id == 6 && queues.remove(id: 7)?.id == 7)
@@ -415,7 +415,7 @@ import Testing
     }
 
     @Test func aMovedTransferGoesToTheBackOfItsNewLevelInConstantSteps() {
-        var queues = PriorityQueues()
+        var queues = PriorityQueues<CurlTransfer>()
         for id in 0..<10_000 { queues.append(transfer(id, .low), level: 0) }
         queues.append(transfer(10_000, .high), level: 2)
         // The last low one rises: it goes after the high one already waiting, before every low one.
@@ -433,7 +433,7 @@ import Testing
     }
 
     @Test func tenThousandRemovalsAndCompactionKeepSlotsRight() {
-        var queues = PriorityQueues()
+        var queues = PriorityQueues<CurlTransfer>()
         for id in 0..<10_000 { queues.append(transfer(id, .normal), level: 1) }
         // Take some from the front (compaction moves the array), then remove by id everywhere.
         for expected in 0..<200 { #expect(queues.next(lifo: false)?.id == expected) }
