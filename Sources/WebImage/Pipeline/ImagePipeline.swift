@@ -11,7 +11,8 @@ import Synchronization
 ///        │
 ///        ├─ 1. QueryMemory   memory cache, by the caller itself ──────────────▶ hit: return
 ///        │
-///        └─▶ shared work (SharedWork, one per WorkKey ⊃ DecodeKey ⊃ DownloadKey, from the LoadRequest)
+///        └─▶ shared work (SharedWork, one per WorkKey ⊃ DecodeKey ⊃ DownloadKey, from the LoadRequest;
+///               its task starts when LoadAdmission admits it, at most maximumConcurrentLoads at once)
 ///               2. QueryDisk    disk cache (or the cached original of a derived image) ─▶ hit
 ///               3. FetchData    shared transfer (one per DownloadKey) ─▶ progress, previews
 ///               4. Decode       incremental decoder's image, or a full decode; thumbnail box
