@@ -178,6 +178,11 @@ public final class ImageCache: ImageCaching {
         await disk.extendedData(forKey: key)
     }
 
+    /// The bytes on disk under `key`, read on the disk cache's thread and not decoded.
+    public func data(forKey key: String) async -> Data? {
+        await disk.data(forKey: key)
+    }
+
     public func setExtendedData(_ data: Data?, forKey key: String) async {
         try? await disk.setExtendedData(data, forKey: key)
     }

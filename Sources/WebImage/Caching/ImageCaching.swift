@@ -32,6 +32,10 @@ public protocol ImageCaching: Sendable {
     func extendedData(forKey key: String) async -> Data?
     /// Stores (or with nil removes) the metadata for `key`; ignored when there is no entry.
     func setExtendedData(_ data: Data?, forKey key: String) async
+    /// The encoded bytes stored on disk under `key`, not decoded (`ImageManager.data(for:)`).
+    /// The default reads them through `image(forKey:from:options:includingData:)`, which decodes
+    /// them too: a cache that can read bytes alone should implement it.
+    func data(forKey key: String) async -> Data?
 }
 
 extension ImageCaching {
@@ -53,6 +57,11 @@ extension ImageCaching {
 
     /// Caches without metadata support keep none.
     public func extendedData(forKey key: String) async -> Data? { nil }
+
+    /// Reads the bytes through a disk lookup that decodes them as well.
+    public func data(forKey key: String) async -> Data? {
+        await image(forKey: key, from: .disk, options: ImageDecodingOptions(), includingData: true)?.data
+    }
     /// Caches without metadata support keep none.
     public func setExtendedData(_ data: Data?, forKey key: String) async {}
 }

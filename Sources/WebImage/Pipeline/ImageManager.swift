@@ -165,6 +165,19 @@ public final class ImageManager: Sendable {
     /// `LoadRequest`, and joins the work in flight for its key when there is one.
     private func admit(_ url: URL, options callOptions: ImageOptions, context callContext: ImageContext,
                        onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> Admission {
+        let request = try makeRequest(url, options: callOptions, context: callContext)
+        // Work in flight for this key: join it (cheaper than asking the memory cache). With no
+        // work in flight at all (a warm cache's usual state) the key is not even made.
+        if request.queriesMemory, !pipeline.works.isEmpty,
+           let (work, id) = pipeline.works.joinIfRunning(WorkKey(request), priority: request.callerPriority, onEvent: onEvent) {
+            followPriority(of: request, in: work, id: id)
+            return .joined(work, id: id, request)
+        }
+        return .query(request)
+    }
+
+    /// Validates the call and merges its options and context over the defaults into one `LoadRequest`.
+    func makeRequest(_ url: URL, options callOptions: ImageOptions, context callContext: ImageContext) throws -> LoadRequest {
         try Task.checkCancellation()
         let string = url.absoluteString
         guard !string.isEmpty, let scheme = url.scheme, !scheme.isEmpty else { throw ImageError.invalidURL(string) }
@@ -178,16 +191,8 @@ public final class ImageManager: Sendable {
             settings = LoadRequest.Settings(context, cache: cache)
         }
         if !options.contains(.retryFailed), failedURLs.contains(url) { throw ImageError.blacklistedURL(url) }
-        let request = LoadRequest(url: url, urlString: string, options: options, settings: settings,
-                                  isShareable: callContext.isShareable)
-        // Work in flight for this key: join it (cheaper than asking the memory cache). With no
-        // work in flight at all (a warm cache's usual state) the key is not even made.
-        if request.queriesMemory, !pipeline.works.isEmpty,
-           let (work, id) = pipeline.works.joinIfRunning(WorkKey(request), priority: request.callerPriority, onEvent: onEvent) {
-            followPriority(of: request, in: work, id: id)
-            return .joined(work, id: id, request)
-        }
-        return .query(request)
+        return LoadRequest(url: url, urlString: string, options: options, settings: settings,
+                           isShareable: callContext.isShareable)
     }
 
     /// The memory cache, then the shared work (disk, download, decode, transform, store).
@@ -226,12 +231,19 @@ public final class ImageManager: Sendable {
     /// Runs the shared part of a load and keeps the failed-URL list: a success with
     /// `.retryFailed` takes the URL off, a permanent failure puts it on.
     private func settle(_ request: LoadRequest, _ body: () async throws -> SharedResult) async throws -> LoadOutcome {
+        let shared = try await keepingFailedURLs(request, body)
+        shared.pickedUp()
+        return .shared(shared)
+    }
+
+    /// Runs `body`: a success with `.retryFailed` takes the URL off the blacklist, a permanent
+    /// failure puts it on.
+    func keepingFailedURLs<Output>(_ request: LoadRequest, _ body: () async throws -> Output) async throws -> Output {
         let (url, options) = (request.url, request.options)
         do {
-            let shared = try await body()
-            shared.pickedUp()
+            let output = try await body()
             if options.contains(.retryFailed) { failedURLs.remove(url) }
-            return .shared(shared)
+            return output
         } catch {
             let block = configuration.shouldBlockFailedURL?(url, error) ?? ImageManager.isPermanentFailure(error)
             if block, !options.contains(.retryFailed) { failedURLs.insert(url) }

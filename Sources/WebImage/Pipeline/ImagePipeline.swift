@@ -25,6 +25,8 @@ import Synchronization
 struct ImagePipeline: Sendable {
     /// Decode-transform-store works, by work key; at most `admission.limit` of them started.
     let works: InFlightTable<WorkKey, ImageEvent, SharedResult>
+    /// Data loads (`ImageManager.data(for:)`), by data key; admitted with the works.
+    let dataLoads: InFlightTable<DataKey, Never, Data>
     /// Where works wait before their task starts (`Configuration.maximumConcurrentLoads`).
     let admission: LoadAdmission
     /// Transfers, by download key.
@@ -50,6 +52,7 @@ struct ImagePipeline: Sendable {
         self.shouldDownload = shouldDownload
         admission = LoadAdmission(limit: maximumConcurrentLoads)
         works = InFlightTable<WorkKey, ImageEvent, SharedResult>(admission: admission)
+        dataLoads = InFlightTable<DataKey, Never, Data>(admission: admission)
     }
 
     /// The body of a finished transfer.
@@ -74,10 +77,11 @@ struct ImagePipeline: Sendable {
 
     func cancelAll() {
         works.cancelAll()
+        dataLoads.cancelAll()
         downloads.cancelAll()
     }
 
-    func counts() -> (loads: Int, downloads: Int) { (works.count, downloads.count) }
+    func counts() -> (loads: Int, downloads: Int) { (works.count + dataLoads.count, downloads.count) }
 
     // MARK: - Stages
 

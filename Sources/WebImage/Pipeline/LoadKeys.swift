@@ -93,3 +93,26 @@ private func keyHash(_ request: LoadRequest, options: ImageOptions?) -> Int {
     if !request.isShareable { hasher.combine(ObjectIdentifier(request)) }
     return hasher.finalize()
 }
+
+/// The key of a data load (`ImageManager.data(for:)`): the transfer's key, and what decides
+/// where the bytes are looked for and stored.
+struct DataKey: Hashable, Sendable {
+    let request: LoadRequest
+    private let hash: Int
+
+    init(_ request: LoadRequest) {
+        self.request = request
+        hash = keyHash(request, options: request.options.subtracting(WorkKey.ignoredOptions))
+    }
+
+    static func == (a: Self, b: Self) -> Bool {
+        guard a.hash == b.hash else { return false }
+        let (x, y) = (a.request, b.request)
+        if x === y { return true }
+        return DownloadKey.same(x, y) && x.originalKey == y.originalKey
+            && x.options.subtracting(WorkKey.ignoredOptions) == y.options.subtracting(WorkKey.ignoredOptions)
+            && x.queryType == y.queryType && x.storeType == y.storeType && x.cacheID == y.cacheID
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+}
