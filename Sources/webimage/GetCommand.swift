@@ -45,6 +45,9 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: "Give up on a URL after this many seconds in all (as curl's --max-time).")
     var maxTime: Double?
 
+    @Option(help: "Try a URL up to this many more times after a transient failure (timeout, reset, 408, 429, 5xx), as curl's --retry.")
+    var retries: Int = 0
+
     @Flag(help: "Decode while downloading and report progressive previews.")
     var progressive = false
 
@@ -57,6 +60,7 @@ struct GetCommand: AsyncParsableCommand {
     func validate() throws {
         if let resize { _ = try ResizeSpec(parsing: resize) }
         if let problem = Deadline.validate(maxTime) { throw ValidationError.sentence(problem) }
+        if let problem = Retries.validate(retries) { throw ValidationError.sentence(problem) }
         try CacheNamespace.validate(namespace)
         if let output, case .file = OutputTarget.of(output, outputDir: outputDir), urls.count > 1 {
             throw ValidationError.sentence("-o \(output) names one file, but \(urls.count) URLs were given: use --output-dir DIR or -O to keep their names")
@@ -96,6 +100,7 @@ struct GetCommand: AsyncParsableCommand {
             // A new size of an image fetched before is made from the cached original.
             if !noCache { context.originalQueryCacheType = .disk }
         }
+        context = Retries.context(context, retries)
         let jobs = OutputNames.assign(urls, target: target, format: format?.imageFormat)
         let display = ProgressDisplay(silent: target == .file("-"))
         let loadOptions = options, loadContext = context, deadline = maxTime

@@ -23,6 +23,9 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Option(help: "Give up on a URL after this many seconds in all.")
     var maxTime: Double?
 
+    @Option(help: "Try a URL up to this many more times after a transient failure (timeout, reset, 408, 429, 5xx).")
+    var retries: Int = 0
+
     @Flag(help: "Report each failure as it happens.")
     var verbose = false
 
@@ -32,6 +35,7 @@ struct PrefetchCommand: AsyncParsableCommand {
     func validate() throws {
         guard (1...256).contains(concurrency) else { throw ValidationError.sentence("--concurrency must be between 1 and 256, not \(concurrency)") }
         if let problem = Deadline.validate(maxTime) { throw ValidationError.sentence(problem) }
+        if let problem = Retries.validate(retries) { throw ValidationError.sentence(problem) }
         try CacheNamespace.validate(namespace)
     }
 
@@ -56,6 +60,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         let display = ProgressDisplay()
         let start = ContinuousClock.now
         let (width, deadline, verbose) = (concurrency, maxTime, self.verbose)
+        let loadContext = Retries.context(ImageContext(), retries)
         let failures = try await Interrupt.run {
             let bar = display.add("prefetch", unit: .items("URLs"))
             display.update(bar, ImageProgress(receivedBytes: 0, expectedBytes: Int64(urls.count)))
@@ -64,7 +69,7 @@ struct PrefetchCommand: AsyncParsableCommand {
                 var failures: [Failure] = []
                 func addNext() {
                     guard let url = pending.next() else { return }
-                    group.addTask { await PrefetchCommand.prefetch(url, manager: manager, cache: cache, deadline: deadline) }
+                    group.addTask { await PrefetchCommand.prefetch(url, manager: manager, cache: cache, context: loadContext, deadline: deadline) }
                 }
                 for _ in 0..<width { addNext() }
                 while let outcome = await group.next() {
@@ -92,12 +97,13 @@ struct PrefetchCommand: AsyncParsableCommand {
         if !failures.isEmpty || !badLines.isEmpty { throw ExitCode(1) }
     }
 
-    /// Loads `url` into the caches, waiting for the disk write; nil when it is there, else why not.
-    static func prefetch(_ url: URL, manager: ImageManager, cache: ImageCache, deadline: Double?) async -> Failure? {
+    /// Loads `url` into the caches with `context`, waiting for the disk write; nil when it is there, else why not.
+    static func prefetch(_ url: URL, manager: ImageManager, cache: ImageCache, context loadContext: ImageContext,
+                         deadline: Double?) async -> Failure? {
         let start = ContinuousClock.now
         do {
             let result = try await manager.result(for: url, options: [.lowPriority, .waitStoreCache],
-                                                  context: Deadline.context(ImageContext(), deadline))
+                                                  context: Deadline.context(loadContext, deadline))
             if let failure = result.storeFailure {
                 return Failure(url: url.absoluteString,
                                reason: "loaded, but not stored in the disk cache \(cache.disk.directory.path): \(Terminal.describe(failure))")

@@ -228,7 +228,10 @@ final class CurlTransfer {
         }
         let status = built.statusCode
         let accepted = configuration.acceptableStatusCodes.contains(status) || (status == 304 && request.acceptsNotModified)
-        guard accepted else { return ImageError.badStatusCode(status, url: request.url) }
+        guard accepted else {
+            request.rejectedResponse?.record(built)
+            return ImageError.badStatusCode(status, url: request.url)
+        }
         if let types = configuration.acceptableContentTypes, !types.contains(built.mimeType ?? "") {
             return ImageError.invalidContentType(built.mimeType, url: request.url)
         }

@@ -72,6 +72,9 @@ public struct ImageLoaderRequest: Sendable {
     /// The manager's backlog of bodies waiting for a decode: `HTTPImageLoader` holds this
     /// transfer in its queue while it has no room (set by the manager).
     var backlog: BacklogGate?
+    /// Where `HTTPImageLoader` leaves a response it rejected for its status (set by the
+    /// manager's retry loop, which reads its `Retry-After`).
+    var rejectedResponse: ResponseRecorder?
 
     /// A request for `url`; every other argument has the documented default.
     public init(url: URL, headers: [String: String] = [:], timeout: Duration? = nil, priority: ImageLoaderPriority = .normal,

@@ -15,7 +15,7 @@ extension ImagePipeline {
             var loaderRequest = request.loaderRequest(validators: validators, priority: transfer.priority)
             loaderRequest.backlog = backlog
             return try await ImagePipeline.transfer(loaderRequest, loader: loader, streaming: transfer.hasEventSubscribers,
-                                                    transfer: transfer)
+                                                    transfer: transfer, retry: request.settings.retry)
         }
         guard progressive || work.hasEventSubscribers else {
             return (try await downloads.run(key, priority: work.priority, onEvent: nil, body: body), nil)
@@ -76,6 +76,18 @@ extension ImagePipeline {
             }
             let download = try await group.next()!
             return (download, previewer.decoder)
+        }
+    }
+
+    /// The transfer, tried again as `retry` says (a retried stream starts again at offset 0:
+    /// the previews stop and the final image is decoded from the whole body).
+    static func transfer(_ request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,
+                         transfer: SharedWork<DownloadEvent, Download>, retry: RetryStrategy?) async throws -> Download {
+        guard let retry else { return try await self.transfer(request, loader: loader, streaming: streaming, transfer: transfer) }
+        return try await retry.run { recorder in
+            var attempt = request
+            attempt.rejectedResponse = recorder
+            return try await self.transfer(attempt, loader: loader, streaming: streaming, transfer: transfer)
         }
     }
 

@@ -96,6 +96,12 @@ public struct ImageContext: Sendable {
     /// URLSession's resource timeout): past it the call fails with `ImageError.timedOut(url:)`,
     /// and the shared work goes on for its other callers (or stops, when there are none).
     /// Default: none; a stalled transfer still ends at the loader's timeout.
+    /// How a failed download is tried again; nil (the default): it is not.
+    public var retryStrategy: RetryStrategy? {
+        get { storage.fields.retryStrategy }
+        set { mutate { $0.retryStrategy = newValue } }
+    }
+
     public var loadTimeout: Duration? {
         get { storage.fields.loadTimeout }
         set { mutate { $0.loadTimeout = newValue } }
@@ -183,6 +189,7 @@ public struct ImageContext: Sendable {
         result.decryptor = mine.decryptor ?? base.decryptor
         result.downloadTimeout = mine.downloadTimeout ?? base.downloadTimeout
         result.loadTimeout = mine.loadTimeout ?? base.loadTimeout
+        result.retryStrategy = mine.retryStrategy ?? base.retryStrategy
         result.cache = mine.cache ?? base.cache
         result.loader = mine.loader ?? base.loader
         result.coder = mine.coder ?? base.coder
@@ -231,6 +238,7 @@ public struct ImageContext: Sendable {
         var decryptor: Decryptor?
         var downloadTimeout: Duration?
         var loadTimeout: Duration?
+        var retryStrategy: RetryStrategy?
         var cache: (any ImageCaching)?
         var loader: (any ImageLoader)?
         var coder: (any ImageCoder)?
@@ -244,7 +252,7 @@ public struct ImageContext: Sendable {
                 && storeCacheType == nil && originalQueryCacheType == nil && originalStoreCacheType == nil
                 && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && asyncRequestModifier == nil
                 && responseModifier == nil
-                && decryptor == nil && downloadTimeout == nil && loadTimeout == nil && cache == nil && loader == nil && coder == nil
+                && decryptor == nil && downloadTimeout == nil && loadTimeout == nil && retryStrategy == nil && cache == nil && loader == nil && coder == nil
                 && previewInterval == nil && priority == nil && custom.isEmpty
         }
     }

@@ -55,7 +55,8 @@ extension ImagePipeline {
         let download = try await downloads.run(DownloadKey(request), priority: work.priority, onEvent: nil) { transfer in
             var loaderRequest = request.loaderRequest(validators: revalidation, priority: transfer.priority)
             loaderRequest.backlog = backlog
-            return try await ImagePipeline.transfer(loaderRequest, loader: loader, streaming: false, transfer: transfer)
+            return try await ImagePipeline.transfer(loaderRequest, loader: loader, streaming: false, transfer: transfer,
+                                                    retry: request.settings.retry)
         }
         // No decode waits for these bytes: they leave the loader's decode backlog now.
         download.response.backlogClaim?.release()

@@ -53,6 +53,7 @@ final class LoadRequest: Sendable {
         let coder: (any ImageCoder)?
         let loader: (any ImageLoader)?
         let timeout: Duration?
+        let retry: RetryStrategy?
         let priorityHandle: LoadPriority?
         let cacheID: ObjectIdentifier?
         let loaderID: ObjectIdentifier?
@@ -78,6 +79,7 @@ final class LoadRequest: Sendable {
             coder = context.coder
             loader = context.loader
             timeout = context.downloadTimeout
+            retry = context.retryStrategy
             priorityHandle = context.priority
             cacheID = instanceIdentity(context.cache)
             loaderID = instanceIdentity(context.loader)

@@ -160,6 +160,25 @@ import Testing
         }
     }
 
+    @Test func retriesTryATransientFailureAgain() async throws {
+        defer { directory.remove() }
+        try await withServer { server in
+            for path in ["/busy1.jpg", "/busy2.jpg"] {
+                server.route(path, .sequence([.headers([("retry-after", "0")], then: .respond(status: 503, body: Data())),
+                                              .respond(contentType: "image/jpeg", body: ManagerHarness.jpeg)]))
+            }
+            let out = try folder("out")
+            let once = try run(["get", server.url("/busy1.jpg").absoluteString, "-o", out.appendingPathComponent("a.jpg").path, "--no-cache"])
+            #expect(once.status == 1 && server.requestCount("/busy1.jpg") == 1, "\(once.stderr)")
+            let retried = try run(["get", server.url("/busy2.jpg").absoluteString, "-o", out.appendingPathComponent("b.jpg").path,
+                                   "--no-cache", "--retries", "2"])
+            #expect(retried.status == 0, "\(retried.stderr)")
+            #expect(server.requestCount("/busy2.jpg") == 2)
+            #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("b.jpg").path))
+            #expect(try run(["get", "x", "--retries", "-1"]).status == 2)
+        }
+    }
+
     @Test func runtimeFailuresExitOneWithoutAUsageBanner() async throws {
         defer { directory.remove() }
         try await withServer { server in

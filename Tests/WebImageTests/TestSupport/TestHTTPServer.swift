@@ -33,6 +33,10 @@ final class TestHTTPServer: Sendable {
         case requireCookie(String, then: Route)
         /// 304 when the request's If-None-Match is `etag`, else the body with that ETag.
         case etag(String, contentType: String = "image/png", body: Data)
+        /// The nth request of the path gets the nth route (the last one from then on).
+        case sequence([Route])
+        /// `then`, with these response headers added.
+        case headers([(String, String)], then: Route)
     }
 
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -128,6 +132,12 @@ final class TestHTTPServer: Sendable {
         private func serve(_ route: Route, head: HTTPRequestHead, context: ChannelHandlerContext, extra: [(String, String)] = []) {
             let loop = context.eventLoop
             switch route {
+            case .sequence(let routes):
+                let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "")
+                let index = min(max(server.requestCount(path), 1), routes.count) - 1
+                serve(routes[index], head: head, context: context, extra: extra)
+            case .headers(let fields, let next):
+                serve(next, head: head, context: context, extra: extra + fields)
             case .respond(let status, let type, let body):
                 writeHead(context, status: status, headers: [("content-type", type), ("content-length", "\(body.count)")] + extra)
                 writeBody(context, body)
