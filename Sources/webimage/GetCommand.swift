@@ -48,6 +48,9 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: "Try a URL up to this many more times after a transient failure (timeout, reset, 408, 429, 5xx), as curl's --retry.")
     var retries: Int = 0
 
+    @Option(help: "Start at most N new downloads a second after a burst of 25 (N/s or N; 0: no limit).")
+    var rateLimit: RateLimitOption = RateLimitOption(argument: "80")!
+
     @Flag(help: "Decode while downloading and report progressive previews.")
     var progressive = false
 
@@ -84,7 +87,7 @@ struct GetCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
-        let manager = ImageManager(cache: ImageCache(namespace: namespace))
+        let manager = ImageManager(cache: ImageCache(namespace: namespace), configuration: rateLimit.configuration)
         // The process ends right after: disk writes must be done before it does.
         var options: ImageOptions = .waitStoreCache
         var context = ImageContext()

@@ -26,6 +26,9 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Option(help: "Try a URL up to this many more times after a transient failure (timeout, reset, 408, 429, 5xx).")
     var retries: Int = 0
 
+    @Option(help: "Start at most N new downloads a second after a burst of 25 (N/s or N; 0: no limit).")
+    var rateLimit: RateLimitOption = RateLimitOption(argument: "80")!
+
     @Flag(help: "Report each failure as it happens.")
     var verbose = false
 
@@ -56,7 +59,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         let (urls, badLines) = URLList.parse(text, name: file == "-" ? "standard input" : file)
         for line in badLines { Terminal.error(line) }
         let cache = ImageCache(namespace: namespace)
-        let manager = ImageManager(cache: cache)
+        let manager = ImageManager(cache: cache, configuration: rateLimit.configuration)
         let display = ProgressDisplay()
         let start = ContinuousClock.now
         let (width, deadline, verbose) = (concurrency, maxTime, self.verbose)

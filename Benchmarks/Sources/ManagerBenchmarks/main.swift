@@ -52,13 +52,20 @@ final class CountingLoader: ImageLoader {
 
 let cacheNumber = Mutex(0)
 /// A new directory under the benchmark's work folder.
+/// The managers measured start transfers as fast as their loader takes them: Nuke's rate
+/// limiter (on by default, 80 a second) is a throttle by design, not a cost to measure.
+let unlimited: ImageManager.Configuration = {
+    var configuration = ImageManager.Configuration()
+    configuration.rateLimiter = nil
+    return configuration
+}()
 func freshDirectory() -> URL { work.appendingPathComponent("c\(cacheNumber.withLock { $0 += 1; return $0 })") }
 /// A manager over a fresh, empty cache (its own directory) and a counting loader.
 func freshManager() -> (ImageManager, CountingLoader) {
     let loader = CountingLoader()
     let cache = ImageCache(namespace: "bench", directory: freshDirectory(),
                            config: ImageCacheConfig(cleanupInterval: nil))
-    return (ImageManager(cache: cache, loaders: ImageLoaders([loader])), loader)
+    return (ImageManager(cache: cache, loaders: ImageLoaders([loader]), configuration: unlimited), loader)
 }
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
@@ -112,7 +119,7 @@ if ProcessInfo.processInfo.environment["WEBIMAGE_FANOUT"] != nil {
     let loops = Int(ProcessInfo.processInfo.environment["WEBIMAGE_FANOUT"] ?? "") ?? 7
     for i in 0..<loops {
         let manager = ImageManager(cache: ImageCache(namespace: "f", directory: freshDirectory(), config: .init(cleanupInterval: nil)),
-                                   loaders: ImageLoaders([SlowMemoryLoader()]))
+                                   loaders: ImageLoaders([SlowMemoryLoader()]), configuration: unlimited)
         let url = URL(string: "mem:/x\(i).jpg")!
         let shared = ms(try await clock.measure {
             try await withThrowingTaskGroup(of: Int.self) { group in
@@ -169,7 +176,7 @@ func phases(_ rounds: Int) async throws {
     func heldManager() -> (ImageManager, HeldLoader) {
         let loader = HeldLoader()
         let cache = ImageCache(namespace: "p", directory: freshDirectory(), config: .init(cleanupInterval: nil))
-        return (ImageManager(cache: cache, loaders: ImageLoaders([loader])), loader)
+        return (ImageManager(cache: cache, loaders: ImageLoaders([loader]), configuration: unlimited), loader)
     }
     for i in 0..<rounds {
         // One call: from the release to its return (the decode).

@@ -47,7 +47,10 @@ func freshManager(_ name: String) -> ImageManager {
     loader.maximumConcurrentDownloads = 6
     let cache = ImageCache(namespace: "soak", directory: work.appendingPathComponent(name),
                            config: ImageCacheConfig(maxMemoryCost: memoryLimit, cleanupInterval: nil))
-    return ImageManager(cache: cache, loaders: ImageLoaders([HTTPImageLoader(configuration: loader)]))
+    // No rate limiter (on by default, 80 a second): the burst at full speed is the worst case.
+    var configuration = ImageManager.Configuration()
+    configuration.rateLimiter = nil
+    return ImageManager(cache: cache, loaders: ImageLoaders([HTTPImageLoader(configuration: loader)]), configuration: configuration)
 }
 
 /// The allocator's view at the moment of highest RSS: bytes in use (heap + mmapped chunks) and

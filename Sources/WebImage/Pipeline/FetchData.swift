@@ -10,12 +10,12 @@ extension ImagePipeline {
     func fetch(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders, validators: CacheValidators?,
                progressive: Bool, work: SharedWork<ImageEvent, SharedResult>) async throws -> (Download, (any IncrementalImageDecoder)?) {
         let key = DownloadKey(request)
-        let backlog = self.backlog
+        let (backlog, limiter) = (self.backlog, rateLimiter)
         let body: @Sendable (SharedWork<DownloadEvent, Download>) async throws -> Download = { transfer in
             var loaderRequest = request.loaderRequest(validators: validators, priority: transfer.priority)
             loaderRequest.backlog = backlog
             return try await ImagePipeline.transfer(loaderRequest, loader: loader, streaming: transfer.hasEventSubscribers,
-                                                    transfer: transfer, retry: request.settings.retry)
+                                                    transfer: transfer, retry: request.settings.retry, limiter: limiter)
         }
         guard progressive || work.hasEventSubscribers else {
             return (try await downloads.run(key, priority: work.priority, onEvent: nil, body: body), nil)
@@ -81,10 +81,17 @@ extension ImagePipeline {
 
     /// The transfer, tried again as `retry` says (a retried stream starts again at offset 0:
     /// the previews stop and the final image is decoded from the whole body).
+    /// Each attempt to a remote loader first takes a token from `limiter` (file and data URLs
+    /// are not limited).
     static func transfer(_ request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,
-                         transfer: SharedWork<DownloadEvent, Download>, retry: RetryStrategy?) async throws -> Download {
-        guard let retry else { return try await self.transfer(request, loader: loader, streaming: streaming, transfer: transfer) }
+                         transfer: SharedWork<DownloadEvent, Download>, retry: RetryStrategy?, limiter: RateLimiter?) async throws -> Download {
+        let limiter = loader is FileImageLoader || loader is DataImageLoader ? nil : limiter
+        guard let retry else {
+            try await limiter?.wait()
+            return try await self.transfer(request, loader: loader, streaming: streaming, transfer: transfer)
+        }
         return try await retry.run { recorder in
+            try await limiter?.wait()
             var attempt = request
             attempt.rejectedResponse = recorder
             return try await self.transfer(attempt, loader: loader, streaming: streaming, transfer: transfer)

@@ -44,7 +44,8 @@ public final class ImageManager: Sendable {
         defaultSettings = LoadRequest.Settings(defaults, cache: cache)
         defaultLoadTimeout = defaults.loadTimeout
         pipeline = ImagePipeline(shouldDownload: configuration.shouldDownload,
-                                 maximumConcurrentLoads: configuration.maximumConcurrentLoads)
+                                 maximumConcurrentLoads: configuration.maximumConcurrentLoads,
+                                 rateLimiter: configuration.rateLimiter)
     }
 
     // MARK: - Loading

@@ -35,6 +35,12 @@ extension ImageManager {
         /// within this one; keep it several times `maximumConcurrentDownloads`.
         public var maximumConcurrentLoads = 64
 
+        /// The token bucket every new transfer to a remote loader passes (Nuke's rate limiter,
+        /// with its figures: 80 a second after bursts of 25); nil turns it off. Memory and disk
+        /// hits and callers joining work in flight take no token. Each configuration made with
+        /// the default gets its own limiter; give managers one instance to share a bucket.
+        public var rateLimiter: RateLimiter? = RateLimiter()
+
         /// The defaults: no options, an empty context, no hooks.
         public init() {}
 

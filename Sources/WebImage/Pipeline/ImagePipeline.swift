@@ -32,6 +32,8 @@ struct ImagePipeline: Sendable {
     /// Transfers, by download key.
     let downloads = InFlightTable<DownloadKey, DownloadEvent, Download>()
     let shouldDownload: (@Sendable (URL) -> Bool)?
+    /// The token bucket new transfers pass (`Configuration.rateLimiter`); nil: none.
+    let rateLimiter: RateLimiter?
     /// Disk writes running in the background, so that they can be awaited.
     let pendingStores = PendingStores()
     /// One load per core decodes at a time, counted from its decode until its image is in the
@@ -48,8 +50,9 @@ struct ImagePipeline: Sendable {
     static let pickupWaitCost = 1 << 20
     static let logger = Logger(label: "WebImage.ImageManager")
 
-    init(shouldDownload: (@Sendable (URL) -> Bool)?, maximumConcurrentLoads: Int) {
+    init(shouldDownload: (@Sendable (URL) -> Bool)?, maximumConcurrentLoads: Int, rateLimiter: RateLimiter?) {
         self.shouldDownload = shouldDownload
+        self.rateLimiter = rateLimiter
         admission = LoadAdmission(limit: maximumConcurrentLoads)
         works = InFlightTable<WorkKey, ImageEvent, SharedResult>(admission: admission)
         dataLoads = InFlightTable<DataKey, Never, Data>(admission: admission)

@@ -125,6 +125,21 @@ import Testing
         }
     }
 
+    @Test func prefetchHonoursTheRateLimit() async throws {
+        defer { directory.remove() }
+        try await withServer { server in
+            let list = directory.url.appendingPathComponent("many.txt")
+            try (0..<35).map { "\(server.url("/badge.png?n=\($0)"))" }.joined(separator: "\n").write(to: list, atomically: true, encoding: .utf8)
+            let start = ContinuousClock.now
+            let limited = try CLIRunner.run(["prefetch", list.path, "--concurrency", "35", "--rate-limit", "10/s", "--namespace", "r"],
+                                            environment: environment)
+            let elapsed = ContinuousClock.now - start
+            #expect(limited.status == 0 && limited.stdout.contains("prefetched 35, skipped 0 of 35"), "\(limited.stdout)")
+            #expect(elapsed >= .milliseconds(950), "25 at once, then 10 more at 10 a second: \(elapsed)")
+            #expect(try CLIRunner.run(["prefetch", list.path, "--rate-limit", "fast"], environment: environment).status == 2)
+        }
+    }
+
     @Test func demoRunsWithoutATerminalAndPicksAnotherPortWhenTaken() async throws {
         defer { directory.remove() }
         let blocker = TestHTTPServer()

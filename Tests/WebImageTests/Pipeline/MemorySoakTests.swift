@@ -26,12 +26,20 @@ import Testing
         (0..<count).map { i in (i % 10 == 0 ? "/big.jpg" : i % 10 < 3 ? "/medium.png" : "/small.png") + "?n=\(i)" }
     }
 
+    /// The managers of the soaks start transfers as fast as the loader takes them (no rate
+    /// limiter): a burst at full speed is the worst case for memory and open files.
+    static var unlimited: ImageManager.Configuration {
+        var configuration = ImageManager.Configuration()
+        configuration.rateLimiter = nil
+        return configuration
+    }
+
     static func harness(memoryLimit: Int, directory: TemporaryDirectory) async throws -> ManagerHarness {
         var loader = HTTPImageLoader.Configuration()
         loader.maximumConcurrentDownloads = 6
         let cache = ImageCache(namespace: "soak", directory: directory.url,
                                config: ImageCacheConfig(maxMemoryCost: memoryLimit, cleanupInterval: nil))
-        let h = try await ManagerHarness(loaderConfiguration: loader, cache: cache)
+        let h = try await ManagerHarness(loaderConfiguration: loader, configuration: unlimited, cache: cache)
         h.server.route("/big.jpg", .respond(contentType: "image/jpeg", body: big))
         h.server.route("/medium.png", .respond(body: medium))
         h.server.route("/small.png", .respond(body: ManagerHarness.png))
@@ -105,7 +113,7 @@ import Testing
 
         var loader = HTTPImageLoader.Configuration()
         loader.maximumConcurrentDownloads = downloads
-        let h = try await ManagerHarness(loaderConfiguration: loader)
+        let h = try await ManagerHarness(loaderConfiguration: loader, configuration: Self.unlimited)
         h.server.route("/small.png", .respond(body: ManagerHarness.png))
         let urls = (0..<1000).map { h.url("/small.png?n=\($0)") }
         let manager = h.manager
