@@ -22,7 +22,17 @@ final class CurlEngine: @unchecked Sendable {
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     private let nextID = Atomic<Int>(0)
     private let live = Atomic<Int>(0)
+    private let suspended = Atomic<Bool>(false)
     let configuration: HTTPImageLoader.Configuration
+
+    /// Whether queued transfers wait (running ones go on); setting it false starts them again.
+    var isSuspended: Bool {
+        get { suspended.load(ordering: .acquiring) }
+        set {
+            suspended.store(newValue, ordering: .releasing)
+            if !newValue { curl_multi_wakeup(multi) }
+        }
+    }
 
     /// Transfers queued or running (tests check it returns to zero). A transfer is counted out
     /// before its consumer is resumed, so a caller whose load ended never still sees it.
@@ -62,6 +72,7 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Stops the thread once the queue is empty (the loader went away).
     func stop() {
+        suspended.store(false, ordering: .releasing)   // the queue drains before the thread ends
         lock.withLock { stopped = true }
         curl_multi_wakeup(multi)
     }
@@ -166,7 +177,7 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Starts queued transfers while fewer than the maximum run, by priority, then FIFO or LIFO.
     private func startQueued() {
-        while running.count < concurrency {
+        while running.count < concurrency, !suspended.load(ordering: .acquiring) {
             let lifo = configuration.executionOrder == .lifo
             // The next transfer stays queued while its manager's decode backlog is full; the
             // backlog wakes this thread when there is room (see BacklogGate).

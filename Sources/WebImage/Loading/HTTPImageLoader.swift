@@ -63,6 +63,14 @@ public final class HTTPImageLoader: ImageLoader {
 
     deinit { engine.stop() }
 
+    /// Whether new transfers wait in the queue (SDWebImage's `SDWebImageDownloader.suspended`):
+    /// transfers already running go on, queued and new ones start, in their order, once it is
+    /// set back to false. Cancelling a waiting caller still ends its transfer at once.
+    public var isSuspended: Bool {
+        get { engine.isSuspended }
+        set { engine.isSuspended = newValue }
+    }
+
     /// Transfers queued or running (SDWebImage's `SDWebImageDownloader.currentDownloadCount`,
     /// queued ones included). A load that returned, failed or was cancelled is no longer counted.
     public var liveTransferCount: Int { engine.liveTransfers }

@@ -368,6 +368,37 @@ import Testing
         }
     }
 
+    /// SDWebImage's `downloader.suspended`: queued and new transfers wait, running ones go on,
+    /// cancelling a waiting one still ends it, and resuming starts the rest in order.
+    @Test func aSuspendedLoaderStartsNothingNewUntilResumed() async throws {
+        try await withServer { server, loader in
+            server.route("/slow", .delayed(.milliseconds(300), .respond(body: Self.png)))
+            server.route("/p", .respond(body: Self.png))
+            let running = Task { try await loader.data(for: ImageLoaderRequest(url: server.url("/slow"))) }
+            for _ in 0..<200 where server.requestCount("/slow") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            loader.isSuspended = true
+            #expect(loader.isSuspended)
+            var waiting: [Task<(Data, ImageLoaderResponse), any Error>] = []
+            for n in 0..<3 {   // one at a time, so that the queue's order is known
+                waiting.append(Task { try await loader.data(for: ImageLoaderRequest(url: server.url("/p?\(n)"))) })
+                for _ in 0..<200 where loader.liveTransferCount < n + 2 { try await Task.sleep(for: .milliseconds(2)) }
+            }
+            let cancelled = Task { try await loader.data(for: ImageLoaderRequest(url: server.url("/p?cancelled"))) }
+            _ = try await running.value   // the running transfer went on
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(server.requestCount("/p") == 0, "nothing new started while suspended")
+            #expect(loader.liveTransferCount == 4)
+            cancelled.cancel()
+            await #expect(throws: CancellationError.self) { try await cancelled.value }
+            for _ in 0..<200 where loader.liveTransferCount > 3 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(loader.liveTransferCount == 3)
+            loader.isSuspended = false
+            for task in waiting { #expect(try await task.value.0 == Self.png) }
+            #expect(server.requestOrder.suffix(3) == ["/p?0", "/p?1", "/p?2"])
+            #expect(server.requestCount("/p") == 3)
+        }
+    }
+
     @Test func responseModifierAndDecryptor() async throws {
         var configuration = HTTPImageLoader.Configuration()
         configuration.responseModifier = { response in response.headers["set-cookie"] == nil ? response : nil }
