@@ -96,6 +96,16 @@ public struct ImageContext: Sendable {
     /// URLSession's resource timeout): past it the call fails with `ImageError.timedOut(url:)`,
     /// and the shared work goes on for its other callers (or stops, when there are none).
     /// Default: none; a stalled transfer still ends at the loader's timeout.
+    /// URLs tried in order when the image cannot be loaded from the asked URL (Kingfisher's
+    /// `alternativeSources`): a failed download or an undecodable body, not a cancellation.
+    /// The image is cached under the asked URL's key; `ImageResult.sourceURL` says which source
+    /// served it. When every source fails, the asked URL's error is thrown. A call with
+    /// alternative sources shares no work with other calls.
+    public var alternativeSources: [URL]? {
+        get { storage.fields.alternativeSources }
+        set { mutate { $0.alternativeSources = newValue } }
+    }
+
     /// How a failed download is tried again; nil (the default): it is not.
     public var retryStrategy: RetryStrategy? {
         get { storage.fields.retryStrategy }
@@ -190,6 +200,7 @@ public struct ImageContext: Sendable {
         result.downloadTimeout = mine.downloadTimeout ?? base.downloadTimeout
         result.loadTimeout = mine.loadTimeout ?? base.loadTimeout
         result.retryStrategy = mine.retryStrategy ?? base.retryStrategy
+        result.alternativeSources = mine.alternativeSources ?? base.alternativeSources
         result.cache = mine.cache ?? base.cache
         result.loader = mine.loader ?? base.loader
         result.coder = mine.coder ?? base.coder
@@ -213,7 +224,7 @@ public struct ImageContext: Sendable {
         let f = storage.fields
         return f.cacheKeyFilter == nil && f.cacheSerializer == nil && f.requestModifier == nil && f.asyncRequestModifier == nil
             && f.responseModifier == nil
-            && f.decryptor == nil && f.custom.isEmpty
+            && f.decryptor == nil && f.custom.isEmpty && f.alternativeSources == nil
             && (f.cache.map { type(of: $0) is AnyClass } ?? true)
             && (f.loader.map { type(of: $0) is AnyClass } ?? true)
             && (f.coder.map { type(of: $0) is AnyClass } ?? true)
@@ -239,6 +250,7 @@ public struct ImageContext: Sendable {
         var downloadTimeout: Duration?
         var loadTimeout: Duration?
         var retryStrategy: RetryStrategy?
+        var alternativeSources: [URL]?
         var cache: (any ImageCaching)?
         var loader: (any ImageLoader)?
         var coder: (any ImageCoder)?
@@ -252,7 +264,7 @@ public struct ImageContext: Sendable {
                 && storeCacheType == nil && originalQueryCacheType == nil && originalStoreCacheType == nil
                 && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && asyncRequestModifier == nil
                 && responseModifier == nil
-                && decryptor == nil && downloadTimeout == nil && loadTimeout == nil && retryStrategy == nil && cache == nil && loader == nil && coder == nil
+                && decryptor == nil && downloadTimeout == nil && loadTimeout == nil && retryStrategy == nil && alternativeSources == nil && cache == nil && loader == nil && coder == nil
                 && previewInterval == nil && priority == nil && custom.isEmpty
         }
     }

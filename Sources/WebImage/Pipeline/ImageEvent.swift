@@ -26,6 +26,9 @@ public struct ImageResult: Sendable {
     public var cacheType: ImageCacheType
     /// The URL that was asked for.
     public var url: URL
+    /// The URL whose bytes made the image: `url`, or the alternative source that served them
+    /// when `url` failed (`ImageContext.alternativeSources`).
+    public var sourceURL: URL
     /// Why the image was not cached on disk as asked (a full or read-only disk, an unwritable
     /// cache directory), when the stores ran before this result was given (`.waitStoreCache`); nil
     /// when they succeeded, or when they run in the background (then a failure is logged).
@@ -42,5 +45,6 @@ public struct ImageResult: Sendable {
         self.data = data
         self.cacheType = cacheType
         self.url = url
+        sourceURL = url
     }
 }

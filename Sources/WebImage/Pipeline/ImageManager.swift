@@ -43,7 +43,7 @@ public final class ImageManager: Sendable {
         defaults = configuration.effectiveDefaults
         defaultSettings = LoadRequest.Settings(defaults, cache: cache)
         defaultLoadTimeout = defaults.loadTimeout
-        pipeline = ImagePipeline(shouldDownload: configuration.shouldDownload,
+        pipeline = ImagePipeline(loaders: loaders, shouldDownload: configuration.shouldDownload,
                                  maximumConcurrentLoads: configuration.maximumConcurrentLoads,
                                  rateLimiter: configuration.rateLimiter)
     }

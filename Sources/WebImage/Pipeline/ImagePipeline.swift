@@ -32,6 +32,8 @@ struct ImagePipeline: Sendable {
     /// Transfers, by download key.
     let downloads = InFlightTable<DownloadKey, DownloadEvent, Download>()
     let shouldDownload: (@Sendable (URL) -> Bool)?
+    /// The manager's loaders (an alternative source picks its own).
+    let loaders: ImageLoaders
     /// The token bucket new transfers pass (`Configuration.rateLimiter`); nil: none.
     let rateLimiter: RateLimiter?
     /// Disk writes running in the background, so that they can be awaited.
@@ -50,7 +52,8 @@ struct ImagePipeline: Sendable {
     static let pickupWaitCost = 1 << 20
     static let logger = Logger(label: "WebImage.ImageManager")
 
-    init(shouldDownload: (@Sendable (URL) -> Bool)?, maximumConcurrentLoads: Int, rateLimiter: RateLimiter?) {
+    init(loaders: ImageLoaders, shouldDownload: (@Sendable (URL) -> Bool)?, maximumConcurrentLoads: Int, rateLimiter: RateLimiter?) {
+        self.loaders = loaders
         self.shouldDownload = shouldDownload
         self.rateLimiter = rateLimiter
         admission = LoadAdmission(limit: maximumConcurrentLoads)
@@ -119,9 +122,33 @@ struct ImagePipeline: Sendable {
             validators = nil
         }
         let progressive = options.contains(.progressiveLoad) && !options.contains(.avoidDecodeImage)
-        let (download, incremental) = try await fetch(request, loader: loader, coders: coders, validators: validators, progressive: progressive, work: work)
-        return try await decodeAndStore(request, download: download, incremental: incremental, cached: cached,
-                                        coders: coders, work: work)
+        do {
+            let (download, incremental) = try await fetch(request, loader: loader, coders: coders, validators: validators,
+                                                          progressive: progressive, work: work)
+            return try await decodeAndStore(request, download: download, incremental: incremental, cached: cached,
+                                            coders: coders, work: work)
+        } catch where !(error is CancellationError) && !Task.isCancelled && request.context.alternativeSources?.isEmpty == false {
+            return try await loadAlternative(request, failure: error, coders: coders, work: work)
+        }
+    }
+
+    /// The alternative sources in order, after the asked URL failed with `failure` (thrown
+    /// again when every one fails too). Each is loaded as the asked URL would be, by its own
+    /// loader, and its image stored under the asked URL's keys.
+    @inline(never)
+    private func loadAlternative(_ request: LoadRequest, failure: any Error, coders: ImageCoders,
+                                 work: SharedWork<ImageEvent, SharedResult>) async throws -> SharedResult {
+        for source in request.alternatives {
+            try Task.checkCancellation()
+            guard let loader = request.loader ?? loaders.loader(for: source.url), loader.canLoad(source.url) else { continue }
+            do {
+                let (download, _) = try await fetch(source, loader: loader, coders: coders, validators: nil, progressive: false, work: work)
+                return try await decodeAndStore(source, download: download, incremental: nil, cached: nil, coders: coders, work: work)
+            } catch where !(error is CancellationError) {
+                ImagePipeline.logger.debug("[WebImage] alternative source \(source.urlString) failed: \(error)")
+            }
+        }
+        throw failure
     }
 
     /// Stages 4 to 6, once the body is in. A function of its own (never inlined): an async
@@ -167,8 +194,9 @@ struct ImagePipeline: Sendable {
         // memory store runs; the work stays in the table until it is done, and a caller that
         // joins meanwhile gets the image as a memory hit: a call made as soon as one returns
         // never goes to the disk or the network again.
-        let result = SharedResult(ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: request.url),
-                                  countsPickups: image.memoryCost >= ImagePipeline.pickupWaitCost)
+        var loaded = ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: request.resultURL)
+        loaded.sourceURL = request.url
+        let result = SharedResult(loaded, countsPickups: image.memoryCost >= ImagePipeline.pickupWaitCost)
         // The background disk write is registered before any caller is resumed, so that a
         // `waitForPendingStores()` called as soon as the load returns waits for it.
         let reservation = options.contains(.waitStoreCache) ? nil : pendingStores.reserve()
@@ -178,7 +206,7 @@ struct ImagePipeline: Sendable {
             // resumed here count as its pickups (a late joiner's pickup before the count is set
             // would leave the work waiting for one that never comes).
             let late = request.cacheKey != nil && request.memoryStoreType.includesMemory
-                ? SharedResult(ImageResult(image: image, data: result.result.data, cacheType: .memory, url: request.url))
+                ? SharedResult(ImageResult(image: image, data: result.result.data, cacheType: .memory, url: request.resultURL))
                 : SharedResult(result.result)
             resumed = work.deliver(result, late: late)
         }

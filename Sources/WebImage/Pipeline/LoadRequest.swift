@@ -87,8 +87,11 @@ final class LoadRequest: Sendable {
         }
     }
 
+    /// The URL loaded from: the asked one, or an alternative source.
     let url: URL
     let urlString: String
+    /// The URL asked for (what results name); `url` unless this loads an alternative source.
+    let resultURL: URL
     let options: ImageOptions
     let settings: Settings
     /// The final cache key (filter, then thumbnail, then transformer); nil when the key filter
@@ -110,6 +113,7 @@ final class LoadRequest: Sendable {
     init(url: URL, urlString: String, options: ImageOptions, settings: Settings, isShareable: Bool) {
         self.url = url
         self.urlString = urlString
+        resultURL = url
         self.options = options
         self.settings = settings
         self.isShareable = isShareable
@@ -137,6 +141,26 @@ final class LoadRequest: Sendable {
         decodeOptions = decode
         queriesMemory = key != nil && !options.contains(.fromLoaderOnly) && !options.contains(.refreshCached)
             && settings.queryType.includesMemory
+    }
+
+    /// The same request loading from `source`: keys, options and settings stay the asked URL's.
+    private init(source: URL, of base: LoadRequest) {
+        url = source
+        urlString = source.absoluteString
+        resultURL = base.resultURL
+        options = base.options
+        settings = base.settings
+        cacheKey = base.cacheKey
+        originalKey = base.originalKey
+        queriesMemory = base.queriesMemory
+        decodeOptions = base.decodeOptions
+        priority = base.priority
+        isShareable = base.isShareable
+    }
+
+    /// This request's alternative sources, as requests that load from them.
+    var alternatives: [LoadRequest] {
+        (settings.context.alternativeSources ?? []).map { LoadRequest(source: $0, of: self) }
     }
 
     // The settings, read through the request.
