@@ -24,6 +24,8 @@ final class CurlEngine: @unchecked Sendable {
     private let live = Atomic<Int>(0)
     private let suspended = Atomic<Bool>(false)
     let configuration: HTTPImageLoader.Configuration
+    /// Partial bodies kept to be resumed (`Configuration.resumableDataLimit`); nil: none.
+    let resumable: ResumableDataStore?
 
     /// Whether queued transfers wait (running ones go on); setting it false starts them again.
     var isSuspended: Bool {
@@ -53,6 +55,7 @@ final class CurlEngine: @unchecked Sendable {
     init(configuration: HTTPImageLoader.Configuration) {
         _ = CurlEngine.globalInit
         self.configuration = configuration
+        resumable = configuration.resumableDataLimit > 0 ? ResumableDataStore(limit: configuration.resumableDataLimit) : nil
         concurrency = max(1, min(configuration.maximumConcurrentDownloads, CurlEngine.socketBudget()))
         defaultHeaders = CurlTransfer.headerList(configuration.headers)
         guard let handle = curl_multi_init() else { fatalError("libcurl could not create a multi handle (out of memory)") }
@@ -84,7 +87,8 @@ final class CurlEngine: @unchecked Sendable {
             continuation.onTermination = { [weak self] termination in
                 if case .cancelled = termination { self?.cancel(id) }
             }
-            enqueue(CurlTransfer(id: id, request: request, configuration: configuration, sink: .stream(continuation)))
+            enqueue(CurlTransfer(id: id, request: request, configuration: configuration, sink: .stream(continuation),
+                                 resumable: resumable))
         }
     }
 
@@ -98,7 +102,8 @@ final class CurlEngine: @unchecked Sendable {
         let gate = Mutex((queued: false, cancelled: false))
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let transfer = CurlTransfer(id: id, request: request, configuration: configuration, sink: .whole(continuation))
+                let transfer = CurlTransfer(id: id, request: request, configuration: configuration, sink: .whole(continuation),
+                                           resumable: resumable)
                 let queued = gate.withLock { state -> Bool in
                     guard !state.cancelled else { return false }
                     state.queued = true

@@ -28,6 +28,10 @@ final class CurlTransfer {
     private let responseModifier: ResponseModifier?
     /// The request's decryptor, else the loader's.
     private let decryptor: Decryptor?
+    /// Where a partial body is kept when the transfer fails midway, and found when it starts.
+    private let resumable: ResumableDataStore?
+    /// The partial body this transfer asked the server to continue.
+    private var resuming: ResumableDataStore.Entry?
 
     /// Where a transfer's results go: a stream of events, or one resumption with the whole body
     /// (fewer thread hand-offs when nobody watches progress).
@@ -36,7 +40,8 @@ final class CurlTransfer {
         case whole(CheckedContinuation<(Data, ImageLoaderResponse), any Error>)
     }
 
-    init(id: Int, request: ImageLoaderRequest, configuration: HTTPImageLoader.Configuration, sink: Sink) {
+    init(id: Int, request: ImageLoaderRequest, configuration: HTTPImageLoader.Configuration, sink: Sink,
+         resumable: ResumableDataStore? = nil) {
         self.id = id
         self.request = request
         self.configuration = configuration
@@ -44,6 +49,9 @@ final class CurlTransfer {
         requestURLString = request.url.absoluteString
         responseModifier = request.responseModifier ?? configuration.responseModifier
         decryptor = request.decryptor ?? configuration.decryptor
+        // A body is kept only where it is held (not streamed away), for plain requests.
+        let holdsBody = decryptor != nil || { if case .whole = sink { true } else { false } }()
+        self.resumable = holdsBody && !request.acceptsNotModified ? resumable : nil
         errorBuffer.initialize(to: 0)
     }
 
@@ -55,6 +63,7 @@ final class CurlTransfer {
 
     /// Ends the transfer with an error (exactly once).
     func fail(_ error: any Error) {
+        keepPartialBody(after: error)
         switch sink {
         case .stream(let continuation): continuation.finish(throwing: error)
         case .whole(let continuation): continuation.resume(throwing: error)
@@ -71,6 +80,14 @@ final class CurlTransfer {
             response.backlogClaim = request.backlog?.claim(held.count)
             continuation.resume(returning: (held.take(), response))
         }
+    }
+
+    /// Keeps what arrived of a body whose transfer was cancelled or failed for a transient reason,
+    /// when its response allows resuming.
+    private func keepPartialBody(after error: any Error) {
+        guard let resumable, held.count > 0, let response, error is CancellationError || RetryStrategy.isTransient(error),
+              let validator = ResumableDataStore.validator(of: response) else { return }
+        resumable.store(ResumableDataStore.Entry(data: held.take(), validator: validator), for: requestURLString)
     }
 
     deinit {
@@ -130,11 +147,16 @@ final class CurlTransfer {
             _ = wi_curl_setopt_long(easy, CURLOPT_HTTPAUTH, wi_curl_auth_basic_or_digest())
         }
         if let proxy = configuration.proxy { _ = wi_curl_setopt_string(easy, CURLOPT_PROXY, proxy) }
-        if request.headers.isEmpty {
+        resuming = resumable?.take(requestURLString)
+        if request.headers.isEmpty, resuming == nil {
             _ = wi_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, defaultHeaders)
         } else {
             var all = configuration.headers
             for (name, value) in request.headers { all[name] = value }
+            if let resuming {
+                all["Range"] = "bytes=\(resuming.data.count)-"
+                all["If-Range"] = resuming.validator
+            }
             headerList = CurlTransfer.headerList(all)
             _ = wi_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList)
         }
@@ -218,6 +240,22 @@ final class CurlTransfer {
         }
         var built = ImageLoaderResponse(statusCode: code, headers: headers, expectedContentLength: length >= 0 ? Int64(length) : nil,
                                         url: finalURL)
+        // A range request: a 206 continues the kept body (the callers see the whole body with a
+        // 200); a 200 means the image changed and the body starts again.
+        var prefix: Data?
+        if let resuming, code == 206 {
+            self.resuming = nil
+            guard let range = ResumableDataStore.contentRange(headers["content-range"]), range.first == resuming.data.count else {
+                return ImageError.network(url: request.url, reason: "the server resumed the body at another offset")
+            }
+            built.statusCode = 200
+            built.expectedContentLength = range.total ?? built.expectedContentLength.map { $0 + Int64(resuming.data.count) }
+            built.headers["content-length"] = built.expectedContentLength.map { String($0) }
+            built.headers["content-range"] = nil
+            prefix = resuming.data
+        } else {
+            resuming = nil
+        }
         // The modifier sees the response first (SDWebImage's order): what it returns is what
         // the checks judge, so a modifier that turns a 200 into a 404 fails the load as a 404.
         if let modifier = responseModifier {
@@ -242,9 +280,13 @@ final class CurlTransfer {
         if let expected = built.expectedContentLength, !streams || decryptor != nil, expected > 0 {
             held.reserve(Int(expected))
         }
+        if let prefix {
+            prefix.withUnsafeBytes { held.append($0.baseAddress!, count: $0.count) }
+            received = Int64(prefix.count)
+        }
         emit(.response(built))
-        lastReported = 0
-        emit(.progress(ImageProgress(receivedBytes: 0, expectedBytes: built.expectedContentLength)))
+        lastReported = received
+        emit(.progress(ImageProgress(receivedBytes: received, expectedBytes: built.expectedContentLength)))
         return nil
     }
 

@@ -46,6 +46,14 @@ public final class HTTPImageLoader: ImageLoader {
         public var responseModifier: ResponseModifier?
         /// Transforms the whole body before it is delivered (in one piece, at the end).
         public var decryptor: Decryptor?
+        /// The most bytes of partial bodies kept to be resumed (Nuke's `ResumableData`;
+        /// default 32 MiB, 0: none). A transfer cancelled or failed midway (a timeout, a reset)
+        /// whose response had `Accept-Ranges: bytes` and a strong `ETag` or a `Last-Modified`
+        /// leaves what arrived; the next transfer of the URL asks for the rest (`Range`,
+        /// `If-Range`) and gives its caller the whole body, or starts again when the server
+        /// answers 200 (the image changed). Bodies streamed to a progress watcher without a
+        /// decryptor are not held, so not kept.
+        public var resumableDataLimit: Int = 32 << 20
 
         /// The defaults.
         public init() {}
@@ -53,7 +61,7 @@ public final class HTTPImageLoader: ImageLoader {
 
     /// The settings this loader was made with.
     public let configuration: Configuration
-    private let engine: CurlEngine
+    let engine: CurlEngine
 
     /// A loader with its own libcurl thread and connection pool.
     public init(configuration: Configuration = .init()) {
@@ -70,6 +78,9 @@ public final class HTTPImageLoader: ImageLoader {
         get { engine.isSuspended }
         set { engine.isSuspended = newValue }
     }
+
+    /// Bytes of partial bodies kept to be resumed (`Configuration.resumableDataLimit`).
+    public var resumableDataBytes: Int { engine.resumable?.bytes ?? 0 }
 
     /// Transfers queued or running (SDWebImage's `SDWebImageDownloader.currentDownloadCount`,
     /// queued ones included). A load that returned, failed or was cancelled is no longer counted.

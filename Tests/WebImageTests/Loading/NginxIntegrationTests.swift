@@ -26,6 +26,20 @@ struct NginxIntegrationTests {
         #expect(lines.allSatisfy { $0[2] == "HTTP/1.1" })
     }
 
+    /// A kept partial body is continued with a range request: nginx answers 206 with the rest
+    /// (its ETag matched If-Range), and the caller gets the whole file with a 200.
+    @Test func aPartialBodyIsResumedWithARangeRequest() async throws {
+        let loader = HTTPImageLoader()
+        let url = URL(string: "\(http)/photo-baseline.jpg?range=1")!
+        let (whole, first) = try await loader.data(for: ImageLoaderRequest(url: url))
+        let validator = try #require(ResumableDataStore.validator(of: first), "nginx sends Accept-Ranges and a strong ETag")
+        loader.engine.resumable?.store(.init(data: whole.prefix(whole.count / 3), validator: validator), for: url.absoluteString)
+        let (resumed, response) = try await loader.data(for: ImageLoaderRequest(url: url))
+        #expect(resumed == whole && response.statusCode == 200 && response.expectedContentLength == Int64(whole.count))
+        try await Task.sleep(for: .milliseconds(200))   // nginx writes its log after the response
+        #expect(try log("range=1").map { $0[3] } == ["200", "206"])
+    }
+
     @Test func http2OverTLSNeedsTheCertificateAccepted() async throws {
         let loader = HTTPImageLoader()
         let url = URL(string: "\(https)/photo-lossy.webp?h2")!

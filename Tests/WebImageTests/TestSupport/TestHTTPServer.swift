@@ -37,6 +37,10 @@ final class TestHTTPServer: Sendable {
         case sequence([Route])
         /// `then`, with these response headers added.
         case headers([(String, String)], then: Route)
+        /// A server that takes byte ranges: `Accept-Ranges: bytes` and `etag`; a request with
+        /// `Range: bytes=N-` and a matching `If-Range` gets a 206 with the rest. With
+        /// `resetAfter`, the connection is reset after that many bytes of the body.
+        case ranged(etag: String, body: Data, resetAfter: Int? = nil)
     }
 
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -47,6 +51,10 @@ final class TestHTTPServer: Sendable {
     private let connections = Mutex(0)
     private let closedAt = Mutex<[ContinuousClock.Instant]>([])
     private let order = Mutex<[String]>([])
+    fileprivate let sent = Mutex(0)
+
+    /// Body bytes written so far, over every path.
+    var bodyBytesSent: Int { sent.withLock { $0 } }
 
     /// When each connection closed, in order.
     var connectionCloses: [ContinuousClock.Instant] { closedAt.withLock { $0 } }
@@ -126,12 +134,29 @@ final class TestHTTPServer: Sendable {
         }
 
         private func writeBody(_ context: ChannelHandlerContext, _ bytes: Data) {
+            server.sent.withLock { $0 += bytes.count }
             context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: bytes)))), promise: nil)
         }
 
         private func serve(_ route: Route, head: HTTPRequestHead, context: ChannelHandlerContext, extra: [(String, String)] = []) {
             let loop = context.eventLoop
             switch route {
+            case .ranged(let etag, let body, let resetAfter):
+                let ranges = [("accept-ranges", "bytes"), ("etag", etag)]
+                var start = 0
+                if let range = head.headers.first(name: "range"), range.hasPrefix("bytes="), head.headers.first(name: "if-range") == etag,
+                   let first = Int(range.dropFirst(6).split(separator: "-").first ?? ""), first < body.count {
+                    start = first
+                }
+                let rest = body.dropFirst(start)
+                if let resetAfter {
+                    serve(.resetAfter(bytes: resetAfter, body: Data(rest)), head: head, context: context, extra: extra + ranges)
+                } else if start > 0 {
+                    serve(.respond(status: 206, body: Data(rest)), head: head, context: context,
+                          extra: extra + ranges + [("content-range", "bytes \(start)-\(body.count - 1)/\(body.count)")])
+                } else {
+                    serve(.respond(body: body), head: head, context: context, extra: extra + ranges)
+                }
             case .sequence(let routes):
                 let path = String(head.uri.split(separator: "?", maxSplits: 1).first ?? "")
                 let index = min(max(server.requestCount(path), 1), routes.count) - 1
@@ -165,7 +190,7 @@ final class TestHTTPServer: Sendable {
                 let bound = NIOLoopBound(context, eventLoop: loop)
                 context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }
             case .resetAfter(let bytes, let body):
-                writeHead(context, status: 200, headers: [("content-type", "image/png"), ("content-length", "\(body.count)")])
+                writeHead(context, status: 200, headers: [("content-type", "image/png"), ("content-length", "\(body.count)")] + extra)
                 writeBody(context, body.prefix(bytes))
                 context.flush()
                 // SO_LINGER 0: close sends a TCP reset instead of a clean end.
@@ -173,7 +198,7 @@ final class TestHTTPServer: Sendable {
                 let bound = NIOLoopBound(context, eventLoop: loop)
                 loop.scheduleTask(in: .milliseconds(50)) { bound.value.close(promise: nil) }
             case .stallAfter(let bytes, let body):
-                writeHead(context, status: 200, headers: [("content-type", "image/png"), ("content-length", "\(body.count)")])
+                writeHead(context, status: 200, headers: [("content-type", "image/png"), ("content-length", "\(body.count)")] + extra)
                 writeBody(context, body.prefix(bytes))
                 context.flush()
             case .etag(let tag, let type, let body):
