@@ -19,6 +19,10 @@ public final class RateLimiter: Sendable {
     private let sleep: @Sendable (Duration) async throws -> Void
     /// The theoretical arrival time of the next request (since the limiter was made).
     private let next = Mutex<Duration>(.zero)
+    private let reservations = Atomic<Int>(0)
+
+    /// Requests that have taken a token so far.
+    var taken: Int { reservations.load(ordering: .relaxed) }
 
     /// A limiter of `rate` requests a second with bursts of `burst`, timed on `clock` (a test
     /// injects its own).
@@ -44,6 +48,7 @@ public final class RateLimiter: Sendable {
 
     /// Takes the next start time and returns how long from now it is.
     func reserve() -> Duration {
+        reservations.add(1, ordering: .relaxed)
         let now = elapsed()
         let interval = Duration.seconds(1 / rate)
         let tolerance = interval * (burst - 1)
