@@ -51,6 +51,9 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: "Start at most N new downloads a second after a burst of 25 (N/s or N; 0: no limit).")
     var rateLimit: RateLimitOption = RateLimitOption(argument: "80")!
 
+    @Flag(help: "Print each download's timings (queue, DNS, connect, TLS, first byte, total), bytes, connection reuse and HTTP version.")
+    var verbose = false
+
     @Flag(help: "Decode while downloading and report progressive previews.")
     var progressive = false
 
@@ -106,13 +109,13 @@ struct GetCommand: AsyncParsableCommand {
         context = Retries.context(context, retries)
         let jobs = OutputNames.assign(urls, target: target, format: format?.imageFormat)
         let display = ProgressDisplay(silent: target == .file("-"))
-        let loadOptions = options, loadContext = context, deadline = maxTime
+        let loadOptions = options, loadContext = context, deadline = maxTime, verbose = self.verbose
         let failures = try await Interrupt.run {
             await withTaskGroup(of: Bool.self) { group in
                 for job in jobs {
                     group.addTask {
                         await Download(job: job, manager: manager, options: loadOptions, context: loadContext,
-                                       deadline: deadline, display: display).run()
+                                       deadline: deadline, verbose: verbose, display: display).run()
                     }
                 }
                 return await group.reduce(0) { $0 + ($1 ? 0 : 1) }
@@ -198,6 +201,8 @@ struct Download: Sendable {
     let options: ImageOptions
     let context: ImageContext
     let deadline: Double?
+    /// Print the transfer's metrics.
+    let verbose: Bool
     let display: ProgressDisplay
 
     /// Whether it succeeded.
@@ -229,6 +234,7 @@ struct Download: Sendable {
             try OutputFile.write(bytes, to: destination)
             let image = result.image
             let shown = destination == "-" ? "standard output" : destination
+            if verbose, let metrics = result.transferMetrics { display.note(bar, Download.describe(metrics)) }
             display.finish(bar, "\(image.width)x\(image.height) \(image.format), \(Terminal.bytes(Int64(bytes.count))) from "
                            + "\(source(result.cacheType, url)) in \(Terminal.duration(elapsed)) -> \(shown)")
             if let note { Terminal.error("note: \(job.text): \(note)") }
@@ -242,6 +248,18 @@ struct Download: Sendable {
             }
             return false
         }
+    }
+
+    /// One line of a transfer's metrics, as `--verbose` prints it (curl's `--write-out` timings).
+    static func describe(_ metrics: TransferMetrics) -> String {
+        func ms(_ duration: Duration) -> String {
+            String(format: "%.1f ms", Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15)
+        }
+        return "queued \(ms(metrics.queued)), dns \(ms(metrics.nameLookup)), connect \(ms(metrics.connect)), "
+            + "tls \(ms(metrics.tlsHandshake)), first byte \(ms(metrics.firstByte)), total \(ms(metrics.total)); "
+            + "\(Terminal.bytes(metrics.bytesReceived)), HTTP/\(metrics.httpVersion), "
+            + (metrics.reusedConnection ? "reused connection" : "new connection")
+            + (metrics.redirects > 0 ? ", \(metrics.redirects) redirect(s)" : "")
     }
 
     /// Where the image came from: memory, disk, or the network (file and data URLs name their scheme).

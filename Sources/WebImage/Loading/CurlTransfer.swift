@@ -32,6 +32,10 @@ final class CurlTransfer {
     private let resumable: ResumableDataStore?
     /// The partial body this transfer asked the server to continue.
     private var resuming: ResumableDataStore.Entry?
+    /// When the transfer was queued, and when it left the queue.
+    private let queuedAt = ContinuousClock.now
+    private var startedAt: ContinuousClock.Instant?
+    private var metrics: TransferMetrics?
 
     /// Where a transfer's results go: a stream of events, or one resumption with the whole body
     /// (fewer thread hand-offs when nobody watches progress).
@@ -78,6 +82,7 @@ final class CurlTransfer {
             // (the loader's thread reads the gate before it starts the next transfer).
             var response = response!
             response.backlogClaim = request.backlog?.claim(held.count)
+            response.metrics = metrics
             continuation.resume(returning: (held.take(), response))
         }
     }
@@ -110,6 +115,7 @@ final class CurlTransfer {
     func makeHandle(share: UnsafeMutableRawPointer?, defaultHeaders: UnsafeMutablePointer<curl_slist>?) -> Bool {
         guard let easy = curl_easy_init() else { return false }
         self.easy = easy
+        startedAt = .now
         let timeout = request.timeout ?? configuration.timeout
         let timeoutMs = max(1, Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
         _ = wi_curl_setopt_string(easy, CURLOPT_URL, requestURLString)
@@ -311,11 +317,42 @@ final class CurlTransfer {
             }
             if streams { emit(.data(held.take())) }
         }
+        if let easy {
+            metrics = measure(easy)
+            if let metrics { request.metricsRecorder?.record(metrics) }
+        }
         // The final count, unless the last throttled event already said it.
         if received != lastReported {
             emit(.progress(ImageProgress(receivedBytes: received, expectedBytes: response?.expectedContentLength)))
         }
         succeed()
+    }
+
+    /// What libcurl measured of the finished transfer.
+    private func measure(_ easy: UnsafeMutableRawPointer) -> TransferMetrics {
+        func time(_ info: CURLINFO) -> Duration {
+            var microseconds: curl_off_t = 0
+            _ = wi_curl_getinfo_offset(easy, info, &microseconds)
+            return .microseconds(microseconds)
+        }
+        func number(_ info: CURLINFO) -> Int {
+            var value = 0
+            _ = wi_curl_getinfo_long(easy, info, &value)
+            return value
+        }
+        var bytes: curl_off_t = 0
+        _ = wi_curl_getinfo_offset(easy, CURLINFO_SIZE_DOWNLOAD_T, &bytes)
+        let version = switch number(CURLINFO_HTTP_VERSION) {
+        case Int(CURL_HTTP_VERSION_1_0): "1.0"
+        case Int(CURL_HTTP_VERSION_2_0): "2"
+        case Int(CURL_HTTP_VERSION_3): "3"
+        default: "1.1"
+        }
+        return TransferMetrics(queued: (startedAt ?? queuedAt) - queuedAt, nameLookup: time(CURLINFO_NAMELOOKUP_TIME_T),
+                               connect: time(CURLINFO_CONNECT_TIME_T), tlsHandshake: time(CURLINFO_APPCONNECT_TIME_T),
+                               firstByte: time(CURLINFO_STARTTRANSFER_TIME_T), total: time(CURLINFO_TOTAL_TIME_T),
+                               bytesReceived: Int64(bytes), reusedConnection: number(CURLINFO_NUM_CONNECTS) == 0,
+                               httpVersion: version, redirects: number(CURLINFO_REDIRECT_COUNT))
     }
 
     private func error(for result: CURLcode) -> ImageError {

@@ -75,6 +75,8 @@ public struct ImageLoaderRequest: Sendable {
     /// Where `HTTPImageLoader` leaves a response it rejected for its status (set by the
     /// manager's retry loop, which reads its `Retry-After`).
     var rejectedResponse: ResponseRecorder?
+    /// Where `HTTPImageLoader` leaves the transfer's metrics when it ends (set by the manager).
+    var metricsRecorder: TransferMetricsRecorder?
 
     /// A request for `url`; every other argument has the documented default.
     public init(url: URL, headers: [String: String] = [:], timeout: Duration? = nil, priority: ImageLoaderPriority = .normal,
@@ -102,6 +104,10 @@ public struct ImageLoaderResponse: Sendable {
     /// The body counted in the manager's backlog by the loader as the transfer ended (set by
     /// `HTTPImageLoader` when the request carries a backlog).
     var backlogClaim: BacklogClaim?
+    /// What the transfer took (`HTTPImageLoader`, in the response of `data(for:)` and in the
+    /// manager's `ImageResult.transferMetrics`); nil from other loaders and in a streamed
+    /// response, which is sent before the transfer ends.
+    public var metrics: TransferMetrics?
     /// The MIME type without parameters, when known.
     public var mimeType: String? { headers["content-type"]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }
 

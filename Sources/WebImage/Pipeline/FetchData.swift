@@ -98,9 +98,20 @@ extension ImagePipeline {
         }
     }
 
-    /// One transfer: streamed (progress and chunks to the subscribers) or in one piece.
+    /// One transfer: streamed (progress and chunks to the subscribers) or in one piece; its
+    /// response carries the loader's metrics.
     static func transfer(_ request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,
                          transfer: SharedWork<DownloadEvent, Download>) async throws -> Download {
+        var request = request
+        let recorder = TransferMetricsRecorder()
+        request.metricsRecorder = recorder
+        var download = try await self.transfer(recorded: request, loader: loader, streaming: streaming, transfer: transfer)
+        if download.response.metrics == nil { download.response.metrics = recorder.metrics }
+        return download
+    }
+
+    private static func transfer(recorded request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,
+                                 transfer: SharedWork<DownloadEvent, Download>) async throws -> Download {
         if !streaming {
             let (data, response) = try await loader.data(for: request)
             transfer.send(.progress(ImageProgress(receivedBytes: Int64(data.count), expectedBytes: Int64(data.count))))

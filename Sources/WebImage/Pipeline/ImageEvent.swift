@@ -29,6 +29,10 @@ public struct ImageResult: Sendable {
     /// The URL whose bytes made the image: `url`, or the alternative source that served them
     /// when `url` failed (`ImageContext.alternativeSources`).
     public var sourceURL: URL
+    /// What the transfer took when the image was downloaded by `HTTPImageLoader`: queue wait,
+    /// DNS, connect, TLS, first byte, total, bytes, connection reuse, HTTP version; nil for a
+    /// cache hit or another loader.
+    public var transferMetrics: TransferMetrics?
     /// Why the image was not cached on disk as asked (a full or read-only disk, an unwritable
     /// cache directory), when the stores ran before this result was given (`.waitStoreCache`); nil
     /// when they succeeded, or when they run in the background (then a failure is logged).

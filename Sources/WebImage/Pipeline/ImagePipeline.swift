@@ -196,6 +196,7 @@ struct ImagePipeline: Sendable {
         // never goes to the disk or the network again.
         var loaded = ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: request.resultURL)
         loaded.sourceURL = request.url
+        loaded.transferMetrics = download.response.metrics
         let result = SharedResult(loaded, countsPickups: image.memoryCost >= ImagePipeline.pickupWaitCost)
         // The background disk write is registered before any caller is resumed, so that a
         // `waitForPendingStores()` called as soon as the load returns waits for it.

@@ -179,6 +179,21 @@ import Testing
         }
     }
 
+    @Test func verbosePrintsTheTransfersMetrics() async throws {
+        defer { directory.remove() }
+        try await withServer { server in
+            let out = try folder("out")
+            let url = server.url("/photo.jpg").absoluteString
+            let result = try run(["get", url, "-o", out.appendingPathComponent("p.jpg").path, "--no-cache", "--verbose"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let output = result.stdout + result.stderr
+            let line = output.split(separator: "\n").first { $0.contains("queued ") && $0.contains("first byte") }
+            #expect(line?.contains("new connection") == true && line?.contains("HTTP/1.") == true, "\(output)")
+            let quiet = try run(["get", url, "-o", out.appendingPathComponent("q.jpg").path, "--no-cache"])
+            #expect(!(quiet.stdout + quiet.stderr).contains("first byte"))
+        }
+    }
+
     @Test func runtimeFailuresExitOneWithoutAUsageBanner() async throws {
         defer { directory.remove() }
         try await withServer { server in
