@@ -12,6 +12,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // The metrics API only (no backend): counters and timers cost a no-op call until the
+        // program bootstraps a backend (swift-prometheus, statsd, ...).
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         // C shim over libpng, libjpeg-turbo, libwebp (+demux, mux) and giflib, and the MD5 and
@@ -40,6 +43,7 @@ let package = Package(
             dependencies: [
                 "CWebImageCodecs", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -77,6 +81,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             // Inputs read from disk by the tests (fuzzer findings replayed), not bundled.
             exclude: ["Fixtures"],

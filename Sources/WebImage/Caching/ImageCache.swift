@@ -36,7 +36,8 @@ public final class ImageCache: ImageCaching {
     public convenience init(namespace: String, directory: URL? = nil, config: ImageCacheConfig = .init(),
                             coders: ImageCoders = .shared) {
         let memory = MemoryCache(configuration: .init(costLimit: config.maxMemoryCost, countLimit: config.maxMemoryCount,
-                                                      usesWeakCache: config.shouldUseWeakMemoryCache))
+                                                      usesWeakCache: config.shouldUseWeakMemoryCache),
+                                 metricsName: namespace)
         let disk = DiskCache(directory: directory ?? DiskCache.defaultDirectory(namespace: namespace),
                              configuration: .init(maxAge: config.maxDiskAge, maxSize: config.maxDiskSize,
                                                   expireType: config.diskCacheExpireType, cleanupInterval: config.cleanupInterval,

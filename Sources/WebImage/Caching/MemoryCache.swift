@@ -1,3 +1,5 @@
+import CoreMetrics
+
 /// Decoded images in memory with least-recently-used eviction (SDWebImage's `SDMemoryCache`).
 ///
 /// An actor: every call is one hop to its executor (tens of nanoseconds when uncontended).
@@ -47,13 +49,24 @@ public actor MemoryCache {
     /// The limits in force.
     public private(set) var configuration: Configuration
     /// Sum of the costs of the entries held.
-    public private(set) var totalCost = 0
+    public private(set) var totalCost = 0 {
+        didSet { costGauge?.record(totalCost) }
+    }
+    /// `webimage_memory_cache_cost_bytes{cache=…}` for an `ImageCache`'s memory (swift-metrics).
+    private let costGauge: Gauge?
     private var entries = LRUList<String, Entry>()
     private var weakEntries: [String: WeakEntry] = [:]
 
     /// A memory cache with `configuration`.
     public init(configuration: Configuration = .init()) {
+        self.init(configuration: configuration, metricsName: nil)
+    }
+
+    /// A cache whose total cost is reported as the gauge `webimage_memory_cache_cost_bytes`
+    /// with `metricsName` as its `cache` dimension.
+    init(configuration: Configuration, metricsName: String?) {
         self.configuration = configuration
+        costGauge = metricsName.map { Gauge(label: "webimage_memory_cache_cost_bytes", dimensions: [("cache", $0)]) }
     }
 
     /// Number of entries held (not counting the weak table).

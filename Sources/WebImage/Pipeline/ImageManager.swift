@@ -130,11 +130,19 @@ public final class ImageManager: Sendable {
         // Deciding is synchronous, so that this function's frame stays small: a caller that joins
         // work in flight needs no more task memory than its first slab (a thousand joining
         // callers then allocate one small request each, and no task memory).
-        switch try admit(url, options: callOptions, context: callContext, onEvent: onEvent) {
-        case .joined(let work, let id, let request):
-            return try await settle(request) { try await work.wait(id) }
-        case .query(let request):
-            return try await queryThenRun(request, onEvent: onEvent)
+        do {
+            let outcome: LoadOutcome
+            switch try admit(url, options: callOptions, context: callContext, onEvent: onEvent) {
+            case .joined(let work, let id, let request):
+                outcome = try await settle(request) { try await work.wait(id) }
+            case .query(let request):
+                outcome = try await queryThenRun(request, onEvent: onEvent)
+            }
+            pipeline.metrics.loaded(from: outcome.cacheType)
+            return outcome
+        } catch {
+            pipeline.metrics.failed(error)
+            throw error
         }
     }
 

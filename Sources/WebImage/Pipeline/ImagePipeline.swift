@@ -32,6 +32,8 @@ struct ImagePipeline: Sendable {
     /// Transfers, by download key.
     let downloads = InFlightTable<DownloadKey, DownloadEvent, Download>()
     let shouldDownload: (@Sendable (URL) -> Bool)?
+    /// Counters, timers and gauges through swift-metrics (no-ops until a backend is bootstrapped).
+    let metrics = LoadMetrics()
     /// The manager's loaders (an alternative source picks its own).
     let loaders: ImageLoaders
     /// The token bucket new transfers pass (`Configuration.rateLimiter`); nil: none.
@@ -177,6 +179,7 @@ struct ImagePipeline: Sendable {
         var holdsSlot = true
         defer { if holdsSlot { decodeSlots.release() } }
         let original: Image
+        let decodeStart = ContinuousClock.now
         do { original = try decode(download.data, request: request, coders: coders, incremental: incremental) } catch let error as ImageError {
             switch error {
             case .emptyData, .unsupportedFormat, .undecodable, .tooLarge:
@@ -184,8 +187,15 @@ struct ImagePipeline: Sendable {
             default: throw error
             }
         }
+        metrics.decodes.increment()
+        metrics.record(.decode, .now - decodeStart)
         try Task.checkCancellation()
+        let transformStart = ContinuousClock.now
         let image = try transform(original, request: request)
+        if request.transformer != nil {
+            metrics.transforms.increment()
+            metrics.record(.transform, .now - transformStart)
+        }
         // Every caller may have left while the transform ran: then nothing of it is stored.
         try Task.checkCancellation()
         let derived = request.isDerived && !(image.isAnimated && !options.contains(.transformAnimatedImage) && request.settings.thumbnailSize == nil)

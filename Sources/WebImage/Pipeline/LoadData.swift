@@ -51,12 +51,12 @@ extension ImagePipeline {
             throw ImageError.downloadNotAllowed(request.url)
         }
         try Task.checkCancellation()
-        let (backlog, revalidation, limiter) = (self.backlog, validators, rateLimiter)
+        let (backlog, revalidation, limiter, metrics) = (self.backlog, validators, rateLimiter, self.metrics)
         let download = try await downloads.run(DownloadKey(request), priority: work.priority, onEvent: nil) { transfer in
             var loaderRequest = request.loaderRequest(validators: revalidation, priority: transfer.priority)
             loaderRequest.backlog = backlog
             return try await ImagePipeline.transfer(loaderRequest, loader: loader, streaming: false, transfer: transfer,
-                                                    retry: request.settings.retry, limiter: limiter)
+                                                    retry: request.settings.retry, limiter: limiter, metrics: metrics)
         }
         // No decode waits for these bytes: they leave the loader's decode backlog now.
         download.response.backlogClaim?.release()

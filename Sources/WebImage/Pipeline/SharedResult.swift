@@ -64,6 +64,14 @@ enum LoadOutcome: Sendable {
         }
     }
 
+    /// Where the image came from, without copying the result.
+    var cacheType: ImageCacheType {
+        switch self {
+        case .hit(let result): result.cacheType
+        case .shared(let shared): shared.result.cacheType
+        }
+    }
+
     /// The image alone (what `image(for:)` returns: one reference taken, not the whole result copied).
     var image: Image {
         switch self {

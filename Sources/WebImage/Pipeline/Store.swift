@@ -43,7 +43,10 @@ extension ImagePipeline {
         let encodedImage: Image? = serializer != nil || derived || data == nil ? image : nil
         let originalDestination: ImageCacheType = thumbnailed ? (originalStoreType.includesDisk ? .disk : .none) : originalStoreType
         let originalImage: Image? = !thumbnailed && (originalDestination.includesMemory || data == nil) ? original : nil
+        let metrics = self.metrics
         let disk: @Sendable () async -> ImageError? = {
+            let start = ContinuousClock.now
+            defer { metrics.record(.store, .now - start) }
             do {
                 if storesOriginal, let originalKey, originalDestination != .none {
                     // The full-size original: its data for the disk; its image for memory only when not a thumbnail.

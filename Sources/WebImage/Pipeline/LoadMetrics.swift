@@ -1,0 +1,80 @@
+import CoreMetrics
+import Foundation
+
+/// A manager's metrics, through swift-metrics (the ecosystem's API; the program chooses the
+/// backend, swift-prometheus for one, with `MetricsSystem.bootstrap`). Made once per manager:
+/// until a backend is bootstrapped each update is one call into swift-metrics' no-op handler.
+/// A manager made before the bootstrap keeps the no-op handlers (swift-metrics binds a metric
+/// to the backend when it is made).
+///
+/// | metric | type | dimensions |
+/// | --- | --- | --- |
+/// | `webimage_loads_total` | counter | `source`: memory, disk, network, error; `error`: the kind |
+/// | `webimage_downloaded_bytes_total` | counter | |
+/// | `webimage_decodes_total`, `webimage_transforms_total` | counter | |
+/// | `webimage_stage_duration_seconds` | timer | `stage`: queue, connect, first_byte, download, decode, transform, store |
+/// | `webimage_transfers_in_flight` | gauge | |
+/// | `webimage_memory_cache_cost_bytes` | gauge | `cache`: the namespace |
+struct LoadMetrics: Sendable {
+    /// A stage of a load, as the `stage` dimension names it.
+    enum Stage: String, CaseIterable, Sendable {
+        case queue, connect, firstByte = "first_byte", download, decode, transform, store
+    }
+
+    /// The `error` dimension: what kind of failure ended a load.
+    static let errorKinds = ["cancelled", "timed_out", "network", "bad_status", "decoding", "not_in_cache", "invalid_url", "other"]
+
+    let memoryHits = Counter(label: "webimage_loads_total", dimensions: [("source", "memory")])
+    let diskHits = Counter(label: "webimage_loads_total", dimensions: [("source", "disk")])
+    let downloads = Counter(label: "webimage_loads_total", dimensions: [("source", "network")])
+    private let failures: [String: Counter] = Dictionary(uniqueKeysWithValues: LoadMetrics.errorKinds.map {
+        ($0, Counter(label: "webimage_loads_total", dimensions: [("source", "error"), ("error", $0)]))
+    })
+    let downloadedBytes = Counter(label: "webimage_downloaded_bytes_total")
+    let decodes = Counter(label: "webimage_decodes_total")
+    let transforms = Counter(label: "webimage_transforms_total")
+    private let stages: [Stage: CoreMetrics.Timer] = Dictionary(uniqueKeysWithValues: Stage.allCases.map {
+        ($0, CoreMetrics.Timer(label: "webimage_stage_duration_seconds", dimensions: [("stage", $0.rawValue)]))
+    })
+    let transfersInFlight = Gauge(label: "webimage_transfers_in_flight")
+
+    /// A finished call: where its image came from.
+    func loaded(from cacheType: ImageCacheType) {
+        switch cacheType {
+        case .memory: memoryHits.increment()
+        case .disk, .all: diskHits.increment()
+        default: downloads.increment()
+        }
+    }
+
+    /// A failed call, by the kind of its error.
+    func failed(_ error: any Error) { failures[LoadMetrics.kind(of: error)]?.increment() }
+
+    /// How long `stage` took.
+    func record(_ stage: Stage, _ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        stages[stage]?.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    /// What a transfer took, from the loader's metrics.
+    func recordTransfer(_ metrics: TransferMetrics) {
+        record(.queue, metrics.queued)
+        record(.connect, metrics.connect)
+        record(.firstByte, metrics.firstByte)
+        record(.download, metrics.total)
+    }
+
+    static func kind(of error: any Error) -> String {
+        if error is CancellationError { return "cancelled" }
+        guard let error = error as? ImageError else { return "other" }
+        switch error {
+        case .timedOut: return "timed_out"
+        case .network, .responseTooLarge, .requestCancelledByModifier: return "network"
+        case .badStatusCode, .invalidContentType: return "bad_status"
+        case .decodingFailed, .emptyData, .unsupportedFormat, .undecodable, .tooLarge: return "decoding"
+        case .notInCache, .downloadNotAllowed: return "not_in_cache"
+        case .invalidURL, .blacklistedURL: return "invalid_url"
+        default: return "other"
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import CoreMetrics
+import Foundation
+import MetricsTestKit
+import Testing
+@testable import WebImage
+
+/// The manager's swift-metrics: loads by source and error, bytes, decodes, transforms, stage
+/// timers and gauges, seen through MetricsTestKit's backend (bootstrapped once for the process;
+/// managers made before it keep no-op handlers, so each figure is read as a difference).
+@Suite(.serialized) struct LoadMetricsTests {
+    static let backend: TestMetrics = {
+        let backend = TestMetrics()
+        MetricsSystem.bootstrap(backend)
+        return backend
+    }()
+
+    func total(_ label: String, _ dimensions: [(String, String)] = []) -> Int64 {
+        (try? Self.backend.expectCounter(label, dimensions).totalValue) ?? 0
+    }
+
+    func timings(_ stage: String) -> Int {
+        (try? Self.backend.expectTimer("webimage_stage_duration_seconds", [("stage", stage)]).values.count) ?? 0
+    }
+
+    @Test func loadsAreCountedBySourceWithTheirStages() async throws {
+        _ = Self.backend
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        h.server.route("/missing.png", .respond(status: 404, body: Data()))
+        let loads = "webimage_loads_total"
+        let before = (network: total(loads, [("source", "network")]), memory: total(loads, [("source", "memory")]),
+                      disk: total(loads, [("source", "disk")]), failed: total(loads, [("source", "error"), ("error", "bad_status")]),
+                      bytes: total("webimage_downloaded_bytes_total"), decodes: total("webimage_decodes_total"),
+                      transforms: total("webimage_transforms_total"), decodeTimes: timings("decode"), firstBytes: timings("first_byte"),
+                      stores: timings("store"))
+        var context = ImageContext()
+        context.transformer = GrayscaleTransformer()
+        _ = try await h.manager.image(for: h.url("/a.png"), options: .waitStoreCache, context: context)   // network
+        _ = try await h.manager.image(for: h.url("/a.png"), context: context)                           // memory
+        await h.cache.clearMemory()
+        _ = try await h.manager.image(for: h.url("/a.png"), context: context)                           // disk
+        await #expect(throws: ImageError.self) { try await h.manager.image(for: h.url("/missing.png")) }
+        #expect(total(loads, [("source", "network")]) - before.network == 1)
+        #expect(total(loads, [("source", "memory")]) - before.memory == 1)
+        #expect(total(loads, [("source", "disk")]) - before.disk == 1)
+        #expect(total(loads, [("source", "error"), ("error", "bad_status")]) - before.failed == 1)
+        #expect(total("webimage_downloaded_bytes_total") - before.bytes == Int64(ManagerHarness.png.count))
+        #expect(total("webimage_decodes_total") - before.decodes == 1 && total("webimage_transforms_total") - before.transforms == 1)
+        #expect(timings("decode") - before.decodeTimes == 1 && timings("first_byte") - before.firstBytes == 1)
+        #expect(timings("store") - before.stores >= 1)
+        let cost = try Self.backend.expectGauge("webimage_memory_cache_cost_bytes", [("cache", "test")]).lastValue
+        #expect(cost == Double(await h.cache.memory.totalCost))
+        await h.finish()
+    }
+
+    @Test func errorKindsAreFewAndNamed() {
+        let url = URL(string: "http://a/b.png")!
+        #expect(LoadMetrics.kind(of: CancellationError()) == "cancelled")
+        #expect(LoadMetrics.kind(of: ImageError.timedOut(url: url)) == "timed_out")
+        #expect(LoadMetrics.kind(of: ImageError.badStatusCode(500, url: url)) == "bad_status")
+        #expect(LoadMetrics.kind(of: ImageError.decodingFailed(.emptyData, source: "a", byteCount: 0)) == "decoding")
+        #expect(LoadMetrics.kind(of: ImageError.blacklistedURL(url)) == "invalid_url")
+        #expect(Set(LoadMetrics.errorKinds).count == LoadMetrics.errorKinds.count)
+    }
+}
