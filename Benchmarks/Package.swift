@@ -13,6 +13,9 @@ let package = Package(
         .package(path: ".."),
         // Only the HTTP benchmark's peers; the library itself does not depend on it.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // A metrics backend for the memory-hit row measured with metrics on (WEBIMAGE_METRICS).
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         // The raw C libraries called directly: the floor each of our decoders is compared with.
@@ -41,7 +44,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "ManagerBenchmarks",
-            dependencies: [.product(name: "WebImage", package: root), "BenchSupport"],
+            dependencies: [
+                .product(name: "WebImage", package: root), "BenchSupport",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(

@@ -1,5 +1,7 @@
 import BenchSupport
+import CoreMetrics
 import Foundation
+import Prometheus
 import Synchronization
 import WebImage
 
@@ -8,6 +10,11 @@ import WebImage
 // against the sum of the stages measured alone, all from nginx on 127.0.0.1 in one run.
 // Usage: ManagerBenchmarks FIXTURES_DIR ANCHORS_FILE BASE_URL (http-bench.sh starts nginx)
 
+// WEBIMAGE_METRICS=prometheus: swift-prometheus is the metrics backend (bootstrapped before any
+// manager is made), to see what the library's metrics cost when a program collects them.
+if ProcessInfo.processInfo.environment["WEBIMAGE_METRICS"] == "prometheus" {
+    MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()))
+}
 let run = BenchRun(usage: "ManagerBenchmarks")
 let base = CommandLine.arguments.count >= 4 ? CommandLine.arguments[3] : "http://127.0.0.1:8080"
 let smallURLs = (0..<1000).map { URL(string: String(format: "\(base)/small/%04d.jpg", $0))! }
@@ -270,6 +277,30 @@ if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_OVERHEAD"].flatMap
         hand.append(try await handWritten())
     }
     print("pipeline without caches \(f(median(pipeline))) ms; by hand \(f(median(hand))) ms; \(f(median(pipeline) / median(hand)))x")
+    finishMode()
+}
+
+// WEBIMAGE_HITS=N: N rounds of 200,000 memory hits through image(for:), each call timed from a
+// non-main task; prints the median of the rounds' medians and their spread, and exits.
+if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_HITS"].flatMap({ Int($0) }) {
+    let (manager, _) = freshManager()
+    _ = try await manager.image(for: smallURLs[0])
+    let medians: [Double] = try await Task.detached {
+        var medians: [Double] = []
+        var samples = [Double](repeating: 0, count: 200_000)
+        for _ in 0..<rounds {
+            for index in samples.indices {
+                let start = clock.now
+                _ = try await manager.image(for: smallURLs[0])
+                samples[index] = ms(clock.now - start) * 1e6
+            }
+            medians.append(median(samples))
+        }
+        return medians
+    }.value
+    let metrics = ProcessInfo.processInfo.environment["WEBIMAGE_METRICS"] ?? "none"
+    print("memory hit through image(for:), metrics backend \(metrics): median \(f(median(medians))) ns "
+          + "(rounds \(f(medians.min()!))-\(f(medians.max()!)) ns, \(rounds) x 200,000 calls)")
     finishMode()
 }
 
