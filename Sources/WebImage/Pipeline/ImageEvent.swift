@@ -28,11 +28,21 @@ public struct ImageResult: Sendable {
     public var url: URL
     /// The URL whose bytes made the image: `url`, or the alternative source that served them
     /// when `url` failed (`ImageContext.alternativeSources`).
-    public var sourceURL: URL
+    public var sourceURL: URL {
+        get { alternativeSource ?? url }
+        set { alternativeSource = newValue == url ? nil : newValue }
+    }
+    /// The source when it is not `url` (kept apart so that a memory hit's result stays small).
+    private var alternativeSource: URL?
     /// What the transfer took when the image was downloaded by `HTTPImageLoader`: queue wait,
     /// DNS, connect, TLS, first byte, total, bytes, connection reuse, HTTP version; nil for a
     /// cache hit or another loader.
-    public var transferMetrics: TransferMetrics?
+    public var transferMetrics: TransferMetrics? {
+        get { measured?.metrics }
+        set { measured = newValue.map(MeasuredTransfer.init) }
+    }
+    /// The metrics, boxed: a memory hit's result carries one nil reference, not ten fields.
+    private var measured: MeasuredTransfer?
     /// Why the image was not cached on disk as asked (a full or read-only disk, an unwritable
     /// cache directory), when the stores ran before this result was given (`.waitStoreCache`); nil
     /// when they succeeded, or when they run in the background (then a failure is logged).
@@ -49,6 +59,11 @@ public struct ImageResult: Sendable {
         self.data = data
         self.cacheType = cacheType
         self.url = url
-        sourceURL = url
     }
+}
+
+/// A transfer's metrics in a box of their own (see `ImageResult.transferMetrics`).
+private final class MeasuredTransfer: Sendable {
+    let metrics: TransferMetrics
+    init(_ metrics: TransferMetrics) { self.metrics = metrics }
 }
