@@ -93,6 +93,9 @@ public actor MemoryCache {
         return image
     }
 
+    /// Entries of the weak table (for tests).
+    var weakEntryCount: Int { weakEntries.count }
+
     /// Whether `key` is held (without touching it).
     public func contains(_ key: String) -> Bool {
         if key.isEmpty { return false }
@@ -117,10 +120,10 @@ public actor MemoryCache {
         let expires = configuration.entryLifetime.map { ContinuousClock.now + $0 }
         if let old = entries.set(Entry(image: image, cost: cost, expires: expires), for: key) { totalCost -= old.cost }
         totalCost += cost
-        if configuration.usesWeakCache {
-            weakEntries[key] = WeakEntry(content: image.content, scale: image.scale)
-            if weakEntries.count > 2 * entries.count + 256 { compactWeakEntries() }
-        }
+        // The strong entry supersedes a weak one. An image gets its weak entry only when it is
+        // evicted: a weak reference gives its object a side table, and every retain and release
+        // of it then takes the slow path (a third of a memory hit's time went there).
+        if !weakEntries.isEmpty { weakEntries.removeValue(forKey: key) }
         trim(toCost: configuration.costLimit)
         if configuration.countLimit > 0 { trim(toCount: configuration.countLimit) }
     }
@@ -144,12 +147,21 @@ public actor MemoryCache {
 
     /// Evicts least recently used entries until the total cost is at most `cost`.
     public func trim(toCost cost: Int) {
-        while totalCost > cost, let (_, entry) = entries.popOldest() { totalCost -= entry.cost }
+        while totalCost > cost, let (key, entry) = entries.popOldest() { evicted(entry, key) }
     }
 
     /// Evicts least recently used entries until at most `count` remain.
     public func trim(toCount count: Int) {
-        while entries.count > count, let (_, entry) = entries.popOldest() { totalCost -= entry.cost }
+        while entries.count > count, let (key, entry) = entries.popOldest() { evicted(entry, key) }
+    }
+
+    /// An entry left the strong cache for lack of room: with the weak cache on, it is found
+    /// again for as long as something else holds the image.
+    private func evicted(_ entry: Entry, _ key: String) {
+        totalCost -= entry.cost
+        guard configuration.usesWeakCache else { return }
+        weakEntries[key] = WeakEntry(content: entry.image.content, scale: entry.image.scale)
+        if weakEntries.count > 2 * entries.count + 256 { compactWeakEntries() }
     }
 
     /// Changes the limits and trims to them.
@@ -163,7 +175,7 @@ public actor MemoryCache {
     /// What the host calls under memory pressure: empties the strong cache and keeps the weak
     /// table, so images still in use elsewhere are found again without holding any memory.
     public func handleMemoryPressure() {
-        entries.removeAll()
+        while let (key, entry) = entries.popOldest() { evicted(entry, key) }
         totalCost = 0
         compactWeakEntries()
     }

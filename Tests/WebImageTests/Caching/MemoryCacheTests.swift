@@ -55,6 +55,18 @@ import Testing
         withExtendedLifetime(held) {}
     }
 
+    /// An image in the strong cache has no weak reference (which would send every retain and
+    /// release of it down the runtime's slow path); it gets one when it is evicted.
+    @Test func onlyEvictedImagesAreReferencedWeakly() async {
+        let cache = MemoryCache(configuration: .init(costLimit: 1000, maxEntryFraction: 1))
+        for key in ["a", "b", "c"] { await cache.setImage(image(), forKey: key, cost: 300) }
+        #expect(await cache.weakEntryCount == 0)
+        await cache.setImage(image(), forKey: "d", cost: 300)   // evicts "a"
+        #expect(await cache.weakEntryCount == 1)
+        await cache.setImage(image(), forKey: "a", cost: 100)   // back in the strong cache
+        #expect(await cache.weakEntryCount == 0)
+    }
+
     @Test func memoryPressureEmptiesTheStrongCacheButKeepsTheWeakOne() async {
         let cache = MemoryCache(configuration: .init(costLimit: 1 << 20))
         let held = image()
