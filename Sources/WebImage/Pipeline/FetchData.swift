@@ -10,14 +10,15 @@ extension ImagePipeline {
     func fetch(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders, validators: CacheValidators?,
                progressive: Bool, work: SharedWork<ImageEvent, SharedResult>) async throws -> (Download, (any IncrementalImageDecoder)?) {
         let key = DownloadKey(request)
-        let (backlog, limiter, metrics, downloads) = (self.backlog, rateLimiter, self.metrics, self.downloads)
+        let (backlog, limiter, metrics, downloads, events) = (self.backlog, rateLimiter, self.metrics, self.downloads, self.events)
         let body: @Sendable (SharedWork<DownloadEvent, Download>) async throws -> Download = { transfer in
             var loaderRequest = request.loaderRequest(validators: validators, priority: transfer.priority)
             loaderRequest.backlog = backlog
             metrics.transfersInFlight.record(downloads.count)
             defer { metrics.transfersInFlight.record(downloads.count - 1) }
             return try await ImagePipeline.transfer(loaderRequest, loader: loader, streaming: transfer.hasEventSubscribers,
-                                                    transfer: transfer, retry: request.settings.retry, limiter: limiter, metrics: metrics)
+                                                    transfer: transfer, retry: request.settings.retry, limiter: limiter, metrics: metrics,
+                                                    events: events)
         }
         guard progressive || work.hasEventSubscribers else {
             return (try await downloads.run(key, priority: work.priority, onEvent: nil, body: body), nil)
@@ -87,31 +88,41 @@ extension ImagePipeline {
     /// are not limited).
     static func transfer(_ request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,
                          transfer: SharedWork<DownloadEvent, Download>, retry: RetryStrategy?, limiter: RateLimiter?,
-                         metrics: LoadMetrics) async throws -> Download {
+                         metrics: LoadMetrics, events: LoadEventHub) async throws -> Download {
         let limiter = loader is FileImageLoader || loader is DataImageLoader ? nil : limiter
         guard let retry else {
             try await limiter?.wait()
-            return try await self.transfer(request, loader: loader, streaming: streaming, transfer: transfer, metrics: metrics)
+            return try await self.transfer(request, loader: loader, streaming: streaming, transfer: transfer, metrics: metrics,
+                                           events: events)
         }
         return try await retry.run { recorder in
             try await limiter?.wait()
             var attempt = request
             attempt.rejectedResponse = recorder
-            return try await self.transfer(attempt, loader: loader, streaming: streaming, transfer: transfer, metrics: metrics)
+            return try await self.transfer(attempt, loader: loader, streaming: streaming, transfer: transfer, metrics: metrics,
+                                           events: events)
         }
     }
 
     /// One transfer: streamed (progress and chunks to the subscribers) or in one piece; its
     /// response carries the loader's metrics.
     static func transfer(_ request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,
-                         transfer: SharedWork<DownloadEvent, Download>, metrics: LoadMetrics) async throws -> Download {
+                         transfer: SharedWork<DownloadEvent, Download>, metrics: LoadMetrics, events: LoadEventHub) async throws -> Download {
         var request = request
         let recorder = TransferMetricsRecorder()
         request.metricsRecorder = recorder
-        var download = try await self.transfer(recorded: request, loader: loader, streaming: streaming, transfer: transfer)
+        events.send(.downloadStarted(request.url))
+        var download: Download
+        do {
+            download = try await self.transfer(recorded: request, loader: loader, streaming: streaming, transfer: transfer)
+        } catch {
+            events.send(.downloadFailed(request.url, error: error))
+            throw error
+        }
         if download.response.metrics == nil { download.response.metrics = recorder.metrics }
         metrics.downloadedBytes.increment(by: download.data.count)
         if let measured = download.response.metrics { metrics.recordTransfer(measured) }
+        events.send(.downloadFinished(request.url, bytes: download.data.count, metrics: download.response.metrics))
         return download
     }
 

@@ -139,9 +139,11 @@ public final class ImageManager: Sendable {
                 outcome = try await queryThenRun(request, onEvent: onEvent)
             }
             pipeline.metrics.loaded(from: outcome.cacheType)
+            pipeline.events.send(.loadFinished(url, source: outcome.cacheType))
             return outcome
         } catch {
             pipeline.metrics.failed(error)
+            pipeline.events.send(.loadFailed(url, error: error))
             throw error
         }
     }

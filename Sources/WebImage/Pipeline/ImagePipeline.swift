@@ -34,6 +34,8 @@ struct ImagePipeline: Sendable {
     let shouldDownload: (@Sendable (URL) -> Bool)?
     /// Counters, timers and gauges through swift-metrics (no-ops until a backend is bootstrapped).
     let metrics = LoadMetrics()
+    /// The subscribers of `ImageManager.lifecycleEvents()`.
+    let events = LoadEventHub()
     /// The manager's loaders (an alternative source picks its own).
     let loaders: ImageLoaders
     /// The token bucket new transfers pass (`Configuration.rateLimiter`); nil: none.
@@ -97,6 +99,7 @@ struct ImagePipeline: Sendable {
     /// (events to send, the callers' priority).
     func load(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders,
               work: SharedWork<ImageEvent, SharedResult>) async throws -> SharedResult {
+        events.send(.loadStarted(request.url))
         let options = request.options
         // 2. Disk (the manager looked in memory).
         let cached: ImageCacheResult?

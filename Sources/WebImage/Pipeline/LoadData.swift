@@ -51,12 +51,13 @@ extension ImagePipeline {
             throw ImageError.downloadNotAllowed(request.url)
         }
         try Task.checkCancellation()
-        let (backlog, revalidation, limiter, metrics) = (self.backlog, validators, rateLimiter, self.metrics)
+        let (backlog, revalidation, limiter, metrics, events) = (self.backlog, validators, rateLimiter, self.metrics, self.events)
         let download = try await downloads.run(DownloadKey(request), priority: work.priority, onEvent: nil) { transfer in
             var loaderRequest = request.loaderRequest(validators: revalidation, priority: transfer.priority)
             loaderRequest.backlog = backlog
             return try await ImagePipeline.transfer(loaderRequest, loader: loader, streaming: false, transfer: transfer,
-                                                    retry: request.settings.retry, limiter: limiter, metrics: metrics)
+                                                    retry: request.settings.retry, limiter: limiter, metrics: metrics,
+                                                    events: events)
         }
         // No decode waits for these bytes: they leave the loader's decode backlog now.
         download.response.backlogClaim?.release()
