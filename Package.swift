@@ -15,6 +15,8 @@ let package = Package(
         // The metrics API only (no backend): counters and timers cost a no-op call until the
         // program bootstraps a backend (swift-prometheus, statsd, ...).
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        // The tracing API only: spans cost a no-op tracer's calls until the program bootstraps one.
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.1.0"),
     ],
     targets: [
         // C shim over libpng, libjpeg-turbo, libwebp (+demux, mux) and giflib, and the MD5 and
@@ -44,6 +46,7 @@ let package = Package(
                 "CWebImageCodecs", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
@@ -82,6 +85,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             // Inputs read from disk by the tests (fuzzer findings replayed), not bundled.
             exclude: ["Fixtures"],

@@ -182,6 +182,7 @@ public final class ImageManager: Sendable {
         if request.queriesMemory, !pipeline.works.isEmpty,
            let (work, id) = pipeline.works.joinIfRunning(WorkKey(request), priority: request.callerPriority, onEvent: onEvent) {
             followPriority(of: request, in: work, id: id)
+            pipeline.spans.joined(work)
             return .joined(work, id: id, request)
         }
         return .query(request)
@@ -225,6 +226,7 @@ public final class ImageManager: Sendable {
                 try await pipeline.load(request, loader: loader, coders: coders, work: work)
             }
             followPriority(of: request, in: work, id: id)
+            pipeline.spans.joined(work)
             return try await work.wait(id)
         }
     }

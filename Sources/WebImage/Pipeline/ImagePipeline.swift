@@ -36,6 +36,8 @@ struct ImagePipeline: Sendable {
     let metrics = LoadMetrics()
     /// The subscribers of `ImageManager.lifecycleEvents()`.
     let events = LoadEventHub()
+    /// The spans of the works running (swift-distributed-tracing).
+    let spans = WorkSpans()
     /// The manager's loaders (an alternative source picks its own).
     let loaders: ImageLoaders
     /// The token bucket new transfers pass (`Configuration.rateLimiter`); nil: none.
@@ -100,10 +102,18 @@ struct ImagePipeline: Sendable {
     func load(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders,
               work: SharedWork<ImageEvent, SharedResult>) async throws -> SharedResult {
         events.send(.loadStarted(request.url))
+        return try await spans.traced(request, work: work) {
+            try await loadStages(request, loader: loader, coders: coders, work: work)
+        }
+    }
+
+    /// The stages of `load`, in the load's span.
+    private func loadStages(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders,
+                            work: SharedWork<ImageEvent, SharedResult>) async throws -> SharedResult {
         let options = request.options
         // 2. Disk (the manager looked in memory).
         let cached: ImageCacheResult?
-        switch try await queryDisk(request) {
+        switch try await traceStage("webimage.disk", { try await queryDisk(request) }) {
         case .hit(let result): return result
         case .miss(let entry): cached = entry
         }
@@ -128,8 +138,9 @@ struct ImagePipeline: Sendable {
         }
         let progressive = options.contains(.progressiveLoad) && !options.contains(.avoidDecodeImage)
         do {
-            let (download, incremental) = try await fetch(request, loader: loader, coders: coders, validators: validators,
-                                                          progressive: progressive, work: work)
+            let (download, incremental) = try await traceStage("webimage.download") {
+                try await fetch(request, loader: loader, coders: coders, validators: validators, progressive: progressive, work: work)
+            }
             return try await decodeAndStore(request, download: download, incremental: incremental, cached: cached,
                                             coders: coders, work: work)
         } catch where !(error is CancellationError) && !Task.isCancelled && request.context.alternativeSources?.isEmpty == false {
@@ -183,7 +194,9 @@ struct ImagePipeline: Sendable {
         defer { if holdsSlot { decodeSlots.release() } }
         let original: Image
         let decodeStart = ContinuousClock.now
-        do { original = try decode(download.data, request: request, coders: coders, incremental: incremental) } catch let error as ImageError {
+        do {
+            original = try traceStage("webimage.decode") { try decode(download.data, request: request, coders: coders, incremental: incremental) }
+        } catch let error as ImageError {
             switch error {
             case .emptyData, .unsupportedFormat, .undecodable, .tooLarge:
                 throw ImageError.decodingFailed(error, source: request.url.absoluteString, byteCount: download.data.count)
@@ -194,7 +207,7 @@ struct ImagePipeline: Sendable {
         metrics.record(.decode, .now - decodeStart)
         try Task.checkCancellation()
         let transformStart = ContinuousClock.now
-        let image = try transform(original, request: request)
+        let image = request.transformer == nil ? original : try traceStage("webimage.transform") { try transform(original, request: request) }
         if request.transformer != nil {
             metrics.transforms.increment()
             metrics.record(.transform, .now - transformStart)

@@ -1,0 +1,50 @@
+import Foundation
+import InMemoryTracing
+import Instrumentation
+import Testing
+import Tracing
+@testable import WebImage
+
+/// swift-distributed-tracing: a span per shared load with a child span per stage, and a link
+/// from the load to each caller that joined it with a trace of its own.
+@Suite(.serialized) struct LoadTracingTests {
+    static let tracer: InMemoryTracer = {
+        let tracer = InMemoryTracer()
+        InstrumentationSystem.bootstrap(tracer)
+        return tracer
+    }()
+
+    @Test func aLoadIsASpanWithItsStagesAndTheCallersThatJoinedIt() async throws {
+        let tracer = Self.tracer
+        _ = tracer.popFinishedSpans()
+        let h = try await ManagerHarness()
+        h.server.route("/slow.png", .delayed(.milliseconds(300), .respond(body: ManagerHarness.png)))
+        let manager = h.manager, url = h.url("/slow.png")
+        let first = Task { try await withSpan("first caller") { _ in try await manager.image(for: url) } }
+        for _ in 0..<200 where h.server.requestCount("/slow.png") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let joiner = try await withSpan("joining caller") { span in
+            _ = try await manager.image(for: url)
+            return span.context
+        }
+        _ = try await first.value
+        // The load's span ends with its work, after its callers got the image (the stores follow).
+        for _ in 0..<200 where !tracer.finishedSpans.contains(where: { $0.operationName == "webimage.load" }) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let spans = tracer.finishedSpans
+        let load = try #require(spans.first { $0.operationName == "webimage.load" })
+        let caller = try #require(spans.first { $0.operationName == "first caller" })
+        #expect(load.parentSpanID == caller.spanID, "the load is a child of the caller that started it")
+        #expect(load.attributes["url.full"]?.toSpanAttribute() == .string(url.absoluteString))
+        #expect(load.attributes["webimage.source"]?.toSpanAttribute() == .string("network"))
+        #expect(load.attributes["webimage.bytes"]?.toSpanAttribute() == .int64(Int64(ManagerHarness.png.count)))
+        for stage in ["webimage.disk", "webimage.download", "webimage.decode"] {
+            let span = try #require(spans.first { $0.operationName == stage }, "\(stage)")
+            #expect(span.parentSpanID == load.spanID, "\(stage) is a stage of the load")
+        }
+        #expect(!spans.contains { $0.operationName == "webimage.transform" }, "no transformer, no transform span")
+        #expect(load.links.count == 1)
+        #expect(load.links.first?.context.inMemorySpanContext?.spanID == joiner.inMemorySpanContext?.spanID)
+        await h.finish()
+    }
+}
