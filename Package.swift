@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // The tracing API only: spans cost a no-op tracer's calls until the program bootstraps one.
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.1.0"),
+        // Only the PrometheusMetrics example uses a metrics backend; no library product does.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // C shim over libpng, libjpeg-turbo, libwebp (+demux, mux) and giflib, and the MD5 and
@@ -74,6 +76,11 @@ let package = Package(
         .executableTarget(name: $0, dependencies: ["ExampleSupport", "WebImage"], path: "Examples/Sources/\($0)",
                           swiftSettings: [.swiftLanguageMode(.v6)])
     } + [
+        .executableTarget(name: "PrometheusMetrics", dependencies: [
+            "ExampleSupport", "WebImage",
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "Metrics", package: "swift-metrics"),
+        ], path: "Examples/Sources/PrometheusMetrics", swiftSettings: [.swiftLanguageMode(.v6)]),
         // The child process of the crash-consistency test: stores entries until it is killed.
         .executableTarget(name: "cache-crash-writer", dependencies: ["WebImage"], path: "Tests/CacheCrashWriter",
                           swiftSettings: [.swiftLanguageMode(.v6)]),
