@@ -42,7 +42,14 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: "Re-encode as jpg, jpeg, png, webp or gif (default: the -o file's extension, else the source format).")
     var format: OutputFormat?
 
-    @OptionGroup var network: NetworkOptions
+    @Option(help: "Give up on a URL after this many seconds in all (as curl's --max-time).")
+    var maxTime: Double?
+
+    @Option(help: "Try a URL up to this many more times after a transient failure (timeout, reset, 408, 429, 5xx), as curl's --retry.")
+    var retries: Int = 0
+
+    @Option(help: "Start at most N new downloads a second after a burst of 25 (N/s or N; 0: no limit).")
+    var rateLimit: RateLimitOption = RateLimitOption(argument: "80")!
 
     @Flag(help: "Print each download's timings (queue, DNS, connect, TLS, first byte, total), bytes, connection reuse and HTTP version.")
     var verbose = false
@@ -58,6 +65,8 @@ struct GetCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let resize { _ = try ResizeSpec(parsing: resize) }
+        if let problem = Deadline.validate(maxTime) { throw ValidationError.sentence(problem) }
+        if let problem = Retries.validate(retries) { throw ValidationError.sentence(problem) }
         try CacheNamespace.validate(namespace)
         if let output, case .file = OutputTarget.of(output, outputDir: outputDir), urls.count > 1 {
             throw ValidationError.sentence("-o \(output) names one file, but \(urls.count) URLs were given: use --output-dir DIR or -O to keep their names")
@@ -81,7 +90,7 @@ struct GetCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
-        let manager = ImageManager(cache: ImageCache(namespace: namespace), configuration: network.rateLimit.configuration)
+        let manager = ImageManager(cache: ImageCache(namespace: namespace), configuration: rateLimit.configuration)
         // The process ends right after: disk writes must be done before it does.
         var options: ImageOptions = .waitStoreCache
         var context = ImageContext()
@@ -97,10 +106,10 @@ struct GetCommand: AsyncParsableCommand {
             // A new size of an image fetched before is made from the cached original.
             if !noCache { context.originalQueryCacheType = .disk }
         }
-        context = Retries.context(context, network.retries)
+        context = Retries.context(context, retries)
         let jobs = OutputNames.assign(urls, target: target, format: format?.imageFormat)
         let display = ProgressDisplay(silent: target == .file("-"))
-        let loadOptions = options, loadContext = context, deadline = network.maxTime, verbose = self.verbose
+        let loadOptions = options, loadContext = context, deadline = maxTime, verbose = self.verbose
         let failures = try await Interrupt.run {
             await withTaskGroup(of: Bool.self) { group in
                 for job in jobs {

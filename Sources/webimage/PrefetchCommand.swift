@@ -20,7 +20,14 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Option(help: "Loads at once.")
     var concurrency: Int = 3
 
-    @OptionGroup var network: NetworkOptions
+    @Option(help: "Give up on a URL after this many seconds in all.")
+    var maxTime: Double?
+
+    @Option(help: "Try a URL up to this many more times after a transient failure (timeout, reset, 408, 429, 5xx).")
+    var retries: Int = 0
+
+    @Option(help: "Start at most N new downloads a second after a burst of 25 (N/s or N; 0: no limit).")
+    var rateLimit: RateLimitOption = RateLimitOption(argument: "80")!
 
     @Flag(help: "Report each failure as it happens.")
     var verbose = false
@@ -30,6 +37,8 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...256).contains(concurrency) else { throw ValidationError.sentence("--concurrency must be between 1 and 256, not \(concurrency)") }
+        if let problem = Deadline.validate(maxTime) { throw ValidationError.sentence(problem) }
+        if let problem = Retries.validate(retries) { throw ValidationError.sentence(problem) }
         try CacheNamespace.validate(namespace)
     }
 
@@ -50,11 +59,11 @@ struct PrefetchCommand: AsyncParsableCommand {
         let (urls, badLines) = URLList.parse(text, name: file == "-" ? "standard input" : file)
         for line in badLines { Terminal.error(line) }
         let cache = ImageCache(namespace: namespace)
-        let manager = ImageManager(cache: cache, configuration: network.rateLimit.configuration)
+        let manager = ImageManager(cache: cache, configuration: rateLimit.configuration)
         let display = ProgressDisplay()
         let start = ContinuousClock.now
-        let (width, deadline, verbose) = (concurrency, network.maxTime, self.verbose)
-        let loadContext = Retries.context(ImageContext(), network.retries)
+        let (width, deadline, verbose) = (concurrency, maxTime, self.verbose)
+        let loadContext = Retries.context(ImageContext(), retries)
         let failures = try await Interrupt.run {
             let bar = display.add("prefetch", unit: .items("URLs"))
             display.update(bar, ImageProgress(receivedBytes: 0, expectedBytes: Int64(urls.count)))
