@@ -240,14 +240,14 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
     /// after; a caller that acts on it must still be correct then).
     var isEmpty: Bool { size.load(ordering: .relaxed) == 0 }
 
-    /// Joins the work for `key`, or starts `body` as a new one; returns the work and the
-    /// caller's subscription id.
+    /// Joins the work for `key`, or starts `body` as a new one; returns the work, the
+    /// caller's subscription id, and whether this call made the work.
     /// `priority` is how urgently this caller wants it (the work follows its most urgent caller);
     /// `taskPriority` is the new work's task's.
     /// With an admission gate, a new work starts when admitted, newest first within its level
     /// when `lifo`.
     func join(_ key: Key, replays: (@Sendable (Event) -> Bool)? = nil, priority: ImageLoaderPriority = .normal, taskPriority: TaskPriority? = nil,
-              lifo: Bool = false, onEvent: Work.EventHandler?, body: @escaping @Sendable (Work) async throws -> Output) -> (Work, Int) {
+              lifo: Bool = false, onEvent: Work.EventHandler?, body: @escaping @Sendable (Work) async throws -> Output) -> (work: Work, id: Int, isNew: Bool) {
         let (work, subscription, isNew) = works.withLock { works -> (Work, Work.Subscription, Bool) in
             if let work = works[key], let subscription = work.reserve(onEvent: onEvent, priority: priority) {
                 return (work, subscription, false)
@@ -260,7 +260,7 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
         }
         work.replay(subscription)
         if isNew { work.start(priority: taskPriority, lifo: lifo, body) }
-        return (work, subscription.id)
+        return (work, subscription.id, isNew)
     }
 
     /// Joins the work for `key` at `priority` when one is running; nil otherwise.
@@ -278,7 +278,7 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
     /// follows that handle (the work rises and falls with it).
     func run(_ key: Key, replays: (@Sendable (Event) -> Bool)? = nil, priority: LoadPriority? = nil, onEvent: Work.EventHandler?,
              body: @escaping @Sendable (Work) async throws -> Output) async throws -> Output {
-        let (work, id) = join(key, replays: replays, priority: priority?.value ?? .normal,
+        let (work, id, _) = join(key, replays: replays, priority: priority?.value ?? .normal,
                               taskPriority: Task.currentPriority, onEvent: onEvent, body: body)
         if let priority {
             // Weak captures: the handle keeps its observers, so a strong one would keep the handle alive forever.

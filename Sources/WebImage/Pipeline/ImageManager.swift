@@ -221,12 +221,13 @@ public final class ImageManager: Sendable {
         // Works wait for their start in the order of the loader's own queue.
         let lifo = (loader as? HTTPImageLoader)?.configuration.executionOrder == .lifo
         return try await settle(request) {
-            let (work, id) = pipeline.works.join(WorkKey(request), priority: request.callerPriority, taskPriority: Task.currentPriority,
-                                                 lifo: lifo, onEvent: onEvent) { work in
-                try await pipeline.load(request, loader: loader, coders: coders, work: work)
+            let trace = WorkSpans.creatorContext()
+            let (work, id, isNew) = pipeline.works.join(WorkKey(request), priority: request.callerPriority, taskPriority: Task.currentPriority,
+                                                        lifo: lifo, onEvent: onEvent) { work in
+                try await pipeline.load(request, loader: loader, coders: coders, work: work, trace: trace)
             }
             followPriority(of: request, in: work, id: id)
-            pipeline.spans.joined(work)
+            if !isNew { pipeline.spans.joined(work) }
             return try await work.wait(id)
         }
     }

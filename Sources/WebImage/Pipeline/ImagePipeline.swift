@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import Tracing
 
 /// The shared part of a load, after the memory cache missed: disk cache, download, decode,
 /// transform, store. Runs once per work key however many callers wait for it.
@@ -98,11 +99,11 @@ struct ImagePipeline: Sendable {
     // MARK: - Stages
 
     /// The shared work of one work key, from the disk query to the store; `work` is its handle
-    /// (events to send, the callers' priority).
+    /// (events to send, the callers' priority); `trace` is the trace of the caller that made it.
     func load(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders,
-              work: SharedWork<ImageEvent, SharedResult>) async throws -> SharedResult {
+              work: SharedWork<ImageEvent, SharedResult>, trace: ServiceContext?) async throws -> SharedResult {
         events.send(.loadStarted(request.url))
-        return try await spans.traced(request, work: work) {
+        return try await spans.traced(request, work: work, parent: trace) {
             try await loadStages(request, loader: loader, coders: coders, work: work)
         }
     }

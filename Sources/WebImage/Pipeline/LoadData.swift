@@ -21,7 +21,7 @@ extension ImageManager {
         let pipeline = self.pipeline
         let lifo = (loader as? HTTPImageLoader)?.configuration.executionOrder == .lifo
         return try await keepingFailedURLs(request) {
-            let (work, id) = pipeline.dataLoads.join(DataKey(request), priority: request.callerPriority, taskPriority: Task.currentPriority,
+            let (work, id, _) = pipeline.dataLoads.join(DataKey(request), priority: request.callerPriority, taskPriority: Task.currentPriority,
                                                      lifo: lifo, onEvent: nil) { work in
                 try await pipeline.loadData(request, loader: loader, work: work)
             }

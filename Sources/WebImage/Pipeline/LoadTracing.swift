@@ -2,20 +2,43 @@ import Foundation
 import Synchronization
 import Tracing
 
-/// The spans of the shared works running, so that a caller who joins one can be linked to it
+/// The spans of the shared works, so that a caller who joins one can be linked to it
 /// (swift-distributed-tracing). A work's span is the child of its first caller's; each later
-/// caller that carries a trace is added to it as a link.
+/// caller that carries a trace is added to it as a link, also when it joined while the work was
+/// still waiting for its turn to start (its link is kept until the span exists).
 final class WorkSpans: Sendable {
-    private let spans = Mutex<[ObjectIdentifier: any Span]>([:])
+    /// A work's span once it runs, or the links of the callers that joined it before.
+    private enum Entry {
+        case waiting(links: [ServiceContext], work: Weak)
+        case running(any Span)
+    }
 
-    /// Runs `body` in the span of `work` ("webimage.load"), with the URL as attribute, and
-    /// where the image came from and its byte count when it ends.
-    func traced(_ request: LoadRequest, work: AnyObject, _ body: () async throws -> SharedResult) async throws -> SharedResult {
-        try await withSpan("webimage.load", ofKind: .client) { span in
+    /// A work that may have ended without starting (withdrawn from the admission queue).
+    private struct Weak: @unchecked Sendable {
+        weak var object: AnyObject?
+    }
+
+    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+
+    /// The trace of the caller that makes a work, to run the work in: a work that waits for
+    /// admission is started from another load's task, whose trace it must not inherit.
+    static func creatorContext() -> ServiceContext? { ServiceContext.current }
+
+    /// Runs `body` in the span of `work` ("webimage.load"), a child of `parent` (the creating
+    /// caller's trace), with the URL as attribute, and where the image came from and its byte
+    /// count when it ends.
+    func traced(_ request: LoadRequest, work: AnyObject, parent: ServiceContext?,
+                _ body: () async throws -> SharedResult) async throws -> SharedResult {
+        try await withSpan("webimage.load", context: parent ?? .topLevel, ofKind: .client) { span in
             span.attributes["url.full"] = request.urlString
             let id = ObjectIdentifier(work)
-            spans.withLock { $0[id] = span }
-            defer { _ = spans.withLock { $0.removeValue(forKey: id) } }
+            let early = entries.withLock { entries -> [ServiceContext] in
+                defer { entries[id] = .running(span) }
+                if case .waiting(let links, let weak) = entries[id], weak.object === work { return links }
+                return []
+            }
+            for context in early { span.addLink(SpanLink(context: context, attributes: [:])) }
+            defer { _ = entries.withLock { $0.removeValue(forKey: id) } }
             let shared = try await body()
             span.attributes["webimage.source"] = shared.result.cacheType == .none ? "network" : "disk"
             if let data = shared.result.data { span.attributes["webimage.bytes"] = data.count }
@@ -23,11 +46,29 @@ final class WorkSpans: Sendable {
         }
     }
 
-    /// A caller joined `work`: its trace (when it has one) becomes a link of the work's span.
+    /// A caller joined `work`: its trace (when it has one) becomes a link of the work's span,
+    /// now or when the span starts.
     func joined(_ work: AnyObject) {
-        guard let context = ServiceContext.current, let span = spans.withLock({ $0[ObjectIdentifier(work)] }) else { return }
-        span.addLink(SpanLink(context: context, attributes: [:]))
+        guard let context = ServiceContext.current else { return }
+        let id = ObjectIdentifier(work)
+        let running = entries.withLock { entries -> (any Span)? in
+            switch entries[id] {
+            case .running(let span): return span
+            case .waiting(var links, let weak) where weak.object === work:
+                links.append(context)
+                entries[id] = .waiting(links: links, work: weak)
+            default:
+                // Entries of works that ended without starting are dropped as new ones come.
+                if entries.count >= 64 { entries = entries.filter { if case .waiting(_, let weak) = $0.value { weak.object != nil } else { true } } }
+                entries[id] = .waiting(links: [context], work: Weak(object: work))
+            }
+            return nil
+        }
+        running?.addLink(SpanLink(context: context, attributes: [:]))
     }
+
+    /// The number of works with a span or waiting links (for tests).
+    var count: Int { entries.withLock { $0.count } }
 }
 
 /// A stage of a load as a child span of the load's.

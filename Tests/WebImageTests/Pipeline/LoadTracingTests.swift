@@ -47,4 +47,40 @@ import Tracing
         #expect(load.links.first?.context.inMemorySpanContext?.spanID == joiner.inMemorySpanContext?.spanID)
         await h.finish()
     }
+
+    /// A load that waits for admission is started from another load's task: its span is still
+    /// the child of the caller that made it, and a caller that joined it while it waited is a link.
+    @Test func aLoadThatWaitedForAdmissionKeepsItsCallerAndItsEarlyJoiners() async throws {
+        let tracer = Self.tracer
+        _ = tracer.popFinishedSpans()
+        var configuration = ImageManager.Configuration()
+        configuration.maximumConcurrentLoads = 1
+        let h = try await ManagerHarness(configuration: configuration)
+        h.server.route("/block.png", .delayed(.milliseconds(300), .respond(body: ManagerHarness.png)))
+        h.server.route("/queued.png", .respond(body: ManagerHarness.png))
+        let manager = h.manager, admission = h.manager.pipeline.admission
+        let blocker = Task { try await withSpan("blocking caller") { _ in try await manager.image(for: h.url("/block.png")) } }
+        for _ in 0..<200 where h.server.requestCount("/block.png") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let maker = Task { try await withSpan("making caller") { _ in try await manager.image(for: h.url("/queued.png")) } }
+        for _ in 0..<200 where admission.counts != (1, 1) { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(admission.counts == (1, 1), "the second load waits for the first one's slot")
+        let joiner = try await withSpan("early joiner") { span in
+            _ = try await manager.image(for: h.url("/queued.png"))
+            return span.context
+        }
+        _ = try await (blocker.value, maker.value)
+        for _ in 0..<200 where tracer.finishedSpans.filter({ $0.operationName == "webimage.load" }).count < 2 {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let spans = tracer.finishedSpans
+        let queuedURL = h.url("/queued.png").absoluteString
+        let load = try #require(spans.first { $0.operationName == "webimage.load" && $0.attributes["url.full"]?.toSpanAttribute() == .string(queuedURL) })
+        let makerSpan = try #require(spans.first { $0.operationName == "making caller" })
+        #expect(load.parentSpanID == makerSpan.spanID, "not a child of the load whose task started it")
+        #expect(load.links.map { $0.context.inMemorySpanContext?.spanID } == [joiner.inMemorySpanContext?.spanID])
+        let blockLoad = try #require(spans.first { $0.operationName == "webimage.load" && $0.spanID != load.spanID })
+        #expect(blockLoad.links.isEmpty, "the caller that makes a load is its parent, not a link")
+        #expect(h.manager.pipeline.spans.count == 0, "nothing is kept once the loads ended")
+        await h.finish()
+    }
 }
