@@ -3,9 +3,9 @@ import Foundation
 /// The default `ImageCaching`: a `MemoryCache` in front of a `DiskCache` (SDWebImage's
 /// `SDImageCache`).
 ///
-/// A memory hit costs one actor hop. A disk hit is read on the disk cache's own thread,
-/// decoded on the cooperative pool (CPU work), and put into memory; concurrent queries of the
-/// same key share one read and one decode. A disk entry that does not decode is deleted and
+/// A memory hit costs no hop (the memory cache's entries are under a lock). A disk hit is read
+/// on the disk cache's own thread, decoded on the cooperative pool (CPU work), and put into
+/// memory; concurrent queries of the same key share one read and one decode. A disk entry that does not decode is deleted and
 /// reported as a miss.
 public final class ImageCache: ImageCaching {
     /// The cache the library uses by default: namespace "default" in the user cache directory.
@@ -94,7 +94,7 @@ public final class ImageCache: ImageCaching {
     public func image(forKey key: String, query: ImageCacheQuery) async -> ImageCacheResult? {
         if key.isEmpty { return nil }
         let scope = query.scope, options = query.options
-        if scope.includesMemory, let image = await memory.image(forKey: key) {
+        if scope.includesMemory, let image = memory.cachedImage(forKey: key) {
             let wantsData = query.includingData && scope.includesDisk
             // The hot path: a memory hit that needs nothing from the disk.
             guard wantsData || query.includingExtendedData else { return ImageCacheResult(image: image, data: nil, cacheType: .memory) }

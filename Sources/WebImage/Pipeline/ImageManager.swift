@@ -32,6 +32,8 @@ public final class ImageManager: Sendable {
     private let defaultSettings: LoadRequest.Settings
     /// The default context's `loadTimeout`, read once.
     private let defaultLoadTimeout: Duration?
+    /// The memory fast path of plain calls, when the defaults allow it.
+    let plainHit: PlainMemoryHit?
 
     /// A manager over `cache`, `loaders` and `coders`.
     public init(cache: any ImageCaching = ImageCache.shared, loaders: ImageLoaders = .shared,
@@ -43,6 +45,7 @@ public final class ImageManager: Sendable {
         defaults = configuration.effectiveDefaults
         defaultSettings = LoadRequest.Settings(defaults, cache: cache)
         defaultLoadTimeout = defaults.loadTimeout
+        plainHit = PlainMemoryHit(configuration, settings: defaultSettings)
         pipeline = ImagePipeline(loaders: loaders, shouldDownload: configuration.shouldDownload,
                                  maximumConcurrentLoads: configuration.maximumConcurrentLoads,
                                  rateLimiter: configuration.rateLimiter)
@@ -54,7 +57,8 @@ public final class ImageManager: Sendable {
     /// - Throws: `ImageError` (`invalidURL`, `blacklistedURL`, `notInCache`, a loader or decoder
     ///   error, ...) or `CancellationError`.
     public func image(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws -> Image {
-        try await load(url, options: options, context: context, onEvent: nil).image
+        if let hit = plainMemoryHit(url, options: options, context: context) { return hit }
+        return try await load(url, options: options, context: context, onEvent: nil).image
     }
 
     /// The image at `urlString`; a string that is not a URL fails with `ImageError.invalidURL`.
@@ -67,7 +71,10 @@ public final class ImageManager: Sendable {
     /// The image with its data, where it came from, and the URL.
     /// - Throws: as `image(for:options:context:)`.
     public func result(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws -> ImageResult {
-        try await load(url, options: options, context: context, onEvent: nil).result
+        if let hit = plainMemoryHit(url, options: options, context: context) {
+            return ImageResult(image: hit, data: nil, cacheType: .memory, url: url)
+        }
+        return try await load(url, options: options, context: context, onEvent: nil).result
     }
 
     /// The load as a stream: progress, previews (with `.progressiveLoad`), then `.finished`.
@@ -192,7 +199,7 @@ public final class ImageManager: Sendable {
     func makeRequest(_ url: URL, options callOptions: ImageOptions, context callContext: ImageContext) throws -> LoadRequest {
         try Task.checkCancellation()
         let string = url.absoluteString
-        guard !string.isEmpty, let scheme = url.scheme, !scheme.isEmpty else { throw ImageError.invalidURL(string) }
+        guard URLScheme.isPresent(in: string) else { throw ImageError.invalidURL(string) }
         var options = configuration.defaultOptions.isEmpty ? callOptions : callOptions.union(configuration.defaultOptions)
         let settings: LoadRequest.Settings
         if callContext.isEmpty, configuration.optionsProcessor == nil {

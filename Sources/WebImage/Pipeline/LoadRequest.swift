@@ -35,6 +35,8 @@ final class LoadRequest: Sendable {
     final class Settings: Sendable {
         let context: ImageContext
         let cache: any ImageCaching
+        /// `cache` when it is the library's own, whose memory a hit reads without a hop.
+        let imageCache: ImageCache?
         let queryType: ImageCacheType
         let storeType: ImageCacheType
         let originalQueryType: ImageCacheType
@@ -63,6 +65,7 @@ final class LoadRequest: Sendable {
         init(_ context: ImageContext, cache defaultCache: any ImageCaching) {
             self.context = context
             cache = context.cache ?? defaultCache
+            imageCache = cache as? ImageCache
             queryType = context.queryCacheType ?? LoadDefaults.queryCacheType
             storeType = context.storeCacheType ?? LoadDefaults.storeCacheType
             originalQueryType = context.originalQueryCacheType ?? LoadDefaults.originalQueryCacheType

@@ -1,7 +1,7 @@
 import Foundation
 
-/// Stage 1, the memory cache: asked by the caller itself, before any shared work (a hit costs
-/// one actor hop and no task).
+/// Stage 1, the memory cache: asked by the caller itself, before any shared work (a hit of the
+/// library's own cache costs no hop and no task).
 extension ImageManager {
     /// The memory hit for a call, or nil. With `.queryMemoryData` the hit's data is
     /// read from disk too. Decode options are part of what a hit must match: a first-frame call
@@ -14,11 +14,73 @@ extension ImageManager {
         let wantsData = options.contains(.queryMemoryData)
         let query = ImageCacheQuery(scope: wantsData ? request.queryType : .memory, options: request.decodeOptions,
                                     includingData: wantsData)
-        guard var hit = await request.cache.image(forKey: key, query: query) else { return nil }
+        let found: ImageCacheResult?
+        if !wantsData, let cache = request.settings.imageCache {
+            // The library's own cache: read its memory without a hop (the hot path).
+            found = cache.memory.cachedImage(forKey: key).map { ImageCacheResult(image: $0, data: nil, cacheType: .memory) }
+        } else {
+            found = await request.cache.image(forKey: key, query: query)
+        }
+        guard var hit = found else { return nil }
         if options.contains(.retryFailed) { failedURLs.remove(request.url) }
         if request.decodeOptions.firstFrameOnly, hit.image.isAnimated {
             hit.image = Image(bitmap: hit.image.bitmap, format: hit.image.format, scale: hit.image.scale)
         }
         return ImageResult(hit, url: request.url)
+    }
+}
+
+/// The plain memory hit: the usual call (no context of its own, no option that changes what a
+/// hit is) on a manager whose defaults key images by their URL, answered from the library's own
+/// memory cache before any request is built. It gives what the whole path gives for such a call
+/// (the same checks, metrics and events); anything else, a miss included, takes the whole path.
+struct PlainMemoryHit: Sendable {
+    /// Options that change a memory hit: any of them takes the whole path.
+    static let reshapingOptions: ImageOptions = [.fromLoaderOnly, .refreshCached, .queryMemoryData, .retryFailed, .decodeFirstFrameOnly]
+
+    /// The cache whose memory is read.
+    let cache: ImageCache
+
+    /// The fast path of a manager with `configuration` whose default context decides `settings`;
+    /// nil when its defaults make a hit anything but the image under the URL's own key.
+    init?(_ configuration: ImageManager.Configuration, settings: LoadRequest.Settings) {
+        guard configuration.optionsProcessor == nil, configuration.defaultOptions.isDisjoint(with: Self.reshapingOptions),
+              settings.keyFilter == nil, settings.thumbnailSize == nil, settings.transformerKey == nil,
+              settings.queryType.includesMemory, let cache = settings.imageCache else { return nil }
+        self.cache = cache
+    }
+}
+
+extension ImageManager {
+    /// The image of a plain memory hit for this call, or nil (take the whole path).
+    @inline(__always)
+    func plainMemoryHit(_ url: URL, options: ImageOptions, context: ImageContext) -> Image? {
+        guard let plainHit, context.isEmpty, options.isDisjoint(with: PlainMemoryHit.reshapingOptions),
+              !Task.isCancelled else { return nil }
+        let key = url.absoluteString
+        guard URLScheme.isPresent(in: key), !failedURLs.contains(url),
+              let image = plainHit.cache.memory.cachedImage(forKey: key) else { return nil }
+        pipeline.metrics.loaded(from: .memory)
+        pipeline.events.send(.loadFinished(url, source: .memory))
+        return image
+    }
+}
+
+/// Whether a URL string starts with a scheme (RFC 3986: a letter, then letters, digits, `+`,
+/// `-` or `.`, then `:`), without asking Foundation's URL to parse it out.
+enum URLScheme {
+    static func isPresent(in string: String) -> Bool {
+        var utf8 = string.utf8.makeIterator()
+        guard let first = utf8.next(), (first | 0x20) >= UInt8(ascii: "a"), (first | 0x20) <= UInt8(ascii: "z") else { return false }
+        while let byte = utf8.next() {
+            switch byte {
+            case UInt8(ascii: ":"): return true
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."):
+                continue
+            default: return false
+            }
+        }
+        return false
     }
 }

@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+@testable import WebImage
+
+/// The plain memory hit (`PlainMemoryHit`): a call with no context and no option that changes a
+/// hit is answered from memory before a request is built; it must answer exactly what the whole
+/// path answers, and step aside whenever the defaults or the call make a hit anything else.
+@Suite(.serialized) struct PlainMemoryHitTests {
+    static let image = Image(bitmap: Fixtures.gradient(width: 4, height: 4))
+
+    @Test func aPlainCallOnAPlainManagerTakesTheFastPath() async throws {
+        let h = try await ManagerHarness()
+        #expect(h.manager.plainHit != nil)
+        let url = h.url("/never-served.png")
+        await h.cache.memory.setImage(Self.image, forKey: url.absoluteString)
+        #expect(h.manager.plainMemoryHit(url, options: [], context: .init()) != nil)
+        let result = try await h.manager.result(for: url)
+        #expect(result.cacheType == .memory && result.url == url && result.data == nil)
+        #expect(try await h.manager.image(for: url).bitmap == Self.image.bitmap)
+        #expect(h.server.requestCount("/never-served.png") == 0)
+        // Options that change what a hit is take the whole path.
+        for option in [ImageOptions.fromLoaderOnly, .refreshCached, .queryMemoryData, .retryFailed, .decodeFirstFrameOnly] {
+            #expect(h.manager.plainMemoryHit(url, options: option, context: .init()) == nil, "\(option)")
+        }
+        #expect(h.manager.plainMemoryHit(url, options: .highPriority, context: .init()) != nil)
+        await h.finish()
+    }
+
+    @Test func defaultsThatChangeTheKeyTurnItOff() async throws {
+        var transformed = ImageManager.Configuration()
+        transformed.transformer = FlippingTransformer(horizontal: true, vertical: false)
+        var thumbnail = ImageManager.Configuration()
+        thumbnail.defaultContext = ImageContext(thumbnailPixelSize: PixelSize(width: 8, height: 8))
+        var processed = ImageManager.Configuration()
+        processed.optionsProcessor = { url, options, context in (options, context) }
+        var memoryOff = ImageManager.Configuration()
+        memoryOff.defaultContext.queryCacheType = .disk
+        var reshaping = ImageManager.Configuration()
+        reshaping.defaultOptions = .refreshCached
+        for configuration in [transformed, thumbnail, processed, memoryOff, reshaping] {
+            let h = try await ManagerHarness(configuration: configuration)
+            #expect(h.manager.plainHit == nil)
+            await h.finish()
+        }
+        // A manager whose cache is not the library's own asks it the whole way.
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let base = ImageCache(namespace: "plain-hit", directory: directory.url, config: .init(cleanupInterval: nil))
+        #expect(ImageManager(cache: InstrumentedCache(base: base)).plainHit == nil)
+    }
+
+    /// A transformed manager never answers with the untransformed image stored under the URL.
+    @Test func aTransformedManagerDoesNotReturnThePlainEntry() async throws {
+        var configuration = ImageManager.Configuration()
+        configuration.transformer = FlippingTransformer(horizontal: true, vertical: false)
+        let h = try await ManagerHarness(configuration: configuration)
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        let url = h.url("/a.png")
+        await h.cache.memory.setImage(Self.image, forKey: url.absoluteString)
+        #expect(try await h.manager.image(for: url).width == 64, "the transformed load, not the 4x4 plain entry")
+        await h.finish()
+    }
+
+    @Test func aCallWithAContextOfItsOwnAsksItsOwnCache() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        let url = h.url("/a.png")
+        await h.cache.memory.setImage(Self.image, forKey: url.absoluteString)
+        let other = ImageCache(namespace: "other", directory: h.directory.url.appendingPathComponent("other"), config: .init(cleanupInterval: nil))
+        let image = try await h.manager.image(for: url, context: ImageContext(cache: other))
+        #expect(image.width == 64, "the context's cache missed: the image was loaded")
+        #expect(h.server.requestCount("/a.png") == 1)
+        await h.finish()
+    }
+
+    @Test func theWholePathsChecksStillHold() async throws {
+        let h = try await ManagerHarness()
+        let url = h.url("/a.png")
+        await h.cache.memory.setImage(Self.image, forKey: url.absoluteString)
+        // Cancelled before the call: CancellationError, as the whole path throws, not the hit.
+        let cancelled = Task {
+            while !Task.isCancelled { await Task.yield() }
+            return try await h.manager.image(for: url)
+        }
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        // A blacklisted URL fails even when its image is in memory (SDWebImage checks the blacklist first).
+        h.manager.failedURLs.insert(url)
+        await #expect(throws: ImageError.blacklistedURL(url)) { try await h.manager.image(for: url) }
+        #expect(try await h.manager.image(for: url, options: .retryFailed).bitmap == Self.image.bitmap)
+        #expect(!(await h.manager.isFailedURL(url)), "a hit with .retryFailed takes the URL off the list")
+        // A URL with no scheme is invalid on both paths.
+        let relative = try #require(URL(string: "a.png"))
+        await h.cache.memory.setImage(Self.image, forKey: relative.absoluteString)
+        await #expect(throws: ImageError.invalidURL("a.png")) { try await h.manager.image(for: relative) }
+        await h.finish()
+    }
+
+    @Test func aSchemeIsALetterThenSchemeCharactersThenAColon() {
+        for yes in ["http://a", "HTTPS://a", "data:image/png;base64,AA", "file:///tmp/a.png", "a+b-c.d:x", "x:"] {
+            #expect(URLScheme.isPresent(in: yes), "\(yes)")
+        }
+        for no in ["", "a.png", "/tmp/a.png", "1http://a", "://a", "ht tp://a", "-a:b", "%68ttp://a", "a/b:c"] {
+            #expect(!URLScheme.isPresent(in: no), "\(no)")
+        }
+    }
+}
