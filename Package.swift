@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "WebImage", targets: ["WebImage"]),
+        // The fleet's shared cache tier on memcached (libmemcached); WebImage itself gains no dependency.
+        .library(name: "WebImageMemcached", targets: ["WebImageMemcached"]),
         .executable(name: "webimage", targets: ["webimage"]),
     ],
     dependencies: [
@@ -52,10 +54,25 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // libmemcached as a system module (used by the shared cache tier only).
+        .systemLibrary(
+            name: "CMemcached",
+            pkgConfig: "libmemcached",
+            providers: [.apt(["libmemcached-dev"])]
+        ),
+        .target(
+            name: "WebImageMemcached",
+            dependencies: [
+                "WebImage", "CMemcached",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "webimage",
             dependencies: [
-                "WebImage",
+                "WebImage", "WebImageMemcached",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // The demo's local HTTP server.
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -87,12 +104,13 @@ let package = Package(
         .testTarget(
             name: "WebImageTests",
             dependencies: [
-                "WebImage",
+                "WebImage", "WebImageMemcached",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             // Inputs read from disk by the tests (fuzzer findings replayed), not bundled.
             exclude: ["Fixtures"],

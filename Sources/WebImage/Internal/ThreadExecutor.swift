@@ -5,7 +5,7 @@ import Synchronization
 /// never occupies a thread of Swift's cooperative pool.
 // @unchecked Sendable: `jobs` and `stopped` are only touched with `condition` locked; the
 // thread is started once in init.
-final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
+package final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
     private var stopped = false
@@ -15,7 +15,7 @@ final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
     private let name: String
 
     /// Starts the thread, named `name` (visible in debuggers and `top -H`).
-    init(name: String) {
+    package init(name: String) {
         self.name = name
         let thread = Thread { [self] in run() }
         thread.start()
@@ -26,7 +26,7 @@ final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
     static var currentName: String? { Thread.current.threadDictionary[markerKey] as? String }
     private static let markerKey = "com.webimage.executor"
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         jobs.append(job)
@@ -36,7 +36,7 @@ final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
     }
 
     /// Lets the thread finish the jobs already queued and exit.
-    func stop() {
+    package func stop() {
         condition.lock()
         stopped = true
         condition.signal()
