@@ -51,6 +51,9 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: "Start at most N new downloads a second after a burst of 25 (N/s or N; 0: no limit).")
     var rateLimit: RateLimitOption = RateLimitOption(argument: "80")!
 
+    @Option(help: "A fleet's shared cache tier behind the disk cache: memcached://HOST:PORT,HOST:PORT (the port defaults to 11211). An unreachable node is a miss, not an error.")
+    var sharedCache: SharedCacheOption?
+
     @Flag(help: "Print each download's timings (queue, DNS, connect, TLS, first byte, total), bytes, connection reuse and HTTP version.")
     var verbose = false
 
@@ -90,7 +93,8 @@ struct GetCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
-        let manager = ImageManager(cache: ImageCache(namespace: namespace), configuration: rateLimit.configuration)
+        let cache = try SharedCacheOption.cache(ImageCache(namespace: namespace), tier: sharedCache)
+        let manager = ImageManager(cache: cache, configuration: rateLimit.configuration)
         // The process ends right after: disk writes must be done before it does.
         var options: ImageOptions = .waitStoreCache
         var context = ImageContext()

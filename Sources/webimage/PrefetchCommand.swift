@@ -29,6 +29,9 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Option(help: "Start at most N new downloads a second after a burst of 25 (N/s or N; 0: no limit).")
     var rateLimit: RateLimitOption = RateLimitOption(argument: "80")!
 
+    @Option(help: "A fleet's shared cache tier behind the disk cache: memcached://HOST:PORT,HOST:PORT (the port defaults to 11211). An unreachable node is a miss, not an error.")
+    var sharedCache: SharedCacheOption?
+
     @Flag(help: "Report each failure as it happens.")
     var verbose = false
 
@@ -59,7 +62,8 @@ struct PrefetchCommand: AsyncParsableCommand {
         let (urls, badLines) = URLList.parse(text, name: file == "-" ? "standard input" : file)
         for line in badLines { Terminal.error(line) }
         let cache = ImageCache(namespace: namespace)
-        let manager = ImageManager(cache: cache, configuration: rateLimit.configuration)
+        let manager = ImageManager(cache: try SharedCacheOption.cache(cache, tier: sharedCache),
+                                   configuration: rateLimit.configuration)
         let display = ProgressDisplay()
         let start = ContinuousClock.now
         let (width, deadline, verbose) = (concurrency, maxTime, self.verbose)

@@ -148,3 +148,35 @@ import Testing
         #expect(SharedCacheEntry(decoding: entry.encoded().prefix(10)) == nil, "truncated")
     }
 }
+
+/// `webimage get` and `prefetch` with `--shared-cache`: two "machines" (two local cache
+/// namespaces) share one memcached node.
+@Suite(.serialized) struct SharedCacheCLITests {
+    @Test func getAndPrefetchShareTheTier() async throws {
+        let nodes = try MemcachedNodes(count: 1)
+        defer { nodes.stop() }
+        let server = TestHTTPServer()
+        try await server.start()
+        server.route("/photo.jpg", .respond(contentType: "image/jpeg", body: ManagerHarness.jpeg))
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let environment = ["XDG_CACHE_HOME": directory.url.appendingPathComponent("xdg").path]
+        let tier = "memcached://127.0.0.1:\(nodes.ports[0])"
+        let url = server.url("/photo.jpg").absoluteString
+        for (index, namespace) in ["machine1", "machine2"].enumerated() {
+            let file = directory.url.appendingPathComponent("out\(index).jpg")
+            let result = try CLIRunner.run(["get", url, "-o", file.path, "--namespace", namespace, "--shared-cache", tier], environment: environment)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try Data(contentsOf: file) == ManagerHarness.jpeg)
+        }
+        #expect(server.requestCount("/photo.jpg") == 1, "the second machine found it in the tier")
+        let list = directory.url.appendingPathComponent("urls.txt")
+        try Data((url + "\n").utf8).write(to: list)
+        let prefetched = try CLIRunner.run(["prefetch", list.path, "--namespace", "machine3", "--shared-cache", tier], environment: environment)
+        #expect(prefetched.status == 0, "\(prefetched.stderr)")
+        #expect(server.requestCount("/photo.jpg") == 1)
+        let refused = try CLIRunner.run(["get", url, "--shared-cache", "redis://x"], environment: environment)
+        #expect(refused.status == 2 && refused.stderr.contains("--shared-cache"))
+        await server.stop()
+    }
+}
