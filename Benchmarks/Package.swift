@@ -56,6 +56,12 @@ let package = Package(
             dependencies: [.product(name: "WebImage", package: root), "BenchSupport", "CRawDecoders"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Three machine processes with and without the shared memcached tier.
+        .executableTarget(
+            name: "FleetBenchmarks",
+            dependencies: [.product(name: "WebImage", package: root), .product(name: "WebImageMemcached", package: root)],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "CacheBenchmarks",
             dependencies: [.product(name: "WebImage", package: root), "BenchSupport"],

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Serves the benchmark fixtures with nginx on 127.0.0.1 and runs HTTPBenchmarks, ManagerBenchmarks and SoakBenchmarks against it
+# Serves the benchmark fixtures with nginx on 127.0.0.1 and runs HTTPBenchmarks, ManagerBenchmarks, FleetBenchmarks and SoakBenchmarks against it
 # (WEBIMAGE_BENCH_ONLY=manager: only the latter).
 # Usage: http-bench.sh FIXTURES_DIR ANCHORS_FILE (run.sh calls it after anchors.sh).
 set -euo pipefail
@@ -24,6 +24,10 @@ if [ "${WEBIMAGE_BENCH_ONLY:-}" != manager ]; then
 fi
 "$here/.build/release/ManagerBenchmarks" "$fixtures" "$anchors" "http://127.0.0.1:$port"
 WEBIMAGE_BENCH_DIR=/dev/shm "$here/.build/release/ManagerBenchmarks" "$fixtures" "$anchors" "http://127.0.0.1:$port"
+# Three machine processes with and without the shared memcached tier (WebImageMemcached).
+if [ "${WEBIMAGE_BENCH_ONLY:-}" != manager ]; then
+  "$here/.build/release/FleetBenchmarks" "$fixtures" "$anchors" "http://127.0.0.1:$port"
+fi
 # Peak memory against its budget, and load with 1,024 open files (issue "Reliability").
 if [ "${WEBIMAGE_BENCH_ONLY:-}" != manager ]; then
   "$here/.build/release/SoakBenchmarks" "$fixtures" "$anchors" "http://127.0.0.1:$port"
