@@ -149,25 +149,42 @@ public final class ImageManager: Sendable {
             pipeline.events.send(.loadFinished(url, source: outcome.cacheType))
             return outcome
         } catch {
-            pipeline.metrics.failed(error)
-            pipeline.events.send(.loadFailed(url, error: error))
+            // A bounded call's cancellation is its deadline's or its caller's: the deadline's
+            // caller (below) tells which and counts it.
+            if !(bounded && error is CancellationError) { failed(url, error) }
             throw error
         }
+    }
+
+    /// Counts a failed call and tells the lifecycle watchers.
+    private func failed(_ url: URL, _ error: any Error) {
+        pipeline.metrics.failed(error)
+        pipeline.events.send(.loadFailed(url, error: error))
     }
 
     /// The call, failing with `ImageError.timedOut(url:)` when it takes longer than `limit`: the
     /// load is a child task, cancelled then (it leaves the shared work like a cancelled caller).
     private func load(_ url: URL, options: ImageOptions, context: ImageContext, onEvent: (@Sendable (ImageEvent) -> Void)?,
                       within limit: Duration) async throws -> LoadOutcome {
-        try await withThrowingTaskGroup(of: LoadOutcome?.self) { group in
-            group.addTask { try await self.load(url, options: options, context: context, onEvent: onEvent, bounded: true) }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return nil
+        struct DeadlinePassed: Error {}
+        do {
+            return try await withThrowingTaskGroup(of: LoadOutcome?.self) { group in
+                group.addTask { try await self.load(url, options: options, context: context, onEvent: onEvent, bounded: true) }
+                group.addTask {
+                    try await Task.sleep(for: limit)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let outcome = first else { throw DeadlinePassed() }
+                return outcome
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let outcome = first else { throw ImageError.timedOut(url: url) }
-            return outcome
+        } catch is DeadlinePassed {
+            let error = ImageError.timedOut(url: url)
+            failed(url, error)
+            throw error
+        } catch let error as CancellationError {
+            failed(url, error)
+            throw error
         }
     }
 

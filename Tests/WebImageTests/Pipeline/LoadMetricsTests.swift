@@ -53,6 +53,39 @@ import Testing
         await h.finish()
     }
 
+    /// A call's deadline (`loadTimeout`) counts as timed out, once; a caller's cancellation as
+    /// cancelled, once; a failure inside the deadline as itself, once.
+    @Test func aDeadlineIsTimedOutNotCancelled() async throws {
+        _ = Self.backend
+        let h = try await ManagerHarness()
+        h.server.route("/slow.png", .delayed(.seconds(5), .respond(body: ManagerHarness.png)))
+        h.server.route("/missing.png", .respond(status: 404, body: Data()))
+        let loads = "webimage_loads_total"
+        func errors(_ kind: String) -> Int64 { total(loads, [("source", "error"), ("error", kind)]) }
+        let before = (timedOut: errors("timed_out"), cancelled: errors("cancelled"), badStatus: errors("bad_status"))
+        let events = h.manager.lifecycleEvents()
+        var context = ImageContext()
+        context.loadTimeout = .milliseconds(100)
+        await #expect(throws: ImageError.timedOut(url: h.url("/slow.png"))) {
+            try await h.manager.image(for: h.url("/slow.png"), context: context)
+        }
+        await #expect(throws: ImageError.self) { try await h.manager.image(for: h.url("/missing.png"), context: context) }
+        let cancelled = Task { try await h.manager.image(for: h.url("/slow.png?2"), context: context) }
+        try await Task.sleep(for: .milliseconds(30))
+        cancelled.cancel()
+        _ = try? await cancelled.value
+        #expect(errors("timed_out") - before.timedOut == 1)
+        #expect(errors("bad_status") - before.badStatus == 1)
+        #expect(errors("cancelled") - before.cancelled == 1)
+        var failures: [String] = []
+        for await event in events {
+            if case .loadFailed(let url, let error) = event { failures.append("\(url.lastPathComponent) \(LoadMetrics.kind(of: error))") }
+            if failures.count == 3 { break }
+        }
+        #expect(failures == ["slow.png timed_out", "missing.png bad_status", "slow.png cancelled"])
+        await h.finish()
+    }
+
     @Test func errorKindsAreFewAndNamed() {
         let url = URL(string: "http://a/b.png")!
         #expect(LoadMetrics.kind(of: CancellationError()) == "cancelled")
