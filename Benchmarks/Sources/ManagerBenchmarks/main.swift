@@ -64,6 +64,7 @@ let cacheNumber = Mutex(0)
 let unlimited: ImageManager.Configuration = {
     var configuration = ImageManager.Configuration()
     configuration.rateLimiter = nil
+    if let limit = ProcessInfo.processInfo.environment["WEBIMAGE_MAX_LOADS"].flatMap({ Int($0) }) { configuration.maximumConcurrentLoads = limit }
     return configuration
 }()
 func freshDirectory() -> URL { work.appendingPathComponent("c\(cacheNumber.withLock { $0 += 1; return $0 })") }
@@ -272,9 +273,10 @@ if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_COALESCE"].flatMap
 // loop; prints the medians and exits.
 if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_OVERHEAD"].flatMap({ Int($0) }) {
     var pipeline: [Double] = [], hand: [Double] = []
+    let only = ProcessInfo.processInfo.environment["WEBIMAGE_OVERHEAD_ONLY"]
     for _ in 0..<rounds {
-        pipeline.append(try await pipelineWithoutCaches())
-        hand.append(try await handWritten())
+        pipeline.append(only == "hand" ? 0 : try await pipelineWithoutCaches())
+        hand.append(only == "pipeline" ? 0 : try await handWritten())
     }
     print("pipeline without caches \(f(median(pipeline))) ms; by hand \(f(median(hand))) ms; \(f(median(pipeline) / median(hand)))x")
     finishMode()

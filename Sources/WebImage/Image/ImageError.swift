@@ -39,6 +39,9 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
     case responseTooLarge(url: URL, limit: Int)
     /// A request modifier refused the request.
     case requestCancelledByModifier(url: URL)
+    /// The loader's address policy (`AddressPolicy.publicOnly`) refused to connect to
+    /// `address`, which the URL's host (or a redirect) resolved to; nothing was sent.
+    case addressNotAllowed(url: URL, address: String)
     /// A transformer could not produce an image (invalid parameters, empty result, ...).
     case transformFailed(String)
     /// The disk cache could not write an entry (full disk, read-only or missing directory, ...).
@@ -83,6 +86,8 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
         case .network(let url, let reason): "Loading \(url.absoluteString) failed: \(reason)."
         case .responseTooLarge(let url, let limit): "The response for \(url.absoluteString) is larger than \(limit) bytes."
         case .requestCancelledByModifier(let url): "The request modifier refused to load \(url.absoluteString)."
+        case .addressNotAllowed(let url, let address):
+            "Loading \(url.absoluteString) was refused: it leads to \(address), which is not a public address (the loader allows public addresses only)."
         case .transformFailed(let reason): "The image could not be transformed: \(reason)."
         case .cacheWriteFailed(let path, let reason): "The disk cache could not write \(path): \(reason)."
         case .invalidNamespace(let namespace, let reason): "The cache namespace \"\(namespace)\" is not a plain name: \(reason)."

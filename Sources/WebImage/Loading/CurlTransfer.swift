@@ -36,6 +36,8 @@ final class CurlTransfer {
     private let queuedAt = ContinuousClock.now
     private var startedAt: ContinuousClock.Instant?
     private var metrics: TransferMetrics?
+    /// The address guard of a transfer under `AddressPolicy.publicOnly`.
+    private var addressGuard: AddressGuard?
 
     /// Where a transfer's results go: a stream of events, or one resumption with the whole body
     /// (fewer thread hand-offs when nobody watches progress).
@@ -153,6 +155,11 @@ final class CurlTransfer {
             _ = wi_curl_setopt_long(easy, CURLOPT_HTTPAUTH, wi_curl_auth_basic_or_digest())
         }
         if let proxy = configuration.proxy { _ = wi_curl_setopt_string(easy, CURLOPT_PROXY, proxy) }
+        if configuration.addressPolicy.publicOnly {
+            let addressGuard = AddressGuard(configuration.addressPolicy)
+            self.addressGuard = addressGuard
+            _ = wi_curl_set_address_guard(easy, addressGuard.pointer)
+        }
         resuming = resumable?.take(requestURLString)
         if request.headers.isEmpty, resuming == nil {
             _ = wi_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, defaultHeaders)
@@ -358,6 +365,7 @@ final class CurlTransfer {
     private func error(for result: CURLcode) -> ImageError {
         let detail = String(cString: errorBuffer)
         let reason = detail.isEmpty ? String(cString: curl_easy_strerror(result)) : detail
+        if result == CURLE_COULDNT_CONNECT, let refused = addressGuard?.refused { return .addressNotAllowed(url: request.url, address: refused) }
         switch result {
         case CURLE_OPERATION_TIMEDOUT: return .timedOut(url: request.url)
         case CURLE_FILESIZE_EXCEEDED: return .responseTooLarge(url: request.url, limit: configuration.maximumResponseSize)

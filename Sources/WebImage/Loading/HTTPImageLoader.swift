@@ -33,6 +33,9 @@ public final class HTTPImageLoader: ImageLoader {
         public var proxy: String?
         /// Redirects followed (default 10).
         public var maximumRedirects: Int = 10
+        /// Which addresses transfers may connect to (default `.any`). A service that loads URLs
+        /// its users give sets `.publicOnly()`: see `AddressPolicy`.
+        public var addressPolicy: AddressPolicy = .any
         /// Larger responses fail with `ImageError.responseTooLarge` and are aborted (default 64 MiB).
         public var maximumResponseSize: Int = 64 << 20
         /// Progress is reported at most this often, and always at start and end (default 0.1 s).

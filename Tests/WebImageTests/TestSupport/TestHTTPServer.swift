@@ -67,8 +67,12 @@ final class TestHTTPServer: Sendable {
     /// The port, once started.
     var port: Int { channel.withLock { $0?.localAddress?.port ?? 0 } }
 
-    /// Starts listening on 127.0.0.1 at a free port.
-    func start() async throws {
+    /// The address it listens on.
+    private let host = Mutex("127.0.0.1")
+
+    /// Starts listening on `host` (127.0.0.1 unless said) at a free port.
+    func start(host: String = "127.0.0.1") async throws {
+        self.host.withLock { $0 = host }
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -78,7 +82,7 @@ final class TestHTTPServer: Sendable {
                     channel.pipeline.addHandler(Handler(server: self))
                 }
             }
-        let bound = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
+        let bound = try await bootstrap.bind(host: host, port: 0).get()
         channel.withLock { $0 = bound }
     }
 
@@ -90,7 +94,7 @@ final class TestHTTPServer: Sendable {
     }
 
     func route(_ path: String, _ route: Route) { routes.withLock { $0[path] = route } }
-    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+    func url(_ path: String) -> URL { URL(string: "http://\(host.withLock { $0 }):\(port)\(path)")! }
     func requestCount(_ path: String) -> Int { counts.withLock { $0[path] ?? 0 } }
     func headers(of path: String) -> [(String, String)] { lastHeaders.withLock { $0[path] ?? [] } }
 
