@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "WebImage", targets: ["WebImage"]),
         // The fleet's shared cache tier on memcached (libmemcached); WebImage itself gains no dependency.
         .library(name: "WebImageMemcached", targets: ["WebImageMemcached"]),
+        // The image proxy and thumbnail server (Hummingbird); WebImage itself gains no server dependency.
+        .library(name: "WebImageServer", targets: ["WebImageServer"]),
         .executable(name: "webimage", targets: ["webimage"]),
     ],
     dependencies: [
@@ -19,8 +21,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // The tracing API only: spans cost a no-op tracer's calls until the program bootstraps one.
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.1.0"),
-        // Only the PrometheusMetrics example uses a metrics backend; no library product does.
+        // The metrics backend of the PrometheusMetrics example and of the image server's /metrics.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // The image server (WebImageServer) only.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // C shim over libpng, libjpeg-turbo, libwebp (+demux, mux) and giflib, and the MD5 and
@@ -69,10 +74,22 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        .target(
+            name: "WebImageServer",
+            dependencies: [
+                "WebImage", "WebImageMemcached",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "webimage",
             dependencies: [
-                "WebImage", "WebImageMemcached",
+                "WebImage", "WebImageMemcached", "WebImageServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // The demo's local HTTP server.
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -104,7 +121,7 @@ let package = Package(
         .testTarget(
             name: "WebImageTests",
             dependencies: [
-                "WebImage", "WebImageMemcached",
+                "WebImage", "WebImageMemcached", "WebImageServer",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -16,3 +16,19 @@ int wi_md5(const void *data, size_t size, uint8_t out[16]) {
 int wi_sha256(const void *data, size_t size, uint8_t out[32]) {
     return wi_digest(EVP_sha256(), data, size, out, 32);
 }
+
+// HMAC-SHA256 (the image server's URL signatures).
+#include <openssl/crypto.h>
+#include <openssl/hmac.h>
+
+int wi_hmac_sha256(const void *key, size_t key_size, const void *data, size_t size, uint8_t out[32]) {
+    unsigned int length = 0;
+    static const uint8_t empty = 0;
+    if (HMAC(EVP_sha256(), key_size ? key : &empty, (int)key_size, size ? (const unsigned char *)data : &empty, size, out, &length) == NULL
+        || length != 32) return WI_ERR_ARGUMENT;
+    return WI_OK;
+}
+
+int wi_equal_constant_time(const void *a, const void *b, size_t size) {
+    return CRYPTO_memcmp(a, b, size) == 0;
+}

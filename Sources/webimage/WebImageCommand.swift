@@ -15,7 +15,8 @@ struct WebImageCommand: AsyncParsableCommand {
             write), 2 for a usage error, 130/143/129 when stopped by SIGINT/SIGTERM/SIGHUP.
             """,
         version: version,
-        subcommands: [DemoCommand.self, GetCommand.self, PrefetchCommand.self, CacheCommand.self, InfoCommand.self, ConvertCommand.self],
+        subcommands: [DemoCommand.self, GetCommand.self, PrefetchCommand.self, CacheCommand.self, InfoCommand.self, ConvertCommand.self,
+                      ServeCommand.self],
         defaultSubcommand: DemoCommand.self
     )
 

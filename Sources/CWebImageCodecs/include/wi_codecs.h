@@ -192,6 +192,10 @@ int wi_file_birth_time(int dirfd, const char *name, int64_t *seconds, uint32_t *
 int wi_md5(const void *data, size_t size, uint8_t out[16]);
 /// SHA-256 of `size` bytes into `out`; WI_OK, or WI_ERR_ARGUMENT when libcrypto refuses.
 int wi_sha256(const void *data, size_t size, uint8_t out[32]);
+/// HMAC-SHA256 of `data` under `key` (OpenSSL's HMAC).
+int wi_hmac_sha256(const void *key, size_t key_size, const void *data, size_t size, uint8_t out[32]);
+/// 1 when the `size` bytes at `a` and `b` are equal, compared in constant time.
+int wi_equal_constant_time(const void *a, const void *b, size_t size);
 
 // ---- Compositing helpers for APNG (straight alpha RGBA8)
 /// Copies (blend 0) or alpha-composites "over" (blend 1) a w x h frame onto the canvas at x, y.

@@ -1,7 +1,7 @@
 import CWebImageCodecs
 import Foundation
 
-/// MD5 and SHA-256 from OpenSSL's libcrypto, as lowercase hexadecimal.
+/// MD5 and SHA-256 from OpenSSL's libcrypto, as lowercase hexadecimal, and HMAC-SHA256.
 ///
 /// MD5 names the disk cache's files (SDWebImage's `SDDiskCacheFileNameForKey`); it is not used
 /// for security. SHA-256 fingerprints pixels (`webimage info`, the conformance tests).
@@ -20,6 +20,25 @@ public enum Digest {
     /// The SHA-256 of `bytes`, 64 lowercase hex digits.
     public static func sha256(_ bytes: some ContiguousBytes) -> String {
         hex(count: 32, bytes) { wi_sha256($0, $1, $2) }
+    }
+
+    /// The HMAC-SHA256 of `message` under `key`, 32 bytes (OpenSSL's HMAC).
+    public static func hmacSHA256(key: some ContiguousBytes, message: some ContiguousBytes) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        let status = key.withUnsafeBytes { key in
+            message.withUnsafeBytes { message in
+                out.withUnsafeMutableBufferPointer { wi_hmac_sha256(key.baseAddress, key.count, message.baseAddress, message.count, $0.baseAddress) }
+            }
+        }
+        precondition(status == WI_OK, "OpenSSL's libcrypto did not compute the HMAC")
+        return out
+    }
+
+    /// Whether `a` and `b` hold the same bytes, compared in constant time (for secrets such as
+    /// signatures); false when their lengths differ.
+    public static func equalInConstantTime(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        return a.withUnsafeBytes { a in b.withUnsafeBytes { b in wi_equal_constant_time(a.baseAddress, b.baseAddress, a.count) == 1 } }
     }
 
     private static func hex(count: Int, _ bytes: some ContiguousBytes,

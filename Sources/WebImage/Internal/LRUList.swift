@@ -1,6 +1,6 @@
 /// Keys in least-recently-used order with O(1) touch, insert, remove and pop: a dictionary of
 /// nodes threaded on a doubly linked list.
-struct LRUList<Key: Hashable, Value> {
+package struct LRUList<Key: Hashable, Value> {
     final class Node {
         let key: Key
         var value: Value
@@ -14,14 +14,17 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     private(set) var nodes: [Key: Node] = [:]
+
+    /// An empty list.
+    package init() {}
     private var oldest: Node?
     private var newest: Node?
 
-    var count: Int { nodes.count }
+    package var count: Int { nodes.count }
     var isEmpty: Bool { nodes.isEmpty }
 
     /// The value for `key`, marked most recently used.
-    mutating func touch(_ key: Key) -> Value? {
+    package mutating func touch(_ key: Key) -> Value? {
         guard let node = nodes[key] else { return nil }
         unlink(node)
         append(node)
@@ -33,7 +36,7 @@ struct LRUList<Key: Hashable, Value> {
 
     /// Inserts or replaces, most recently used. Returns the value it replaced.
     @discardableResult
-    mutating func set(_ value: Value, for key: Key) -> Value? {
+    package mutating func set(_ value: Value, for key: Key) -> Value? {
         if let node = nodes[key] {
             let old = node.value
             node.value = value
@@ -55,7 +58,7 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// Removes and returns the least recently used entry.
-    mutating func popOldest() -> (key: Key, value: Value)? {
+    package mutating func popOldest() -> (key: Key, value: Value)? {
         guard let node = oldest else { return nil }
         nodes.removeValue(forKey: node.key)
         unlink(node)

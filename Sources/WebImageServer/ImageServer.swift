@@ -1,0 +1,139 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Synchronization
+import WebImage
+import WebImageMemcached
+
+/// `webimage serve`: an image proxy and thumbnail server on the library (Hummingbird 2).
+///
+/// `GET /SIGNATURE/OPTIONS.../SOURCE` fetches the source through the library (shared fetches,
+/// decode at size, caches), processes and encodes it. Signed by default (HMAC-SHA256, see
+/// `URLSigner`); no request goes to loopback, private, link-local or metadata addresses unless
+/// allowed; bounded: past `maximumPendingRequests` a request gets a 503 with `Retry-After`.
+/// `GET /health` answers `ok`. SIGTERM or SIGINT stop it gracefully: no new connection, the
+/// requests in flight finish, the pending cache writes are flushed.
+public final class ImageServer: Sendable {
+    /// The configuration it runs with.
+    public let configuration: ServerConfiguration
+    /// The manager behind it (its caches and loader).
+    public let manager: ImageManager
+    private let processor: ImageProcessor
+    private let signer: URLSigner?
+    private let sources: SourcePolicy
+    private let limits: ProcessingLimits
+    private let pending = Atomic<Int>(0)
+    private let logger: Logger
+
+    /// A server for `configuration`.
+    /// - Throws: `ServerConfigurationError` for a missing or malformed key or salt, a bad
+    ///   network or shared cache, or an unusable cache folder.
+    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "webimage.serve")) throws {
+        self.configuration = configuration
+        self.logger = logger
+        signer = try configuration.signer()
+        sources = SourcePolicy(allowed: configuration.allowedSources)
+        var limits = ProcessingLimits()
+        limits.maximumDimension = configuration.maximumDimension
+        self.limits = limits
+
+        var loaderConfiguration = HTTPImageLoader.Configuration()
+        loaderConfiguration.addressPolicy = .publicOnly(allowing: try configuration.networks())
+        loaderConfiguration.maximumResponseSize = configuration.maximumSourceBytes
+        let loader = HTTPImageLoader(configuration: loaderConfiguration)
+        let memory = MemoryCache(configuration: .init(costLimit: configuration.memoryCacheMegabytes << 20))
+        let folder = configuration.cacheDirectory.map { URL(fileURLWithPath: $0) }
+            ?? DiskCache.defaultDirectory(namespace: "serve")
+        let local = ImageCache(memory: memory, disk: DiskCache(directory: folder))
+        var cache: any ImageCaching = local
+        if let shared = configuration.sharedCache {
+            do {
+                let tier = try SharedCacheTier(SharedCacheConfiguration(servers: SharedCacheConfiguration.servers(from: shared)))
+                cache = TieredImageCache(base: local, tier: tier)
+            } catch {
+                throw ServerConfigurationError("sharedCache: \(error)")
+            }
+        }
+        var managerConfiguration = ImageManager.Configuration()
+        managerConfiguration.rateLimiter = nil   // a proxy answers its clients; it does not throttle them
+        managerConfiguration.defaultContext.loadTimeout = .milliseconds(Int(configuration.processingTimeoutSeconds * 1000))
+        manager = ImageManager(cache: cache, loaders: ImageLoaders([loader]), configuration: managerConfiguration)
+        processor = ImageProcessor(manager: manager, responseCacheBytes: configuration.responseCacheMegabytes << 20,
+                                   maximumFrames: configuration.maximumFrames, maximumDimension: configuration.maximumDimension)
+    }
+
+    /// Runs until SIGTERM or SIGINT (or until the calling task is cancelled), then stops
+    /// gracefully and flushes the pending cache writes. `onRunning` gets the port it listens on.
+    public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        if signer == nil { logger.warning("serving without signatures (--insecure): any URL is accepted; for development only") }
+        let router = Router()
+        router.get("/health") { _, _ in "ok" }
+        router.get("**") { request, _ in await self.respond(to: request) }
+        let app = Application(router: router,
+                              configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "webimage"),
+                              onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+                              logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            await manager.waitForPendingStores()
+            throw error
+        }
+        await manager.waitForPendingStores()
+    }
+
+    /// The answer to one image request.
+    func respond(to request: Request) async -> Response {
+        let start = ContinuousClock.now
+        let path = request.uri.path
+        let response: Response
+        var source = "-"
+        if pending.add(1, ordering: .relaxed).newValue > configuration.maximumPendingRequests {
+            response = Self.refusal(ProcessingRequestError(503, "the server is busy; try again shortly"), retryAfter: 1)
+        } else {
+            do {
+                let processed = try await process(path: path, accept: request.headers[.accept])
+                source = processed.source
+                response = Self.answer(processed, ifNoneMatch: request.headers[.ifNoneMatch], maxAge: configuration.cacheMaxAgeSeconds)
+            } catch {
+                response = Self.refusal(error)
+            }
+        }
+        pending.subtract(1, ordering: .relaxed)
+        let elapsed = ContinuousClock.now - start
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        logger.info("\(response.status.code) \(path) \(response.headers[.contentLength] ?? "0") bytes \(String(format: "%.1f", milliseconds)) ms \(source)")
+        return response
+    }
+
+    /// Parses, checks the signature and the source, and processes.
+    func process(path: String, accept: String?) async throws(ProcessingRequestError) -> ProcessedImage {
+        let (signature, request) = try ProcessingRequest.parse(path: path, limits: limits)
+        if let signer, !signer.isValid(signature, for: request.signedPath) {
+            throw ProcessingRequestError(403, "the signature does not match the path")
+        }
+        if let refusal = sources.refusal(request.source) { throw ProcessingRequestError(403, refusal) }
+        return try await processor.process(request, accept: accept)
+    }
+
+    static func answer(_ processed: ProcessedImage, ifNoneMatch: String?, maxAge: Int) -> Response {
+        var headers: HTTPFields = [.eTag: processed.etag, .cacheControl: "public, max-age=\(maxAge)"]
+        if processed.variesWithAccept { headers[.vary] = "Accept" }
+        if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == processed.etag || $0.trimmingCharacters(in: .whitespaces) == "*" }) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = processed.contentType
+        headers[.contentLength] = String(processed.body.count)
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: processed.body)))
+    }
+
+    static func refusal(_ error: ProcessingRequestError, retryAfter: Int? = nil) -> Response {
+        let body = ByteBuffer(string: error.reason + "\n")
+        var headers: HTTPFields = [.contentType: "text/plain; charset=utf-8", .contentLength: String(body.readableBytes),
+                                   .cacheControl: "no-store"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(status: .init(code: error.status), headers: headers, body: .init(byteBuffer: body))
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import WebImage
+
+/// How `webimage serve` runs: where it listens, how requests are signed, what sources it may
+/// fetch and the limits of what it does. Read from a JSON file (`--config FILE`, keys as the
+/// property names) and the environment (`WEBIMAGE_KEY`, `WEBIMAGE_SALT`, hexadecimal).
+public struct ServerConfiguration: Sendable, Codable, Equatable {
+    /// The address to listen on (default 127.0.0.1: put a reverse proxy in front).
+    public var host = "127.0.0.1"
+    /// The port (default 8080; 0 picks a free one).
+    public var port = 8080
+    /// The signing key, hexadecimal. Required unless `insecure`.
+    public var key: String?
+    /// The signing salt, hexadecimal. Required unless `insecure`.
+    public var salt: String?
+    /// Accept any signature (development only: a warning is printed at start).
+    public var insecure = false
+    /// Sources allowed: host names (`images.example.com`, `*.example.com`) or URL prefixes
+    /// (`https://cdn.example.com/photos/`). Empty: any public http(s) source.
+    public var allowedSources: [String] = []
+    /// Networks an origin may be on although they are not public (CIDR, e.g. `10.20.0.0/16`):
+    /// by default no request goes to loopback, private, link-local or metadata addresses.
+    public var allowedNetworks: [String] = []
+    /// The largest source body, in bytes (default 32 MiB).
+    public var maximumSourceBytes = 32 << 20
+    /// The largest width or height of a result (default 4096).
+    public var maximumDimension = 4096
+    /// The most frames an animated result keeps (default 300); more: a 422.
+    public var maximumFrames = 300
+    /// How long one request may take, fetch included (default 30 s): then a 504.
+    public var processingTimeoutSeconds = 30.0
+    /// Requests being processed or waiting (default 64); more get a 503 with `Retry-After`.
+    public var maximumPendingRequests = 64
+    /// `Cache-Control: public, max-age=` of results (default a year: a result's URL names it).
+    public var cacheMaxAgeSeconds = 31_536_000
+    /// The memory cache of decoded images, in MiB (default 64).
+    public var memoryCacheMegabytes = 64
+    /// The bytes of encoded results kept in memory, in MiB (default 32): a warm request is
+    /// answered from there with no decode and no encode.
+    public var responseCacheMegabytes = 32
+    /// The disk cache's folder (default: the user cache folder, namespace "serve").
+    public var cacheDirectory: String?
+    /// A fleet's shared cache tier, `memcached://host:port,...` (WebImageMemcached).
+    public var sharedCache: String?
+
+    /// The defaults.
+    public init() {}
+
+    /// Reads `data` as JSON; missing keys keep their defaults.
+    /// - Throws: `ServerConfigurationError` naming the problem.
+    public static func decode(_ data: Data) throws -> ServerConfiguration {
+        do {
+            return try JSONDecoder().decode(ServerConfiguration.self, from: data)
+        } catch let error as DecodingError {
+            throw ServerConfigurationError("the configuration is not valid JSON of the expected keys: \(error)")
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case host, port, key, salt, insecure, allowedSources, allowedNetworks, maximumSourceBytes,
+             maximumDimension, maximumFrames, processingTimeoutSeconds, maximumPendingRequests, cacheMaxAgeSeconds,
+             memoryCacheMegabytes, responseCacheMegabytes, cacheDirectory, sharedCache
+    }
+
+    /// Decodes the keys present; the others keep their defaults.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func value<T: Decodable>(_ key: CodingKeys, _ fallback: T) throws -> T { try container.decodeIfPresent(T.self, forKey: key) ?? fallback }
+        let defaults = ServerConfiguration()
+        host = try value(.host, defaults.host)
+        port = try value(.port, defaults.port)
+        key = try container.decodeIfPresent(String.self, forKey: .key)
+        salt = try container.decodeIfPresent(String.self, forKey: .salt)
+        insecure = try value(.insecure, defaults.insecure)
+        allowedSources = try value(.allowedSources, defaults.allowedSources)
+        allowedNetworks = try value(.allowedNetworks, defaults.allowedNetworks)
+        maximumSourceBytes = try value(.maximumSourceBytes, defaults.maximumSourceBytes)
+        maximumDimension = try value(.maximumDimension, defaults.maximumDimension)
+        maximumFrames = try value(.maximumFrames, defaults.maximumFrames)
+        processingTimeoutSeconds = try value(.processingTimeoutSeconds, defaults.processingTimeoutSeconds)
+        maximumPendingRequests = try value(.maximumPendingRequests, defaults.maximumPendingRequests)
+        cacheMaxAgeSeconds = try value(.cacheMaxAgeSeconds, defaults.cacheMaxAgeSeconds)
+        memoryCacheMegabytes = try value(.memoryCacheMegabytes, defaults.memoryCacheMegabytes)
+        responseCacheMegabytes = try value(.responseCacheMegabytes, defaults.responseCacheMegabytes)
+        cacheDirectory = try container.decodeIfPresent(String.self, forKey: .cacheDirectory)
+        sharedCache = try container.decodeIfPresent(String.self, forKey: .sharedCache)
+    }
+
+    /// The signer of this configuration, or nil when it is `insecure`.
+    /// - Throws: `ServerConfigurationError` when the key or salt is missing or not hexadecimal.
+    public func signer() throws -> URLSigner? {
+        if insecure { return nil }
+        guard let key, let salt else {
+            throw ServerConfigurationError("a signing key and salt are required (key and salt in the configuration, or WEBIMAGE_KEY and WEBIMAGE_SALT; --insecure for development)")
+        }
+        guard let keyBytes = URLSigner.bytes(hex: key), let saltBytes = URLSigner.bytes(hex: salt) else {
+            throw ServerConfigurationError("the signing key and salt must be hexadecimal")
+        }
+        return URLSigner(key: keyBytes, salt: saltBytes)
+    }
+
+    /// The allowed networks, parsed.
+    /// - Throws: `ServerConfigurationError` naming one that is not a network.
+    public func networks() throws -> [IPNetwork] {
+        try allowedNetworks.map { text in
+            guard let network = IPNetwork(text) else { throw ServerConfigurationError("\"\(text)\" in allowedNetworks is not an address or CIDR network") }
+            return network
+        }
+    }
+}
+
+/// A configuration that cannot work, and why.
+public struct ServerConfigurationError: Error, CustomStringConvertible {
+    /// One line.
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
