@@ -119,7 +119,7 @@ extension ProcessingRequest {
                 guard let decoded = rest.removingPercentEncoding else { throw bad("the plain source is not valid percent-encoding") }
                 source = URL(string: decoded)
                 guard source != nil, !decoded.isEmpty else { throw bad("the plain source is not a URL") }
-            } else if !segment.contains(":"), !Self.flags.contains(String(segment)) {
+            } else if !segment.contains(":"), !Self.flags.contains(String(segment)), !segments.contains("plain") {
                 // The last segments: the source in base64url, maybe split by slashes, maybe with .ext.
                 var encoded = ([segment] + segments).joined()
                 segments = []
@@ -163,7 +163,10 @@ extension ProcessingRequest {
         let parts = option.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         let name = parts[0], arguments = Array(parts.dropFirst())
         func count(_ allowed: ClosedRange<Int>) throws(ProcessingRequestError) {
-            guard allowed.contains(arguments.count) else { throw bad("\(name) takes \(allowed.lowerBound == allowed.upperBound ? "\(allowed.lowerBound)" : "\(allowed.lowerBound) to \(allowed.upperBound)") arguments") }
+            guard allowed.contains(arguments.count) else {
+                let counted = allowed.lowerBound == allowed.upperBound ? "\(allowed.lowerBound)" : "\(allowed.lowerBound) to \(allowed.upperBound)"
+                throw bad("\(name) takes \(counted) argument\(allowed.upperBound == 1 ? "" : "s"), not \(arguments.count)")
+            }
         }
         func size(_ text: String, _ what: String) throws(ProcessingRequestError) -> Int {
             guard let value = Int(text), value >= 0, value <= limits.maximumDimension else {

@@ -19,10 +19,10 @@ public struct URLSigner: Sendable {
         Base64URL.encode(Digest.hmacSHA256(key: key, message: salt + Array(path.utf8)))
     }
 
-    /// Whether `signature` is `path`'s, compared in constant time.
+    /// Whether `signature` is `path`'s, written exactly as `signature(of:)` writes it (so that
+    /// one path has one signature), compared in constant time.
     public func isValid(_ signature: String, for path: String) -> Bool {
-        guard let given = Base64URL.decode(signature) else { return false }
-        return Digest.equalInConstantTime(Array(given), Digest.hmacSHA256(key: key, message: salt + Array(path.utf8)))
+        Digest.equalInConstantTime(Array(signature.utf8), Array(self.signature(of: path).utf8))
     }
 
     /// The signed path for `path` (which starts with `/`): `/SIGNATURE` + `path`.
