@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+@testable import WebImage
+@testable import WebImageServer
+
+/// `webimage serve` against a real origin and a real client: signatures, processing, the
+/// security defaults, origin faults, sharing, the busy queue and HTTP caching.
+@Suite(.serialized) struct ImageServerTests {
+    static let png = ManagerHarness.png   // 64x48
+
+    @Test func aSignedRequestIsProcessedAndCachedByTheClient() async throws {
+        let h = try await ServerHarness()
+        h.origin.route("/a.png", .respond(body: Self.png))
+        let url = h.url(options: "rs:fit:32:32", source: "/a.png")
+        let reply = try Curl.get(url)
+        #expect(reply.status == 200 && reply.headers["content-type"] == "image/png")
+        let image = try Image(data: reply.body)
+        #expect(image.width == 32 && image.height == 24, "fit keeps the aspect ratio")
+        let etag = try #require(reply.headers["etag"])
+        #expect(reply.headers["cache-control"] == "public, max-age=31536000")
+        #expect(reply.headers["vary"] == nil)
+        // The client's revalidation: 304, no body.
+        let again = try Curl.get(url, headers: ["If-None-Match": etag])
+        #expect(again.status == 304 && again.body.isEmpty)
+        // Other operations and the crop.
+        let crop = try Image(data: try Curl.get(h.url(options: "rs:fill-crop:20:20/g:nowe/gs/fl:h", source: "/a.png")).body)
+        #expect(crop.width == 20 && crop.height == 20)
+        let exact = try Image(data: try Curl.get(h.url(options: "rs:exact:10:30/dpr:2", source: "/a.png")).body)
+        #expect(exact.width == 20 && exact.height == 60)
+        #expect(h.origin.requestCount("/a.png") == 1, "every result came from one fetch of the source")
+        await h.finish()
+    }
+
+    @Test func formatsFromTheRequestAndItsAccept() async throws {
+        let h = try await ServerHarness()
+        h.origin.route("/a.png", .respond(body: Self.png))
+        let auto = h.url(options: "w:16/f:auto", source: "/a.png")
+        let webp = try Curl.get(auto, headers: ["Accept": "image/avif,image/webp,*/*"])
+        #expect(webp.status == 200 && webp.headers["content-type"] == "image/webp" && webp.headers["vary"] == "Accept")
+        #expect(try Image(data: webp.body).format == .webp)
+        let plain = try Curl.get(auto, headers: ["Accept": "image/png"])
+        #expect(plain.headers["content-type"] == "image/png" && plain.headers["vary"] == "Accept")
+        let jpeg = try Curl.get(h.url(options: "w:16/q:50", source: "/a.png@jpg"))
+        let jpegImage = try Image(data: jpeg.body)
+        #expect(jpeg.headers["content-type"] == "image/jpeg" && jpegImage.width == 16)
+        let info = try Curl.get(h.url(options: "info", source: "/a.png"))
+        let fields = try #require(try JSONSerialization.jsonObject(with: info.body) as? [String: Any])
+        #expect(info.headers["content-type"] == "application/json" && fields["width"] as? Int == 64 && fields["format"] as? String == "png")
+        await h.finish()
+    }
+
+    @Test func refusalsAreA4xxWithAReasonAndNoOriginRequest() async throws {
+        let inside = TestHTTPServer()
+        try await inside.start(host: "127.0.0.2")
+        inside.route("/secret.png", .respond(body: Self.png))
+        let h = try await ServerHarness { $0.allowedSources = ["127.0.0.1"] }
+        h.origin.route("/a.png", .respond(body: Self.png))
+        h.origin.route("/redirect.png", .redirect(to: inside.url("/secret.png").absoluteString))
+        func text(_ reply: Curl.Reply) -> String { String(decoding: reply.body, as: UTF8.self) }
+        // A bad signature, and none.
+        let good = h.url(options: "w:10", source: "/a.png").absoluteString
+        let forged = try Curl.get(URL(string: good.replacingOccurrences(of: "/w:10/", with: "/w:11/"))!)
+        #expect(forged.status == 403 && text(forged).contains("signature"))
+        let unsigned = try Curl.get(URL(string: "http://127.0.0.1:\(h.port)/_/w:10/plain/\(h.origin.url("/a.png"))")!)
+        #expect(unsigned.status == 403)
+        // A malformed request.
+        let malformed = try Curl.get(h.url("/w:100000/plain/" + h.origin.url("/a.png").absoluteString))
+        #expect(malformed.status == 400 && text(malformed).contains("from 0 to 4096"))
+        // A host outside the allowed sources; a name that resolves to loopback is one too.
+        let named = try Curl.get(h.url("/w:10/plain/http://localhost:\(h.origin.port)/a.png"))
+        #expect(named.status == 403 && text(named).contains("allowed sources"))
+        let file = try Curl.get(h.url("/w:10/plain/file:///etc/passwd"))
+        #expect(file.status == 403 && text(file).contains("http and https"))
+        #expect(h.origin.requestCount("/a.png") == 0)
+        // A redirect to a private address the configuration does not allow: refused at the connection.
+        let redirected = try Curl.get(h.url(options: "w:10", source: "/redirect.png"))
+        #expect(redirected.status == 403 && text(redirected).contains("127.0.0.2"))
+        #expect(inside.connectionCount == 0)
+        // The metadata address.
+        let metadata = try Curl.get(h.url("/w:10/plain/http://169.254.169.254/latest/meta-data"))
+        #expect(metadata.status == 403)
+        await h.finish()
+        await inside.stop()
+    }
+
+    @Test func originFaultsAreClearStatusesAndTheServerGoesOn() async throws {
+        let h = try await ServerHarness { $0.processingTimeoutSeconds = 1 }
+        h.origin.route("/missing.png", .respond(status: 404, body: Data()))
+        h.origin.route("/broken.png", .respond(status: 500, body: Data()))
+        h.origin.route("/text.png", .respond(contentType: "text/plain", body: Data("hello".utf8)))
+        h.origin.route("/stall.png", .stallAfter(bytes: 100, body: Self.png))
+        h.origin.route("/reset.png", .resetAfter(bytes: 100, body: Self.png))
+        h.origin.route("/a.png", .respond(body: Self.png))
+        for (path, status) in [("/missing.png", 404), ("/broken.png", 502), ("/text.png", 422), ("/stall.png", 504), ("/reset.png", 502)] {
+            let reply = try Curl.get(h.url(options: "w:10", source: path))
+            #expect(reply.status == status, "\(path): \(String(decoding: reply.body, as: UTF8.self))")
+            #expect(reply.headers["cache-control"] == "no-store")
+        }
+        #expect(try Curl.get(h.url(options: "w:10", source: "/a.png")).status == 200)
+        #expect(try Curl.get(URL(string: "http://127.0.0.1:\(h.port)/health")!).body == Data("ok".utf8))
+        await h.finish()
+    }
+
+    @Test func aThousandRequestsForOneNewSourceMakeOneOriginRequest() async throws {
+        let h = try await ServerHarness()
+        h.origin.route("/a.png", .delayed(.milliseconds(300), .respond(body: Self.png)))
+        var client = HTTPImageLoader.Configuration()
+        client.maximumConcurrentDownloads = 64
+        let loader = HTTPImageLoader(configuration: client)
+        let urls = (0..<1000).map { h.url(options: "w:\($0 % 200 + 1)", source: "/a.png") }
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for url in urls { group.addTask { try await loader.data(for: ImageLoaderRequest(url: url)).1.statusCode } }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.count == 1000 && statuses.allSatisfy { $0 == 200 })
+        #expect(h.origin.requestCount("/a.png") == 1)
+        await h.finish()
+    }
+
+    @Test func aFullQueueAnswers503AndTheServerKeepsServing() async throws {
+        let h = try await ServerHarness { $0.maximumPendingRequests = 2 }
+        h.origin.route("/slow.png", .delayed(.milliseconds(600), .respond(body: Self.png)))
+        h.origin.route("/a.png", .respond(body: Self.png))
+        var client = HTTPImageLoader.Configuration()
+        client.maximumConcurrentDownloads = 16
+        client.acceptableStatusCodes = Set(200..<600)
+        let loader = HTTPImageLoader(configuration: client)
+        let replies = try await withThrowingTaskGroup(of: ImageLoaderResponse.self) { group in
+            for index in 0..<10 {
+                let url = h.url(options: "w:\(index + 1)", source: "/slow.png")
+                group.addTask { try await loader.data(for: ImageLoaderRequest(url: url)).1 }
+            }
+            return try await group.reduce(into: [ImageLoaderResponse]()) { $0.append($1) }
+        }
+        let busy = replies.filter { $0.statusCode == 503 }
+        #expect(replies.filter { $0.statusCode == 200 }.count >= 2 && !busy.isEmpty)
+        #expect(busy.allSatisfy { $0.headers["retry-after"] == "1" })
+        #expect(replies.allSatisfy { $0.statusCode == 200 || $0.statusCode == 503 }, "nothing else")
+        #expect(try Curl.get(h.url(options: "w:10", source: "/a.png")).status == 200, "still serving")
+        await h.finish()
+    }
+}

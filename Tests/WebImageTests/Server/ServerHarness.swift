@@ -1,0 +1,85 @@
+import Foundation
+import Synchronization
+@testable import WebImage
+@testable import WebImageServer
+
+/// An image server on a free loopback port over an origin (the in-process test server), for one
+/// test, and a real client: curl.
+final class ServerHarness: Sendable {
+    let origin = TestHTTPServer()
+    let directory = TemporaryDirectory("serve")
+    let server: ImageServer
+    let signer = URLSigner(key: Array("test key".utf8), salt: Array("test salt".utf8))
+    private let task: Mutex<Task<Void, any Error>?> = Mutex(nil)
+    private let portValue = Mutex(0)
+
+    var port: Int { portValue.withLock { $0 } }
+
+    /// A server signed with the harness's key and salt, allowed to reach 127.0.0.1 (the origin);
+    /// `configure` changes the rest.
+    init(configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
+        try await origin.start()
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.key = "7465737420 6b6579".replacingOccurrences(of: " ", with: "")
+        configuration.salt = "746573742073616c74"
+        configuration.allowedNetworks = ["127.0.0.1"]
+        configuration.cacheDirectory = directory.url.appendingPathComponent("cache").path
+        configure(&configuration)
+        server = try ImageServer(configuration: configuration)
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let server = self.server
+        task.withLock { $0 = Task { try await server.run { port in continuation.yield(port) } } }
+        for await port in ports {
+            portValue.withLock { $0 = port }
+            break
+        }
+    }
+
+    /// The signed URL of `path` (options and source, starting with /).
+    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)" + signer.sign(path))! }
+
+    /// `path` with the source `origin` serves at `source`, signed.
+    func url(options: String, source: String) -> URL {
+        url("/\(options)/plain/" + origin.url(source).absoluteString)
+    }
+
+    func finish() async {
+        let task = task.withLock { $0 }
+        task?.cancel()
+        _ = await task?.result
+        await origin.stop()
+        directory.remove()
+    }
+}
+
+/// curl as the client: status, headers (lowercased names) and body.
+enum Curl {
+    struct Reply {
+        var status: Int
+        var headers: [String: String]
+        var body: Data
+    }
+
+    static func get(_ url: URL, headers: [String: String] = [:]) throws -> Reply {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("curl-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-s", "-o", folder.appendingPathComponent("body").path, "-D", folder.appendingPathComponent("headers").path,
+                             "-w", "%{http_code}", "--max-time", "30"] + headers.flatMap { ["-H", "\($0.key): \($0.value)"] } + [url.absoluteString]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let status = Int(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)) ?? 0
+        process.waitUntilExit()
+        var fields: [String: String] = [:]
+        let text = (try? String(contentsOf: folder.appendingPathComponent("headers"), encoding: .utf8)) ?? ""
+        for line in text.split(separator: "\r\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return Reply(status: status, headers: fields, body: (try? Data(contentsOf: folder.appendingPathComponent("body"))) ?? Data())
+    }
+}
