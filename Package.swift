@@ -91,6 +91,8 @@ let package = Package(
             dependencies: [
                 "WebImage", "WebImageMemcached", "WebImageServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 // The demo's local HTTP server.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

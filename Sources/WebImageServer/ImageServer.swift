@@ -1,6 +1,8 @@
 import Foundation
 import Hummingbird
 import Logging
+import Metrics
+import Prometheus
 import ServiceLifecycle
 import Synchronization
 import WebImage
@@ -25,13 +27,19 @@ public final class ImageServer: Sendable {
     private let limits: ProcessingLimits
     private let pending = Atomic<Int>(0)
     private let logger: Logger
+    /// The registry `/metrics` shows, when the program gave one.
+    private let registry: PrometheusCollectorRegistry?
 
-    /// A server for `configuration`.
+    /// A server for `configuration`. Its metrics (and the library's) go through swift-metrics
+    /// to whatever backend the program bootstrapped; with `metrics`, the registry of a
+    /// swift-prometheus backend, `GET /metrics` shows them in Prometheus' text format.
     /// - Throws: `ServerConfigurationError` for a missing or malformed key or salt, a bad
     ///   network or shared cache, or an unusable cache folder.
-    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "webimage.serve")) throws {
+    public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "webimage.serve"),
+                metrics registry: PrometheusCollectorRegistry? = nil) throws {
         self.configuration = configuration
         self.logger = logger
+        self.registry = registry
         signer = try configuration.signer()
         sources = SourcePolicy(allowed: configuration.allowedSources)
         var limits = ProcessingLimits()
@@ -69,6 +77,12 @@ public final class ImageServer: Sendable {
         if signer == nil { logger.warning("serving without signatures (--insecure): any URL is accepted; for development only") }
         let router = Router()
         router.get("/health") { _, _ in "ok" }
+        if let registry {
+            router.get("/metrics") { _, _ in
+                let text = ByteBuffer(bytes: registry.emitToBuffer())
+                return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: text))
+            }
+        }
         router.get("**") { request, _ in await self.respond(to: request) }
         let app = Application(router: router,
                               configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "webimage"),
@@ -103,6 +117,9 @@ public final class ImageServer: Sendable {
         }
         pending.subtract(1, ordering: .relaxed)
         let elapsed = ContinuousClock.now - start
+        Counter(label: "webimage_server_requests_total", dimensions: [("status", String(response.status.code)), ("source", source)]).increment()
+        Metrics.Timer(label: "webimage_server_request_duration_seconds")
+            .recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         logger.info("\(response.status.code) \(path) \(response.headers[.contentLength] ?? "0") bytes \(String(format: "%.1f", milliseconds)) ms \(source)")
         return response

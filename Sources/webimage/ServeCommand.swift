@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Metrics
+import Prometheus
 import WebImage
 import WebImageServer
 
@@ -47,9 +49,12 @@ struct ServeCommand: AsyncParsableCommand {
             handler.logLevel = .info
             return handler
         }
+        // Prometheus is the metrics backend: the library's and the server's metrics at /metrics.
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         let server: ImageServer
         do {
-            server = try ImageServer(configuration: configuration)
+            server = try ImageServer(configuration: configuration, metrics: registry)
         } catch {
             Terminal.error(Terminal.describe(error))
             throw ExitCode(2)
