@@ -30,6 +30,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Accept unsigned requests (development only; a warning is printed).")
     var insecure = false
 
+    @Flag(help: "Serve the bundled samples as the origin (on loopback, with a key made for this run) and print signed URLs to open.")
+    var demo = false
+
     func run() async throws {
         var configuration = ServerConfiguration()
         do {
@@ -44,6 +47,14 @@ struct ServeCommand: AsyncParsableCommand {
         if let host { configuration.host = host }
         if let port { configuration.port = port }
         if insecure { configuration.insecure = true }
+        if demo {
+            // The samples are served on loopback: that network is allowed, and a key is made for this run.
+            configuration.allowedNetworks.append("127.0.0.1")
+            if !configuration.insecure, configuration.key == nil || configuration.salt == nil {
+                configuration.key = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+                configuration.salt = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            }
+        }
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .info
@@ -60,8 +71,24 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let host = configuration.host
+        let origin = demo ? try await DemoServer(files: SampleImages.all.reduce(into: [:]) { $0[$1.name] = $1.data }, port: 0,
+                                                 chunk: 1 << 20, interval: .milliseconds(0)) { _ in } : nil
+        let signer = try? configuration.signer()
         try await server.run { port in
             Terminal.error("serve: listening on http://\(host):\(port)")
+            guard let origin else { return }
+            for (name, options) in ServeCommand.demoRequests {
+                let path = "/\(options)/plain/http://127.0.0.1:\(origin.port)/\(name)"
+                print("http://\(host):\(port)" + (signer.map { $0.sign(path) } ?? "/_" + path))
+            }
+            fflush(nil)
         }
+        await origin?.stop()
     }
+
+    /// What `--demo` prints: a sample with the options that show it off.
+    static let demoRequests: [(String, String)] = [
+        ("photo-baseline.jpg", "rs:fit:320:240/f:webp"), ("photo-progressive-exif6.jpg", "rs:fill-crop:200:200/g:ce/q:70"),
+        ("badge-alpha.png", "rs:fit:128:0/gs"), ("bouncing-ball.gif", "rs:fit:100:100"), ("photo-lossy.webp", "info"),
+    ]
 }

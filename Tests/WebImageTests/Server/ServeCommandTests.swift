@@ -71,4 +71,24 @@ import Testing
         #expect(files.count > 1, "the results were written to the disk cache")
         await origin.stop()
     }
+
+    /// `serve --demo` (what `scripts/serve.sh` runs): the samples as the origin, signed URLs
+    /// printed, each of them answered.
+    @Test func theDemoPrintsURLsThatWork() async throws {
+        let directory = TemporaryDirectory("serve-demo")
+        defer { directory.remove() }
+        let running = try CLIRunner.start(["serve", "--demo", "--port", "0"], environment: ["XDG_CACHE_HOME": directory.url.path])
+        var printed = ""
+        for _ in 0..<400 where printed.split(separator: "\n").count < 5 {
+            printed += String(decoding: running.out.fileHandleForReading.availableData, as: UTF8.self)
+        }
+        let urls = printed.split(separator: "\n").compactMap { URL(string: String($0)) }
+        #expect(urls.count == 5, "\(printed)")
+        for url in urls {
+            let reply = try Curl.get(url)
+            #expect(reply.status == 200 && !reply.body.isEmpty, "\(url): \(reply.status)")
+        }
+        running.signal(SIGTERM)
+        #expect(running.wait().status == 0)
+    }
 }
