@@ -41,7 +41,7 @@ public final class ImageServer: Sendable {
         self.logger = logger
         self.registry = registry
         signer = try configuration.signer()
-        sources = SourcePolicy(allowed: configuration.allowedSources)
+        sources = SourcePolicy(allowed: configuration.allowedSources, fileRoot: configuration.fileRoot)
         var limits = ProcessingLimits()
         limits.maximumDimension = configuration.maximumDimension
         self.limits = limits
@@ -66,7 +66,7 @@ public final class ImageServer: Sendable {
         var managerConfiguration = ImageManager.Configuration()
         managerConfiguration.rateLimiter = nil   // a proxy answers its clients; it does not throttle them
         managerConfiguration.defaultContext.loadTimeout = .milliseconds(Int(configuration.processingTimeoutSeconds * 1000))
-        manager = ImageManager(cache: cache, loaders: ImageLoaders([loader]), configuration: managerConfiguration)
+        manager = ImageManager(cache: cache, loaders: ImageLoaders([loader, FileImageLoader()]), configuration: managerConfiguration)
         processor = ImageProcessor(manager: manager, responseCacheBytes: configuration.responseCacheMegabytes << 20,
                                    maximumFrames: configuration.maximumFrames, maximumDimension: configuration.maximumDimension)
     }
@@ -127,11 +127,15 @@ public final class ImageServer: Sendable {
 
     /// Parses, checks the signature and the source, and processes.
     func process(path: String, accept: String?) async throws(ProcessingRequestError) -> ProcessedImage {
-        let (signature, request) = try ProcessingRequest.parse(path: path, limits: limits)
+        var (signature, request) = try ProcessingRequest.parse(path: path, limits: limits)
         if let signer, !signer.isValid(signature, for: request.signedPath) {
             throw ProcessingRequestError(403, "the signature does not match the path")
         }
-        if let refusal = sources.refusal(request.source) { throw ProcessingRequestError(403, refusal) }
+        if request.source.scheme?.lowercased() == "local" {
+            request.source = try sources.localFile(request.source).get()
+        } else if let refusal = sources.refusal(request.source) {
+            throw ProcessingRequestError(403, refusal)
+        }
         return try await processor.process(request, accept: accept)
     }
 

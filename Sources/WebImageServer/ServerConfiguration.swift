@@ -42,6 +42,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var cacheDirectory: String?
     /// A fleet's shared cache tier, `memcached://host:port,...` (WebImageMemcached).
     public var sharedCache: String?
+    /// A folder whose files are served as `local:///PATH` sources (nil, the default: no local
+    /// file is served). No path leaves it: `..` and symbolic links are resolved first.
+    public var fileRoot: String?
 
     /// The defaults.
     public init() {}
@@ -59,7 +62,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     private enum CodingKeys: String, CodingKey {
         case host, port, key, salt, insecure, allowedSources, allowedNetworks, maximumSourceBytes,
              maximumDimension, maximumFrames, processingTimeoutSeconds, maximumPendingRequests, cacheMaxAgeSeconds,
-             memoryCacheMegabytes, responseCacheMegabytes, cacheDirectory, sharedCache
+             memoryCacheMegabytes, responseCacheMegabytes, cacheDirectory, sharedCache, fileRoot
     }
 
     /// Decodes the keys present; the others keep their defaults.
@@ -84,6 +87,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         responseCacheMegabytes = try value(.responseCacheMegabytes, defaults.responseCacheMegabytes)
         cacheDirectory = try container.decodeIfPresent(String.self, forKey: .cacheDirectory)
         sharedCache = try container.decodeIfPresent(String.self, forKey: .sharedCache)
+        fileRoot = try container.decodeIfPresent(String.self, forKey: .fileRoot)
     }
 
     /// The signer of this configuration, or nil when it is `insecure`.

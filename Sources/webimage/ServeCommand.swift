@@ -30,6 +30,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Accept unsigned requests (development only; a warning is printed).")
     var insecure = false
 
+    @Option(help: "A fleet's shared cache tier behind the disk cache: memcached://HOST:PORT,HOST:PORT.")
+    var sharedCache: SharedCacheOption?
+
     @Flag(help: "Serve the bundled samples as the origin (on loopback, with a key made for this run) and print signed URLs to open.")
     var demo = false
 
@@ -47,6 +50,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let host { configuration.host = host }
         if let port { configuration.port = port }
         if insecure { configuration.insecure = true }
+        if let sharedCache {
+            configuration.sharedCache = "memcached://" + sharedCache.servers.map(\.description).joined(separator: ",")
+        }
         if demo {
             // The samples are served on loopback: that network is allowed, and a key is made for this run.
             configuration.allowedNetworks.append("127.0.0.1")

@@ -139,4 +139,54 @@ import Testing
         #expect(try Curl.get(h.url(options: "w:10", source: "/a.png")).status == 200, "still serving")
         await h.finish()
     }
+
+    @Test func localFilesAreServedOnlyFromTheirRoot() async throws {
+        let files = TemporaryDirectory("serve-files")
+        defer { files.remove() }
+        let root = files.url.appendingPathComponent("root")
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("dir"), withIntermediateDirectories: true)
+        try Self.png.write(to: root.appendingPathComponent("dir/a.png"))
+        try Self.png.write(to: files.url.appendingPathComponent("outside.png"))
+        try FileManager.default.createSymbolicLink(at: root.appendingPathComponent("link.png"), withDestinationURL: files.url.appendingPathComponent("outside.png"))
+        let h = try await ServerHarness { $0.fileRoot = root.path }
+        func get(_ path: String) throws -> Curl.Reply { try Curl.get(h.url("/w:10/plain/local://" + path)) }
+        #expect(try get("/dir/a.png").status == 200)
+        for escape in ["/../outside.png", "/dir/../../outside.png", "/link.png", "/%2E%2E/outside.png"] {
+            let reply = try get(escape)
+            #expect(reply.status == 403 && String(decoding: reply.body, as: UTF8.self).contains("leaves the file root"), "\(escape): \(reply.status)")
+        }
+        #expect(try get("/missing.png").status == 404)
+        await h.finish()
+        let closed = try await ServerHarness()
+        let refused = try Curl.get(closed.url("/w:10/plain/local:///dir/a.png"))
+        #expect(refused.status == 403 && String(decoding: refused.body, as: UTF8.self).contains("no fileRoot"))
+        await closed.finish()
+    }
+
+    @Test func aSourceOverTheByteLimitIsRefused() async throws {
+        let h = try await ServerHarness { $0.maximumSourceBytes = 100 }
+        h.origin.route("/a.png", .respond(body: Self.png))
+        let reply = try Curl.get(h.url(options: "w:10", source: "/a.png"))
+        #expect(reply.status == 422 && String(decoding: reply.body, as: UTF8.self).contains("larger than 100 bytes"))
+        await h.finish()
+    }
+
+    /// Two servers (two machines) over one memcached tier: the second serves a source the first
+    /// fetched without asking the origin.
+    @Test func twoServersShareTheTier() async throws {
+        let nodes = try MemcachedNodes(count: 1)
+        defer { nodes.stop() }
+        let tier = "memcached://127.0.0.1:\(nodes.ports[0])"
+        let first = try await ServerHarness { $0.sharedCache = tier }
+        first.origin.route("/a.png", .respond(body: Self.png))
+        let second = try await ServerHarness { $0.sharedCache = tier }
+        #expect(try Curl.get(first.url(options: "w:10", source: "/a.png")).status == 200)
+        await first.server.manager.waitForPendingStores()
+        // The second server's origin is the same URL (the first server's origin).
+        let path = "/w:12/plain/" + first.origin.url("/a.png").absoluteString
+        #expect(try Curl.get(second.url(path)).status == 200)
+        #expect(first.origin.requestCount("/a.png") == 1, "the second server found the source in the tier")
+        await first.finish()
+        await second.finish()
+    }
 }

@@ -67,7 +67,7 @@ enum Curl {
         defer { try? FileManager.default.removeItem(at: folder) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-s", "-o", folder.appendingPathComponent("body").path, "-D", folder.appendingPathComponent("headers").path,
+        process.arguments = ["-s", "--path-as-is", "-o", folder.appendingPathComponent("body").path, "-D", folder.appendingPathComponent("headers").path,
                              "-w", "%{http_code}", "--max-time", "30"] + headers.flatMap { ["-H", "\($0.key): \($0.value)"] } + [url.absoluteString]
         let out = Pipe()
         process.standardOutput = out
