@@ -49,6 +49,12 @@ try bench("12 MP JPEG -> 256 px (decode at size)", runs: 15, floorName: "libjpeg
 let fullPlusResize = try median(runs: 5) {
     _ = try Image(data: jpeg).bitmap.areaDownscaled(toWidth: 256, height: 192)
 }
+// Area averaging alone: the 12 MP decode to 256 px, and the image server's case (a 3/8 DCT decode
+// of 12 MP, 1500x1125, to the 1280x960 that fills a 1280x720 crop).
+let fullBitmap = try Image(data: jpeg).bitmap
+let areaLarge = median(runs: 5) { _ = fullBitmap.areaDownscaled(toWidth: 256, height: 192) }
+let serverBitmap = try Image(data: jpeg, options: ImageDecodingOptions(maxPixelSize: 1500)).bitmap
+let areaServer = median(runs: 9) { _ = serverBitmap.areaDownscaled(toWidth: 1280, height: 960) }
 try bench("1024x768 RGBA PNG decode", runs: 21, floorName: "libpng simplified API",
           anchorKeys: [("Pillow", "png1024_decode_pillow")],
           ours: { _ = try Image(data: png) }, raw: { withBytes(png) { raw_png_decode($0, $1) } })
@@ -107,6 +113,7 @@ print("| 12 MP baseline JPEG in 16 KB chunks, final image only | \(f(streamedBas
 print("| the same with a preview at every tenth of the data (9 copies of the rows so far) | \(f(streamedBaselineSlow)) | \(f(wholeBaseline)) | \(f(streamedBaselineSlow / wholeBaseline))x | reported |")
 print("")
 print("decode at size vs full decode alone (before any resize): \(f(fullJPEG / atSize))x faster")
+print("area averaging alone: 4000x3000 -> 256x192 \(f(areaLarge)) ms; 1500x1125 -> 1280x960 \(f(areaServer)) ms")
 print("decode at size vs our full decode + area resize (\(f(fullPlusResize)) ms): \(f(fullPlusResize / atSize))x faster")
 if let nodraft = anchors["jpeg12mp_thumb256_pillow_nodraft"] {
     print("decode at size vs full decode + LANCZOS (Pillow): \(f(nodraft / atSize))x faster")

@@ -9,69 +9,117 @@ extension Bitmap {
               targetWidth != width || targetHeight != height else { return self }
         let horizontal = AreaWeights(source: width, target: targetWidth)
         let vertical = AreaWeights(source: height, target: targetHeight)
-        let w = width, h = height
-        // Horizontal pass into premultiplied floats: targetWidth x height x 4.
-        let rows = UnsafeMutableBufferPointer<Float>.allocate(capacity: targetWidth * h * 4)
-        defer { rows.deallocate() }
+        let rowBytes = width * 4, rowFloats = targetWidth * 4
+        // An opaque bitmap (every JPEG) needs no premultiplying and no division back.
+        let opaque = isFullyOpaque
+        // Source rows reduced horizontally one at a time, as the vertical pass needs them; a row
+        // shared by two output rows is kept (the newest one always is), so each is reduced once
+        // and the working set is three rows of floats, not a whole intermediate image.
+        let buffers = UnsafeMutableBufferPointer<Float>.allocate(capacity: rowFloats * 3)
+        defer { buffers.deallocate() }
+        var reduced = buffers.baseAddress!, scratch = reduced + rowFloats
+        let accumulator = scratch + rowFloats
+        var reducedRow = -1
+        let storage = PixelStorage(uninitializedCount: targetWidth * targetHeight * 4)
         withUnsafeBytes { raw in
             let src = raw.bindMemory(to: UInt8.self).baseAddress!
-            horizontal.spans.withUnsafeBufferPointer { spans in
-                horizontal.weights.withUnsafeBufferPointer { weights in
-                    for y in 0..<h {
-                        let srcRow = src + y * w * 4
-                        var out = rows.baseAddress! + y * targetWidth * 4
-                        for span in spans {
-                            var r: Float = 0, g: Float = 0, b: Float = 0, a: Float = 0
-                            var p = srcRow + span.start * 4
+            horizontal.spans.withUnsafeBufferPointer { hSpans in
+            horizontal.weights.withUnsafeBufferPointer { hWeights in
+            vertical.spans.withUnsafeBufferPointer { vSpans in
+            vertical.weights.withUnsafeBufferPointer { vWeights in
+                /// Row `y` reduced to `targetWidth` pixels of (premultiplied, unless opaque) floats.
+                func reduce(_ y: Int, into out: UnsafeMutablePointer<Float>) {
+                    let srcRow = src + y * rowBytes
+                    var out = UnsafeMutableRawPointer(out)
+                    for span in hSpans {
+                        var sum = SIMD4<Float>()
+                        var p = srcRow + span.start * 4
+                        if opaque {
                             for k in 0..<span.count {
-                                let alpha = Float(p[3]) * weights[span.offset + k]
-                                r += Float(p[0]) * alpha
-                                g += Float(p[1]) * alpha
-                                b += Float(p[2]) * alpha
-                                a += alpha
+                                sum += SIMD4<Float>(UnsafeRawPointer(p).loadUnaligned(as: SIMD4<UInt8>.self)) * hWeights[span.offset + k]
                                 p += 4
                             }
-                            out[0] = r; out[1] = g; out[2] = b; out[3] = a
-                            out += 4
+                        } else {
+                            // r, g, b times alpha times the weight, and alpha times the weight.
+                            for k in 0..<span.count {
+                                var pixel = SIMD4<Float>(UnsafeRawPointer(p).loadUnaligned(as: SIMD4<UInt8>.self))
+                                let alpha = pixel[3] * hWeights[span.offset + k]
+                                pixel *= alpha
+                                pixel[3] = alpha
+                                sum += pixel
+                                p += 4
+                            }
                         }
+                        out.storeBytes(of: sum, as: SIMD4<Float>.self)
+                        out += 16
                     }
                 }
-            }
-        }
-        // Vertical pass, back to straight alpha.
-        let storage = PixelStorage(uninitializedCount: targetWidth * targetHeight * 4)
-        let accumulator = UnsafeMutableBufferPointer<Float>.allocate(capacity: targetWidth * 4)
-        defer { accumulator.deallocate() }
-        vertical.spans.withUnsafeBufferPointer { spans in
-            vertical.weights.withUnsafeBufferPointer { weights in
-                let rowFloats = targetWidth * 4
                 for ty in 0..<targetHeight {
-                    let span = spans[ty]
-                    accumulator.update(repeating: 0)
+                    let span = vSpans[ty]
+                    accumulator.update(repeating: 0, count: rowFloats)
                     for k in 0..<span.count {
-                        let weight = weights[span.offset + k]
-                        let source = rows.baseAddress! + (span.start + k) * rowFloats
-                        for i in 0..<rowFloats { accumulator[i] += source[i] * weight }
+                        let y = span.start + k
+                        if y != reducedRow {
+                            reduce(y, into: scratch)
+                            swap(&reduced, &scratch)
+                            reducedRow = y
+                        }
+                        let weight = vWeights[span.offset + k]
+                        for i in 0..<rowFloats { accumulator[i] += reduced[i] * weight }
                     }
+                    // Back to bytes (and straight alpha); non-negative, so adding a half and
+                    // truncating rounds as `rounded()` does, without a call.
                     let dst = storage.pointer + ty * rowFloats
                     var i = 0
+                    if opaque {
+                        while i < rowFloats {
+                            dst[i] = UInt8(min(255, accumulator[i] + 0.5))
+                            dst[i + 1] = UInt8(min(255, accumulator[i + 1] + 0.5))
+                            dst[i + 2] = UInt8(min(255, accumulator[i + 2] + 0.5))
+                            dst[i + 3] = 255
+                            i += 4
+                        }
+                        continue
+                    }
                     while i < rowFloats {
                         let a = accumulator[i + 3]
                         if a <= 0.0001 {
                             dst[i] = 0; dst[i + 1] = 0; dst[i + 2] = 0; dst[i + 3] = 0
                         } else {
                             let inverse = 1 / a
-                            dst[i] = UInt8(min(255, (accumulator[i] * inverse).rounded()))
-                            dst[i + 1] = UInt8(min(255, (accumulator[i + 1] * inverse).rounded()))
-                            dst[i + 2] = UInt8(min(255, (accumulator[i + 2] * inverse).rounded()))
-                            dst[i + 3] = UInt8(min(255, a.rounded()))
+                            dst[i] = UInt8(min(255, accumulator[i] * inverse + 0.5))
+                            dst[i + 1] = UInt8(min(255, accumulator[i + 1] * inverse + 0.5))
+                            dst[i + 2] = UInt8(min(255, accumulator[i + 2] * inverse + 0.5))
+                            dst[i + 3] = UInt8(min(255, a + 0.5))
                         }
                         i += 4
                     }
                 }
             }
+            }
+            }
+            }
         }
         return Bitmap(width: targetWidth, height: targetHeight, storage: storage)
+    }
+}
+
+extension Bitmap {
+    /// Whether every pixel's alpha is 255.
+    var isFullyOpaque: Bool {
+        withUnsafeBytes { raw in
+            let pixels = raw.bindMemory(to: UInt32.self)
+            // Little-endian RGBA: alpha is the high byte. Chunks keep the check vectorizable and stop early.
+            var start = 0
+            while start < pixels.count {
+                let end = min(pixels.count, start + 4096)
+                var all: UInt32 = 0xFF00_0000
+                for index in start..<end { all &= pixels[index] }
+                if all & 0xFF00_0000 != 0xFF00_0000 { return false }
+                start = end
+            }
+            return true
+        }
     }
 }
 

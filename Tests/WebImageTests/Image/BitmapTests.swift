@@ -44,4 +44,29 @@ import Testing
         let third = Fixtures.gradient(width: 9, height: 9, opaque: true).areaDownscaled(toWidth: 3, height: 3)
         #expect(third.width == 3 && third.height == 3)
     }
+
+    @Test func areaAveragingOfOpaqueAndTranslucentPixelsIsTheMeanOfEachBlock() {
+        // Halving: each output pixel is the mean of a 2x2 block, whichever path the bitmap takes.
+        for opaque in [true, false] {
+            let source = Fixtures.gradient(width: 64, height: 48, opaque: opaque)
+            #expect(source.isFullyOpaque == opaque)
+            let half = source.areaDownscaled(toWidth: 32, height: 24)
+            var worst = 0
+            for y in 0..<24 {
+                for x in 0..<32 {
+                    let block = [source[2 * x, 2 * y], source[2 * x + 1, 2 * y], source[2 * x, 2 * y + 1], source[2 * x + 1, 2 * y + 1]]
+                    let alpha = block.map { Double($0.a) }.reduce(0, +)
+                    let pixel = half[x, y]
+                    // Premultiplied mean, back to straight alpha.
+                    func channel(_ value: (r: UInt8, g: UInt8, b: UInt8, a: UInt8)) -> [Double] { [Double(value.r), Double(value.g), Double(value.b)] }
+                    for c in 0..<3 where alpha > 0 {
+                        let expected = block.map { channel($0)[c] * Double($0.a) }.reduce(0, +) / alpha
+                        worst = max(worst, abs(Int(channel(pixel)[c]) - Int(expected.rounded())))
+                    }
+                    worst = max(worst, abs(Int(pixel.a) - Int((alpha / 4).rounded())))
+                }
+            }
+            #expect(worst <= 1, "opaque: \(opaque)")
+        }
+    }
 }
