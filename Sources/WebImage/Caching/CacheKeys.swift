@@ -27,6 +27,12 @@ public enum CacheKeys {
         let thumbnailKey = String(format: "Thumbnail({%f,%f},%d)", width, height, preserveAspectRatio ? 1 : 0)
         return transformedKey(for: key, transformerKey: thumbnailKey)
     }
+
+    /// The key of `key` decoded at the smallest size that fills `width` x `height` pixels
+    /// (`ImageContext.fillPixelSize`).
+    public static func filledKey(for key: String, width: Int, height: Int) -> String {
+        transformedKey(for: key, transformerKey: "Fill({\(width),\(height)})")
+    }
 }
 
 /// The extension of the last path component, as `NSString.pathExtension` reads it: the text

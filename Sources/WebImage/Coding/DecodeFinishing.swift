@@ -7,7 +7,7 @@ struct DecodeFinishing: Sendable {
 
     /// Finishing for an image whose stored canvas is `width` x `height`.
     init(width: Int, height: Int, exifOrientation: Int?, options: ImageDecodingOptions) {
-        let target = options.targetSize(width: width, height: height)
+        let target = options.targetSize(width: width, height: height, exifOrientation: exifOrientation)
         if target.width != width || target.height != height {
             targetWidth = target.width
             targetHeight = target.height

@@ -35,7 +35,8 @@ public struct JPEGCoder: ImageCoder {
         guard !options.exceedsPixelLimit(width: width, height: height) else {
             throw ImageError.tooLarge(width: width, height: height, limit: options.pixelLimit)
         }
-        let scale = dctScale(width: width, height: height, options: options)
+        let orientation = JPEGSegments.orientation(data)
+        let scale = dctScale(width: width, height: height, options: options, exifOrientation: orientation)
         var out = wi_image()
         let status = data.withBytePointer {
             wi_jpeg_decode($0, $1, scale, tolerateTruncation ? 1 : 0, CodecBridge.pixelLimit(options), &out)
@@ -44,14 +45,13 @@ public struct JPEGCoder: ImageCoder {
             throw CodecBridge.error(status, format: .jpeg, message: CodecBridge.message(out.message), width: info.width,
                                     height: info.height, limit: options.pixelLimit)
         }
-        let orientation = JPEGSegments.orientation(data)
         let finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
         return (bitmap, orientation, finishing, out)
     }
 
     /// The smallest DCT scale (n/8) that still covers the size `options` ask for.
-    static func dctScale(width: Int, height: Int, options: ImageDecodingOptions) -> Int32 {
-        let target = options.targetSize(width: width, height: height)
+    static func dctScale(width: Int, height: Int, options: ImageDecodingOptions, exifOrientation: Int? = nil) -> Int32 {
+        let target = options.targetSize(width: width, height: height, exifOrientation: exifOrientation)
         guard target.width < width || target.height < height else { return 8 }
         return (1...8).first { n in
             (width * n + 7) / 8 >= target.width && (height * n + 7) / 8 >= target.height
@@ -123,7 +123,7 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
             size = (width, height)
             orientation = JPEGSegments.orientation(header)
             finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
-            status = wi_jpeg_stream_configure(stream, JPEGCoder.dctScale(width: width, height: height, options: options))
+            status = wi_jpeg_stream_configure(stream, JPEGCoder.dctScale(width: width, height: height, options: options, exifOrientation: orientation))
             if status == Int32(WI_ERR_UNSUPPORTED) {
                 // Every byte so far is in `header`: keep them, and the rest as it comes.
                 whole = header

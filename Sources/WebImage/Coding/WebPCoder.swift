@@ -30,7 +30,7 @@ public struct WebPCoder: ImageCoder {
             return try decodeAnimation(data, options: options, finishing: finishing, orientation: orientation,
                                        loopCount: Int(info.loop_count))
         }
-        let target = options.targetSize(width: width, height: height)
+        let target = options.targetSize(width: width, height: height, exifOrientation: orientation)
         var out = wi_image()
         let decodeStatus = data.withBytePointer {
             wi_webp_decode($0, $1, UInt32(target.width), UInt32(target.height), CodecBridge.pixelLimit(options), &out)

@@ -11,6 +11,12 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// enlarged): SDWebImage's `scaleDownLargeImages` limit. Uses the same fast paths as
     /// `maxPixelSize`.
     public var maxPixelCount: Int?
+    /// When set, the decoded image is reduced (never enlarged) to the smallest size that still
+    /// fills this box: width and height at least the box's (a side of 0 is free), aspect ratio
+    /// kept. For a caller that crops or resamples afterwards (a thumbnail that fills its box):
+    /// JPEG's DCT scaling and WebP's scaler make the decode cheaper, and the last resample still
+    /// has every pixel it needs. `maxPixelSize` and `maxPixelCount`, when smaller, win.
+    public var fillSize: PixelSize?
     /// Decode only the first frame of an animated image (the result is a still image).
     public var firstFrameOnly: Bool
     /// Decode every frame now instead of on demand in `Image.frame(at:)`.
@@ -30,8 +36,9 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// Decoding options; every argument has the documented default.
     public init(maxPixelSize: Int? = nil, maxPixelCount: Int? = nil, firstFrameOnly: Bool = false, preloadAllFrames: Bool = false,
                 appliesOrientation: Bool = true, pixelLimit: Int = ImageDecodingOptions.defaultPixelLimit,
-                scale: Double = 1) {
+                scale: Double = 1, fillSize: PixelSize? = nil) {
         self.maxPixelSize = maxPixelSize
+        self.fillSize = fillSize
         self.maxPixelCount = maxPixelCount
         self.firstFrameOnly = firstFrameOnly
         self.preloadAllFrames = preloadAllFrames
@@ -40,9 +47,6 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         self.scale = scale
     }
 
-    /// The size a `width` x `height` image is decoded at under `maxPixelSize` and
-    /// `maxPixelCount`. A pixel budget is never exceeded: when it is the binding limit both
-    /// sides are rounded down (the aspect ratio stays within one pixel).
     /// Whether `width` x `height` pixels are over `pixelLimit`: a header can claim any size (a
     /// PNG up to 2^32 on each side), and their product must not overflow.
     func exceedsPixelLimit(width: Int, height: Int) -> Bool {
@@ -50,7 +54,12 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         return overflow || count > pixelLimit
     }
 
-    func targetSize(width: Int, height: Int) -> (width: Int, height: Int) {
+    /// The size a `width` x `height` image is decoded at under `maxPixelSize` and
+    /// `maxPixelCount`, or reduced to fill `fillSize`. A pixel budget is never exceeded: when it is the binding limit both
+    /// sides are rounded down (the aspect ratio stays within one pixel).
+    /// The fill box is of the upright image: `width` x `height` are the stored canvas, turned
+    /// by `exifOrientation` (5 to 8 swap the sides) when the orientation is applied.
+    func targetSize(width: Int, height: Int, exifOrientation: Int? = nil) -> (width: Int, height: Int) {
         var factor = 1.0
         if let limit = maxPixelSize, limit > 0, max(width, height) > limit {
             factor = Double(limit) / Double(max(width, height))
@@ -61,6 +70,16 @@ public struct ImageDecodingOptions: Sendable, Hashable {
             if byCount < factor {
                 factor = byCount
                 budget = count
+            }
+        }
+        if var fill = fillSize, fill.width > 0 || fill.height > 0 {
+            if appliesOrientation, let exifOrientation, (5...8).contains(exifOrientation) { fill = PixelSize(width: fill.height, height: fill.width) }
+            let byFill = max(fill.width > 0 ? Double(fill.width) / Double(width) : 0,
+                             fill.height > 0 ? Double(fill.height) / Double(height) : 0)
+            if byFill < factor {
+                // Rounded up (less a hair of floating-point error): the box stays filled.
+                func side(_ length: Int) -> Int { min(length, max(1, Int((Double(length) * byFill - 1e-9).rounded(.up)))) }
+                return (side(width), side(height))
             }
         }
         guard factor < 1 else { return (width, height) }

@@ -19,6 +19,7 @@ extension ImagePipeline {
     /// Fits a still image into the thumbnail box (the decoder already bounded its longer side),
     /// or stretches it to the box when the aspect ratio is not preserved. Never enlarges.
     func thumbnail(_ image: Image, request: LoadRequest) throws -> Image {
+        let image = filled(image, request: request)
         guard let box = request.thumbnail, !image.isAnimated else { return image }
         let (width, height) = (image.width, image.height)
         if !request.preservesAspectRatio {
@@ -32,5 +33,14 @@ extension ImagePipeline {
         let bitmap = image.bitmap.areaDownscaled(toWidth: max(1, Int((Double(width) * factor).rounded())),
                                                  height: max(1, Int((Double(height) * factor).rounded())))
         return Image(bitmap: bitmap, format: image.format, scale: image.scale)
+    }
+
+    /// Reduces a still image to the smallest size that fills the load's fill box, when a decoder
+    /// did not already (an original decoded at full size because memory keeps it).
+    func filled(_ image: Image, request: LoadRequest) -> Image {
+        guard let box = request.settings.fillSize, !image.isAnimated else { return image }
+        let target = ImageDecodingOptions(fillSize: box).targetSize(width: image.width, height: image.height)
+        guard target.width < image.width || target.height < image.height else { return image }
+        return Image(bitmap: image.bitmap.areaDownscaled(toWidth: target.width, height: target.height), format: image.format, scale: image.scale)
     }
 }

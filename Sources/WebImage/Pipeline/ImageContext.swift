@@ -23,6 +23,14 @@ public struct ImageContext: Sendable {
         get { storage.fields.thumbnailPixelSize }
         set { mutate { $0.thumbnailPixelSize = newValue } }
     }
+    /// Decode at the smallest size that still fills this box (width and height at least the
+    /// box's, a side of 0 free; aspect ratio kept, never enlarged), for a transformer that crops
+    /// or resamples to the box afterwards: JPEG and WebP skip the pixels it would throw away.
+    /// Not in SDWebImage (its thumbnail fits inside the box); becomes part of the cache key.
+    public var fillPixelSize: PixelSize? {
+        get { storage.fields.fillPixelSize }
+        set { mutate { $0.fillPixelSize = newValue } }
+    }
     /// With a thumbnail size, keep the aspect ratio (default true) or stretch to the size.
     public var preserveAspectRatio: Bool? {
         get { storage.fields.preserveAspectRatio }
@@ -184,6 +192,7 @@ public struct ImageContext: Sendable {
         var result = mine
         result.transformer = mine.transformer ?? base.transformer
         result.thumbnailPixelSize = mine.thumbnailPixelSize ?? base.thumbnailPixelSize
+        result.fillPixelSize = mine.fillPixelSize ?? base.fillPixelSize
         result.preserveAspectRatio = mine.preserveAspectRatio ?? base.preserveAspectRatio
         result.imageScaleFactor = mine.imageScaleFactor ?? base.imageScaleFactor
         result.scaleDownLimitBytes = mine.scaleDownLimitBytes ?? base.scaleDownLimitBytes
@@ -234,6 +243,7 @@ public struct ImageContext: Sendable {
     private struct Fields: Sendable {
         var transformer: (any ImageTransformer)?
         var thumbnailPixelSize: PixelSize?
+        var fillPixelSize: PixelSize?
         var preserveAspectRatio: Bool?
         var imageScaleFactor: Double?
         var scaleDownLimitBytes: Int?
@@ -259,7 +269,7 @@ public struct ImageContext: Sendable {
         var custom: [ObjectIdentifier: any Sendable] = [:]
 
         var isEmpty: Bool {
-            transformer == nil && thumbnailPixelSize == nil && preserveAspectRatio == nil
+            transformer == nil && thumbnailPixelSize == nil && fillPixelSize == nil && preserveAspectRatio == nil
                 && imageScaleFactor == nil && scaleDownLimitBytes == nil && queryCacheType == nil
                 && storeCacheType == nil && originalQueryCacheType == nil && originalStoreCacheType == nil
                 && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && asyncRequestModifier == nil

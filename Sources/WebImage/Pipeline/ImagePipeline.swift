@@ -215,7 +215,7 @@ struct ImagePipeline: Sendable {
         }
         // Every caller may have left while the transform ran: then nothing of it is stored.
         try Task.checkCancellation()
-        let derived = request.isDerived && !(image.isAnimated && !options.contains(.transformAnimatedImage) && request.settings.thumbnailSize == nil)
+        let derived = request.isDerived && !(image.isAnimated && !options.contains(.transformAnimatedImage) && !request.settings.reducesDecode)
 
         // 6. Store. The callers get the image now (unless they wait for the stores), while the
         // memory store runs; the work stays in the table until it is done, and a caller that

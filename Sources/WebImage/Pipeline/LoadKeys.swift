@@ -74,7 +74,7 @@ struct WorkKey: Hashable, Sendable {
         if x === y { return true }
         return DecodeKey.same(x, y)
             && x.cacheKey == y.cacheKey && x.settings.transformerKey == y.settings.transformerKey
-            && x.settings.thumbnailSize == y.settings.thumbnailSize && x.preservesAspectRatio == y.preservesAspectRatio
+            && x.settings.thumbnailSize == y.settings.thumbnailSize && x.settings.fillSize == y.settings.fillSize && x.preservesAspectRatio == y.preservesAspectRatio
             && x.options.subtracting(ignoredOptions) == y.options.subtracting(ignoredOptions)
             && x.queryType == y.queryType && x.storeType == y.storeType
             && x.originalQueryType == y.originalQueryType && x.originalStoreType == y.originalStoreType

@@ -48,6 +48,8 @@ final class LoadRequest: Sendable {
         let thumbnailSize: PixelSize?
         /// The thumbnail box, when the size is not zero.
         let thumbnail: PixelSize?
+        /// The fill box, when a side is not zero.
+        let fillSize: PixelSize?
         let preservesAspectRatio: Bool
         let imageScaleFactor: Double?
         let scaleDownLimitBytes: Int
@@ -60,6 +62,9 @@ final class LoadRequest: Sendable {
         let cacheID: ObjectIdentifier?
         let loaderID: ObjectIdentifier?
         let coderID: ObjectIdentifier?
+
+        /// Whether the decoded image is smaller than the original (a thumbnail or a fill size).
+        var reducesDecode: Bool { thumbnailSize != nil || fillSize != nil }
 
         /// The settings of `context` (merged over the defaults already); `cache` is the manager's.
         init(_ context: ImageContext, cache defaultCache: any ImageCaching) {
@@ -75,6 +80,7 @@ final class LoadRequest: Sendable {
             transformerKey = transformer?.key
             thumbnailSize = context.thumbnailPixelSize
             thumbnail = thumbnailSize.flatMap { $0.width > 0 && $0.height > 0 ? $0 : nil }
+            fillSize = context.fillPixelSize.flatMap { $0.width > 0 || $0.height > 0 ? $0 : nil }
             preservesAspectRatio = context.preserveAspectRatio ?? LoadDefaults.preserveAspectRatio
             imageScaleFactor = context.imageScaleFactor
             scaleDownLimitBytes = context.scaleDownLimitBytes ?? LoadDefaults.scaleDownLimitBytes
@@ -97,7 +103,7 @@ final class LoadRequest: Sendable {
     let resultURL: URL
     let options: ImageOptions
     let settings: Settings
-    /// The final cache key (filter, then thumbnail, then transformer); nil when the key filter
+    /// The final cache key (filter, then thumbnail, then fill size, then transformer); nil when the key filter
     /// says not to cache.
     let cacheKey: String?
     /// The key of the untransformed, full-size image (the filter's key).
@@ -130,6 +136,9 @@ final class LoadRequest: Sendable {
             key = CacheKeys.thumbnailedKey(for: base, width: Double(size.width), height: Double(size.height),
                                            preserveAspectRatio: settings.preservesAspectRatio)
         }
+        if let size = settings.fillSize, let base = key {
+            key = CacheKeys.filledKey(for: base, width: size.width, height: size.height)
+        }
         if let transformerKey = settings.transformerKey, let base = key {
             key = CacheKeys.transformedKey(for: base, transformerKey: transformerKey)
         }
@@ -140,6 +149,7 @@ final class LoadRequest: Sendable {
         decode.preloadAllFrames = options.contains(.preloadAllFrames) && !options.contains(.avoidDecodeImage)
         decode.scale = settings.imageScaleFactor ?? ImageManager.scaleFactor(forKey: key ?? urlString)
         if let box = settings.thumbnail { decode.maxPixelSize = max(box.width, box.height) }
+        decode.fillSize = settings.fillSize
         if options.contains(.scaleDownLargeImages) { decode.maxPixelCount = max(1, settings.scaleDownLimitBytes / 4) }
         decodeOptions = decode
         queriesMemory = key != nil && !options.contains(.fromLoaderOnly) && !options.contains(.refreshCached)
@@ -187,7 +197,7 @@ final class LoadRequest: Sendable {
     var callerPriority: ImageLoaderPriority { settings.priorityHandle?.value ?? priority }
 
     /// Whether the result differs from the plain full-size decode of the original.
-    var isDerived: Bool { settings.transformer != nil || settings.thumbnailSize != nil }
+    var isDerived: Bool { settings.transformer != nil || settings.reducesDecode }
     /// Whether the decode may give less than the whole image (first frame only, scaled down)
     /// while the key is the plain one: such an image never goes into memory under that key,
     /// or a later plain call would get the reduced image.

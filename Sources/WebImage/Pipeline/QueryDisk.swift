@@ -38,12 +38,16 @@ extension ImagePipeline {
     /// (when `originalQueryCacheType` asks to look for it).
     func fromCachedOriginal(_ request: LoadRequest) async throws -> ImageResult? {
         guard request.isDerived, request.originalQueryType != .none, let originalKey = request.originalKey else { return nil }
-        var fullSize = request.decodeOptions
-        fullSize.maxPixelSize = nil
         // The original is promoted only as its own store type allows (disk by default): a
-        // thumbnail or transformed load never puts the full-size image in memory.
+        // thumbnail or transformed load never puts the full-size image in memory. When it is
+        // not promoted, it is decoded at the size the load needs (DCT scaling), as a download is.
+        var options = request.decodeOptions
+        if request.originalStoreType.includesMemory {
+            options.maxPixelSize = nil
+            options.fillSize = nil
+        }
         guard let hit = await request.cache.image(forKey: originalKey, query: ImageCacheQuery(
-            scope: request.originalQueryType, options: fullSize, storeType: request.originalStoreType)) else { return nil }
+            scope: request.originalQueryType, options: options, storeType: request.originalStoreType)) else { return nil }
         try Task.checkCancellation()
         let image = try transform(thumbnail(hit.image, request: request), request: request)
         _ = await storeInMemory(request, image: image)

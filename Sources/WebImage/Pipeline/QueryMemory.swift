@@ -45,7 +45,7 @@ struct PlainMemoryHit: Sendable {
     /// nil when its defaults make a hit anything but the image under the URL's own key.
     init?(_ configuration: ImageManager.Configuration, settings: LoadRequest.Settings) {
         guard configuration.optionsProcessor == nil, configuration.defaultOptions.isDisjoint(with: Self.reshapingOptions),
-              settings.keyFilter == nil, settings.thumbnailSize == nil, settings.transformerKey == nil,
+              settings.keyFilter == nil, !settings.reducesDecode, settings.transformerKey == nil,
               settings.queryType.includesMemory, let cache = settings.imageCache else { return nil }
         self.cache = cache
     }

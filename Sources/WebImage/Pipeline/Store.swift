@@ -34,7 +34,7 @@ extension ImagePipeline {
         let serializer = request.context.cacheSerializer
         let originalStoreType = request.originalStoreType
         let originalKey = request.originalKey
-        let thumbnailed = request.settings.thumbnailSize != nil
+        let thumbnailed = request.settings.reducesDecode
         let storesOriginal = derived && storesOriginal && originalKey != key && originalStoreType != .none
         guard storeType.includesDisk || storesOriginal else { return nil }
         // A write waiting for the disk holds a decoded image only where it needs one (to encode

@@ -43,4 +43,37 @@ import Testing
         #expect(max(upright.width, upright.height) == 32)
         #expect((upright.width > upright.height) == (raw.height > raw.width))
     }
+
+    @Test func aFillSizeKeepsTheSmallestSizeThatCoversTheBox() throws {
+        func target(_ w: Int, _ h: Int, fill: PixelSize, max: Int? = nil, orientation: Int? = nil) -> (Int, Int) {
+            let size = ImageDecodingOptions(maxPixelSize: max, fillSize: fill).targetSize(width: w, height: h, exifOrientation: orientation)
+            return (size.width, size.height)
+        }
+        #expect(target(4000, 3000, fill: PixelSize(width: 300, height: 300)) == (400, 300), "the short side decides")
+        #expect(target(4000, 3000, fill: PixelSize(width: 300, height: 100)) == (300, 225), "the wide box: the width decides")
+        #expect(target(1000, 3, fill: PixelSize(width: 100, height: 0)) == (100, 1), "a free side, never below one pixel")
+        #expect(target(800, 600, fill: PixelSize(width: 100, height: 100)) == (134, 100), "rounded up: the box stays filled")
+        #expect(target(400, 300, fill: PixelSize(width: 500, height: 10)) == (400, 300), "never enlarged")
+        #expect(target(4000, 3000, fill: PixelSize(width: 300, height: 300), max: 200) == (200, 150), "a smaller maximum wins")
+        // Stored 3000x4000 and turned by orientation 6: the box is of the upright 4000x3000 image.
+        #expect(target(3000, 4000, fill: PixelSize(width: 300, height: 100), orientation: 6) == (225, 300))
+        #expect(target(3000, 4000, fill: PixelSize(width: 300, height: 100), orientation: 1) == (300, 400))
+    }
+
+    @Test func aFillDecodeUsesDCTScalingAndFillsTheBox() throws {
+        var options = ImageDecodingOptions()
+        options.fillSize = PixelSize(width: 150, height: 150)
+        #expect(JPEGCoder.dctScale(width: 1600, height: 1200, options: options) == 1, "1/8 is 200x150: it fills 150x150")
+        options.fillSize = PixelSize(width: 300, height: 100)
+        #expect(JPEGCoder.dctScale(width: 1600, height: 1200, options: options) == 2, "300 wide needs 2/8")
+        let image = try Image(data: Self.photo, options: options)
+        #expect(image.width == 300 && image.height == 225)
+        let reference = try Image(data: Self.photo).bitmap.areaDownscaled(toWidth: 300, height: 225)
+        #expect(Fixtures.meanDifference(image.bitmap, reference) < 2)
+        // WebP's scaler and PNG's finishing honour it too.
+        let webp = try Image(data: try Corpus.data("webp/1.webp"), options: ImageDecodingOptions(fillSize: PixelSize(width: 0, height: 50)))
+        #expect(webp.height == 50)
+        let png = try Image(data: try Corpus.data("png/basn6a08.png"), options: ImageDecodingOptions(fillSize: PixelSize(width: 8, height: 4)))
+        #expect(png.width == 8 && png.height == 8)
+    }
 }

@@ -280,6 +280,36 @@ import Testing
         await h.finish()
     }
 
+    @Test func aFillSizeDecodesSmallerAndHasItsOwnKey() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/big.jpg", .respond(contentType: "image/jpeg", body: ManagerHarness.jpeg))   // 640x480
+        var context = ImageContext()
+        context.fillPixelSize = PixelSize(width: 100, height: 100)
+        let url = h.url("/big.jpg")
+        #expect(h.manager.cacheKey(for: url, context: context).hasSuffix("big-Fill(%7B100,100%7D).jpg"))
+        let filled = try await h.manager.result(for: url, options: .waitStoreCache, context: context)
+        #expect(filled.image.width == 134 && filled.image.height == 100 && filled.data == nil, "a reduced image is not the source's bytes")
+        // Another box is another image; the transfer was shared or reused, the original kept on disk.
+        context.fillPixelSize = PixelSize(width: 0, height: 240)
+        let half = try await h.manager.image(for: url, context: context)
+        #expect(half.width == 320 && half.height == 240)
+        #expect(await h.cache.containsImage(forKey: url.absoluteString, in: .all) == .disk)
+        let again = try await h.manager.result(for: url, context: context)
+        #expect(again.cacheType == .memory && again.image.width == 320)
+        #expect(h.server.requestCount("/big.jpg") == 1)
+        // An original that memory keeps (a plain load put it there) is full size: the fill box is applied to it.
+        let other = h.url("/big.jpg?kept")
+        h.server.route("/big.jpg?kept", .respond(contentType: "image/jpeg", body: ManagerHarness.jpeg))
+        // The callers may go on before the memory store is done: this one waits for the stores.
+        _ = try await h.manager.result(for: other, options: .waitStoreCache)
+        #expect(await h.cache.memory.image(forKey: other.absoluteString)?.width == 640)
+        context.originalQueryCacheType = .all
+        context.fillPixelSize = PixelSize(width: 0, height: 120)
+        let fromOriginal = try await h.manager.result(for: other, context: context)
+        #expect(fromOriginal.cacheType == .memory && fromOriginal.image.width == 160 && fromOriginal.image.height == 120)
+        await h.finish()
+    }
+
     @Test func thumbnailsFitOrStretchAndHaveTheirOwnKey() async throws {
         let h = try await ManagerHarness()
         h.server.route("/big.jpg", .respond(contentType: "image/jpeg", body: ManagerHarness.jpeg))
