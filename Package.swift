@@ -77,8 +77,9 @@ let package = Package(
         .target(
             name: "WebImageServer",
             dependencies: [
-                "WebImage", "WebImageMemcached",
+                "WebImage", "WebImageMemcached", "CWebImageCodecs",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -1,9 +1,11 @@
 import Foundation
+import Metrics
+import NIOCore
 import WebImage
 
 /// One request's answer: the encoded result and what the response says about it.
 struct ProcessedImage: Sendable {
-    let body: Data
+    let body: ByteBuffer
     let contentType: String
     let etag: String
     /// Whether the format was chosen from the request's `Accept` (`Vary: Accept`).
@@ -20,6 +22,7 @@ final class ImageProcessor: Sendable {
     private let responses: ResponseCache
     private let maximumFrames: Int
     private let maximumDimension: Int
+    private static let encodeTimer = Metrics.Timer(label: "webimage_stage_duration_seconds", dimensions: [("stage", "encode")])
 
     init(manager: ImageManager, responseCacheBytes: Int, maximumFrames: Int, maximumDimension: Int) {
         self.manager = manager
@@ -28,17 +31,33 @@ final class ImageProcessor: Sendable {
         self.maximumDimension = maximumDimension
     }
 
-    func process(_ request: ProcessingRequest, accept: String?) async throws(ProcessingRequestError) -> ProcessedImage {
-        let acceptsWebP = accept?.lowercased().contains("image/webp") ?? false
+    /// Whether `accept` allows WebP.
+    static func acceptsWebP(_ accept: String?) -> Bool { accept?.lowercased().contains("image/webp") ?? false }
+
+    /// The response cache's key of a request path, as it came (signature, options, source),
+    /// before any parsing: equal paths ask for the same result, so a warm request is answered
+    /// without parsing or checking it again (it was checked when it was made). `Accept` is part
+    /// of it only when the path asks for `f:auto`.
+    static func responseKey(path: String, accept: String?) -> String {
+        guard path.contains("f:auto") || path.contains("format:auto") else { return path }
+        return path + (acceptsWebP(accept) ? "|webp" : "|source")
+    }
+
+    /// The result of an earlier request of the same key, if the response cache still has it.
+    func cachedResponse(forKey key: String) -> ProcessedImage? {
+        responses.entry(forKey: key).map {
+            ProcessedImage(body: $0.body, contentType: $0.contentType, etag: $0.etag, variesWithAccept: $0.variesWithAccept, source: "response")
+        }
+    }
+
+    /// The result of `request`, kept under `responseKey` (see `responseKey(path:accept:)`); the
+    /// caller has looked there already (`cachedResponse(forKey:)`).
+    func process(_ request: ProcessingRequest, accept: String?, responseKey: String) async throws(ProcessingRequestError) -> ProcessedImage {
+        let acceptsWebP = Self.acceptsWebP(accept)
         let choice: String = switch request.format {
         case .auto?: acceptsWebP ? "webp" : "source"
         case let format?: format.rawValue
         case nil: "source"
-        }
-        let responseKey = request.signedPath + "|" + choice
-        if let cached = responses.entry(forKey: responseKey) {
-            return ProcessedImage(body: cached.body, contentType: cached.contentType, etag: cached.etag,
-                                  variesWithAccept: request.format == .auto, source: "response")
         }
         let result = try await load(request)
         let image = result.image
@@ -59,32 +78,45 @@ final class ImageProcessor: Sendable {
             body = original   // nothing to change: the source's own bytes
         } else {
             let options = ImageEncodingOptions(quality: Double(request.quality ?? 82) / 100)
+            let start = ContinuousClock.now
             do { body = try ImageCoders.shared.encode(image, as: format, options: options) } catch {
                 throw ProcessingRequestError(500, "the result could not be encoded as \(format): \(error)")
             }
+            let elapsed = ContinuousClock.now - start
+            // Beside the library's stages (query, download, decode, transform, store).
+            Self.encodeTimer.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
         }
         let etag = "\"" + Digest.sha256(body).prefix(32) + "\""
-        let entry = ResponseCache.Entry(body: body, contentType: format.mimeType, etag: etag)
+        let entry = ResponseCache.Entry(body: ByteBuffer(bytes: body), contentType: format.mimeType, etag: etag,
+                                        variesWithAccept: request.format == .auto)
         responses.store(entry, forKey: responseKey)
         let source = switch result.cacheType {
         case .memory: "memory"
         case .disk, .all: "disk"
         default: "origin"
         }
-        return ProcessedImage(body: body, contentType: entry.contentType, etag: etag, variesWithAccept: request.format == .auto, source: source)
+        return ProcessedImage(body: entry.body, contentType: entry.contentType, etag: etag, variesWithAccept: entry.variesWithAccept, source: source)
     }
 
     /// The decoded and transformed image, through the library's caches.
     private func load(_ request: ProcessingRequest) async throws(ProcessingRequestError) -> ImageResult {
         var context = ImageContext()
+        // A result is kept encoded (the response cache) and decoded (memory); on disk only the
+        // source, which every size of it is made from: no second encode per request for the disk.
+        context.storeCacheType = .memory
         var options: ImageOptions = request.firstFrameOnly ? .decodeFirstFrameOnly : .transformAnimatedImage
-        let byDecoding = request.resizesByDecoding
-        if byDecoding {
-            let box = request.pixelBox, free = 1 << 20
-            context.thumbnailPixelSize = PixelSize(width: box.width > 0 ? box.width : free, height: box.height > 0 ? box.height : free)
+        let box = request.pixelBox
+        switch request.decodeReduction {
+        case .fit: context.thumbnailPixelSize = PixelSize(width: box.width, height: box.height)
+        case .fill: context.fillPixelSize = PixelSize(width: box.width, height: box.height)
+        case .none: break
         }
-        let transformers = request.transformers(resizeByDecoding: byDecoding)
-        if !transformers.isEmpty { context.transformer = PipelineTransformer(transformers) }
+        var transformers = request.transformers(resizeByDecoding: request.resizesByDecoding)
+        if !transformers.isEmpty {
+            // Frames are counted before any is transformed.
+            if !request.firstFrameOnly { transformers.insert(FrameLimit(maximum: maximumFrames), at: 0) }
+            context.transformer = PipelineTransformer(transformers)
+        }
         if request.info { options.insert(.queryMemoryData) }
         do {
             return try await manager.result(for: request.source, options: options, context: context)
@@ -102,8 +134,9 @@ final class ImageProcessor: Sendable {
             throw ProcessingRequestError(500, "the description could not be written")
         }
         let etag = "\"" + Digest.sha256(body).prefix(32) + "\""
-        responses.store(.init(body: body, contentType: "application/json", etag: etag), forKey: responseKey)
-        return ProcessedImage(body: body, contentType: "application/json", etag: etag, variesWithAccept: false, source: "origin")
+        let entry = ResponseCache.Entry(body: ByteBuffer(bytes: body), contentType: "application/json", etag: etag, variesWithAccept: false)
+        responses.store(entry, forKey: responseKey)
+        return ProcessedImage(body: entry.body, contentType: entry.contentType, etag: etag, variesWithAccept: false, source: "origin")
     }
 
     /// The status and one-line reason for a failed load.

@@ -26,6 +26,9 @@ public final class ImageServer: Sendable {
     private let sources: SourcePolicy
     private let limits: ProcessingLimits
     private let pending = Atomic<Int>(0)
+    /// The metrics of every request, made once: `requests_total` by status and source.
+    private let requestCounters = Mutex<[String: CoreMetrics.Counter]>([:])
+    private let durationTimer = Metrics.Timer(label: "webimage_server_request_duration_seconds")
     private let logger: Logger
     /// The registry `/metrics` shows, when the program gave one.
     private let registry: PrometheusCollectorRegistry?
@@ -64,6 +67,7 @@ public final class ImageServer: Sendable {
             }
         }
         var managerConfiguration = ImageManager.Configuration()
+        managerConfiguration.maximumConcurrentLoads = max(1, configuration.maximumConcurrentLoads)
         managerConfiguration.rateLimiter = nil   // a proxy answers its clients; it does not throttle them
         managerConfiguration.defaultContext.loadTimeout = .milliseconds(Int(configuration.processingTimeoutSeconds * 1000))
         manager = ImageManager(cache: cache, loaders: ImageLoaders([loader, FileImageLoader()]), configuration: managerConfiguration)
@@ -104,29 +108,35 @@ public final class ImageServer: Sendable {
         let path = request.uri.path
         let response: Response
         var source = "-"
-        if pending.add(1, ordering: .relaxed).newValue > configuration.maximumPendingRequests {
+        let accept = request.headers[.accept]
+        let responseKey = ImageProcessor.responseKey(path: path, accept: accept)
+        if let cached = processor.cachedResponse(forKey: responseKey) {
+            // A warm request: the same path was parsed, checked and processed before.
+            source = cached.source
+            response = Self.answer(cached, ifNoneMatch: request.headers[.ifNoneMatch], maxAge: configuration.cacheMaxAgeSeconds)
+        } else if pending.add(1, ordering: .relaxed).newValue > configuration.maximumPendingRequests {
+            pending.subtract(1, ordering: .relaxed)
             response = Self.refusal(ProcessingRequestError(503, "the server is busy; try again shortly"), retryAfter: 1)
         } else {
+            defer { pending.subtract(1, ordering: .relaxed) }
             do {
-                let processed = try await process(path: path, accept: request.headers[.accept])
+                let processed = try await process(path: path, accept: accept, responseKey: responseKey)
                 source = processed.source
                 response = Self.answer(processed, ifNoneMatch: request.headers[.ifNoneMatch], maxAge: configuration.cacheMaxAgeSeconds)
             } catch {
                 response = Self.refusal(error)
             }
         }
-        pending.subtract(1, ordering: .relaxed)
         let elapsed = ContinuousClock.now - start
-        Counter(label: "webimage_server_requests_total", dimensions: [("status", String(response.status.code)), ("source", source)]).increment()
-        Metrics.Timer(label: "webimage_server_request_duration_seconds")
-            .recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        requestCounter(status: response.status.code, source: source).increment()
+        durationTimer.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         logger.info("\(response.status.code) \(path) \(response.headers[.contentLength] ?? "0") bytes \(String(format: "%.1f", milliseconds)) ms \(source)")
         return response
     }
 
     /// Parses, checks the signature and the source, and processes.
-    func process(path: String, accept: String?) async throws(ProcessingRequestError) -> ProcessedImage {
+    func process(path: String, accept: String?, responseKey: String) async throws(ProcessingRequestError) -> ProcessedImage {
         var (signature, request) = try ProcessingRequest.parse(path: path, limits: limits)
         if let signer, !signer.isValid(signature, for: request.signedPath) {
             throw ProcessingRequestError(403, "the signature does not match the path")
@@ -136,7 +146,16 @@ public final class ImageServer: Sendable {
         } else if let refusal = sources.refusal(request.source) {
             throw ProcessingRequestError(403, refusal)
         }
-        return try await processor.process(request, accept: accept)
+        return try await processor.process(request, accept: accept, responseKey: responseKey)
+    }
+
+    /// The counter of requests answered with `status` from `source`.
+    private func requestCounter(status: Int, source: String) -> CoreMetrics.Counter {
+        let key = "\(status) \(source)"
+        if let counter = requestCounters.withLock({ $0[key] }) { return counter }
+        let counter = CoreMetrics.Counter(label: "webimage_server_requests_total", dimensions: [("status", String(status)), ("source", source)])
+        requestCounters.withLock { $0[key] = counter }
+        return counter
     }
 
     static func answer(_ processed: ProcessedImage, ifNoneMatch: String?, maxAge: Int) -> Response {
@@ -146,8 +165,8 @@ public final class ImageServer: Sendable {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = processed.contentType
-        headers[.contentLength] = String(processed.body.count)
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: processed.body)))
+        headers[.contentLength] = String(processed.body.readableBytes)
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: processed.body))
     }
 
     static func refusal(_ error: ProcessingRequestError, retryAfter: Int? = nil) -> Response {

@@ -141,7 +141,7 @@ extension ProcessingRequest {
         guard box.allSatisfy({ $0 <= Double(limits.maximumDimension) }) else {
             throw bad("the result would be larger than \(limits.maximumDimension) pixels on a side")
         }
-        if request.mode == .exact || request.mode == .fillCrop, request.width == 0 || request.height == 0, request.width != request.height {
+        if request.mode == .exact, request.width == 0 || request.height == 0, request.width != request.height {
             throw bad("rs:\(request.mode.rawValue) needs both a width and a height")
         }
         return (String(signature), request)

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Synchronization
 import WebImage
 
@@ -6,9 +7,11 @@ import WebImage
 /// request is answered from here with no decode and no encode.
 final class ResponseCache: Sendable {
     struct Entry: Sendable {
-        let body: Data
+        /// The bytes as NIO sends them: every response shares this storage, nothing is copied.
+        let body: ByteBuffer
         let contentType: String
         let etag: String
+        let variesWithAccept: Bool
     }
 
     private struct State {
@@ -24,11 +27,11 @@ final class ResponseCache: Sendable {
     func entry(forKey key: String) -> Entry? { state.withLock { $0.entries.touch(key) } }
 
     func store(_ entry: Entry, forKey key: String) {
-        guard entry.body.count <= limit / 4 else { return }
+        guard entry.body.readableBytes <= limit / 4 else { return }
         state.withLock { state in
-            if let old = state.entries.set(entry, for: key) { state.bytes -= old.body.count }
-            state.bytes += entry.body.count
-            while state.bytes > limit, let (_, oldest) = state.entries.popOldest() { state.bytes -= oldest.body.count }
+            if let old = state.entries.set(entry, for: key) { state.bytes -= old.body.readableBytes }
+            state.bytes += entry.body.readableBytes
+            while state.bytes > limit, let (_, oldest) = state.entries.popOldest() { state.bytes -= oldest.body.readableBytes }
         }
     }
 }

@@ -31,6 +31,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var processingTimeoutSeconds = 30.0
     /// Requests being processed or waiting (default 64); more get a 503 with `Retry-After`.
     public var maximumPendingRequests = 64
+    /// Sources fetched, decoded and processed at once (default 4 per core); the other requests
+    /// wait in order, holding no source bytes and no pixels: the bound on memory under load.
+    public var maximumConcurrentLoads = 4 * ProcessInfo.processInfo.activeProcessorCount
     /// `Cache-Control: public, max-age=` of results (default a year: a result's URL names it).
     public var cacheMaxAgeSeconds = 31_536_000
     /// The memory cache of decoded images, in MiB (default 64).
@@ -61,7 +64,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case host, port, key, salt, insecure, allowedSources, allowedNetworks, maximumSourceBytes,
-             maximumDimension, maximumFrames, processingTimeoutSeconds, maximumPendingRequests, cacheMaxAgeSeconds,
+             maximumDimension, maximumFrames, processingTimeoutSeconds, maximumPendingRequests, maximumConcurrentLoads, cacheMaxAgeSeconds,
              memoryCacheMegabytes, responseCacheMegabytes, cacheDirectory, sharedCache, fileRoot
     }
 
@@ -82,6 +85,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         maximumFrames = try value(.maximumFrames, defaults.maximumFrames)
         processingTimeoutSeconds = try value(.processingTimeoutSeconds, defaults.processingTimeoutSeconds)
         maximumPendingRequests = try value(.maximumPendingRequests, defaults.maximumPendingRequests)
+        maximumConcurrentLoads = try value(.maximumConcurrentLoads, defaults.maximumConcurrentLoads)
         cacheMaxAgeSeconds = try value(.cacheMaxAgeSeconds, defaults.cacheMaxAgeSeconds)
         memoryCacheMegabytes = try value(.memoryCacheMegabytes, defaults.memoryCacheMegabytes)
         responseCacheMegabytes = try value(.responseCacheMegabytes, defaults.responseCacheMegabytes)

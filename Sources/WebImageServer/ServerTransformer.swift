@@ -79,7 +79,39 @@ extension ProcessingRequest {
         return list
     }
 
-    /// Whether the resize is a fit the decoder can do at size (JPEG's DCT scaling, WebP's
-    /// scaler): the full-size pixels are then never held.
-    var resizesByDecoding: Bool { mode == .fit && (width > 0 || height > 0) }
+    /// How the decoder reduces the image for this request (JPEG's DCT scaling, WebP's scaler:
+    /// the full-size pixels are never held).
+    enum DecodeReduction: Equatable {
+        /// Full size: no resize.
+        case none
+        /// Into the box: the library's thumbnail, which is the whole resize.
+        case fit
+        /// To the smallest size that fills the box: the resize then crops, stretches or keeps it.
+        case fill
+    }
+
+    /// A fit into both sides is the library's thumbnail; anything else with a box (one side
+    /// free, fill, fill-crop, exact) needs at least the pixels that fill the box.
+    var decodeReduction: DecodeReduction {
+        guard width > 0 || height > 0 else { return .none }
+        return mode == .fit && width > 0 && height > 0 ? .fit : .fill
+    }
+
+    /// Whether the decoder does the whole resize.
+    var resizesByDecoding: Bool { decodeReduction == .fit }
+}
+
+/// Refuses an animation of more than `maximum` frames before the transformers after it touch
+/// any frame (the decoder counts frames without decoding them).
+struct FrameLimit: ImageTransformer {
+    let maximum: Int
+
+    var key: String { "FrameLimit(\(maximum))" }
+
+    func transform(_ image: Image) throws -> Image {
+        guard image.frameCount <= maximum else {
+            throw ImageError.transformFailed("the source has \(image.frameCount) frames, more than \(maximum)")
+        }
+        return image
+    }
 }

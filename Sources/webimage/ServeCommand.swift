@@ -33,6 +33,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "A fleet's shared cache tier behind the disk cache: memcached://HOST:PORT,HOST:PORT.")
     var sharedCache: SharedCacheOption?
 
+    @Option(help: "The least severe log messages printed: trace, debug, info (default: one line per request), notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
     @Flag(help: "Serve the bundled samples as the origin (on loopback, with a key made for this run) and print signed URLs to open.")
     var demo = false
 
@@ -45,6 +48,8 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let environment = ProcessInfo.processInfo.environment
+        // Pixel buffers of many sizes: mapped and unmapped, so the resident size follows what is held.
+        if environment["MALLOC_MMAP_THRESHOLD_"] == nil { ImageServer.mapLargeAllocations() }
         if let key = environment["WEBIMAGE_KEY"] { configuration.key = key }
         if let salt = environment["WEBIMAGE_SALT"] { configuration.salt = salt }
         if let host { configuration.host = host }
@@ -61,9 +66,10 @@ struct ServeCommand: AsyncParsableCommand {
                 configuration.salt = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
             }
         }
+        let logLevel = logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .info
+            handler.logLevel = logLevel
             return handler
         }
         // Prometheus is the metrics backend: the library's and the server's metrics at /metrics.
@@ -98,3 +104,6 @@ struct ServeCommand: AsyncParsableCommand {
         ("badge-alpha.png", "rs:fit:128:0/gs"), ("bouncing-ball.gif", "rs:fit:100:100"), ("photo-lossy.webp", "info"),
     ]
 }
+
+/// `--log-level` takes swift-log's level names.
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -204,4 +204,8 @@ void wi_composite(uint8_t *canvas, uint32_t canvas_width, uint32_t canvas_height
 void wi_clear_rect(uint8_t *canvas, uint32_t canvas_width, uint32_t canvas_height,
                    uint32_t x, uint32_t y, uint32_t width, uint32_t height);
 
+/// Allocations of `bytes` or more get their own mapping, returned to the system when freed
+/// (mallopt M_MMAP_THRESHOLD; fixing it also stops glibc from raising it). 1 on success.
+int wi_set_mmap_threshold(size_t bytes);
+
 #endif

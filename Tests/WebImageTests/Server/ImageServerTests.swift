@@ -25,9 +25,19 @@ import Testing
         // Other operations and the crop.
         let crop = try Image(data: try Curl.get(h.url(options: "rs:fill-crop:20:20/g:nowe/gs/fl:h", source: "/a.png")).body)
         #expect(crop.width == 20 && crop.height == 20)
+        // A crop with a free side is thumbor's WxH with a 0: the other side follows the aspect ratio.
+        let free = try Image(data: try Curl.get(h.url(options: "rs:fill-crop:0:12", source: "/a.png")).body)
+        #expect(free.width == 16 && free.height == 12)
+        let fill = try Image(data: try Curl.get(h.url(options: "rs:fill:20:20", source: "/a.png")).body)
+        #expect(fill.width == 27 && fill.height == 20, "fill covers the box and does not crop")
         let exact = try Image(data: try Curl.get(h.url(options: "rs:exact:10:30/dpr:2", source: "/a.png")).body)
         #expect(exact.width == 20 && exact.height == 60)
         #expect(h.origin.requestCount("/a.png") == 1, "every result came from one fetch of the source")
+        // On disk only the source: results are kept encoded and decoded in memory, never encoded twice.
+        await h.server.manager.waitForPendingStores()
+        let cache = try #require(h.server.manager.cache as? ImageCache)
+        #expect(await cache.containsImage(forKey: h.origin.url("/a.png").absoluteString, in: .disk) == .disk)
+        #expect(await cache.disk.count() == 1)
         await h.finish()
     }
 
@@ -61,6 +71,12 @@ import Testing
         let good = h.url(options: "w:10", source: "/a.png").absoluteString
         let forged = try Curl.get(URL(string: good.replacingOccurrences(of: "/w:10/", with: "/w:11/"))!)
         #expect(forged.status == 403 && text(forged).contains("signature"))
+        // A result in the response cache is not served to another signature of its path.
+        #expect(try Curl.get(URL(string: good)!).status == 200)
+        let signature = String(URL(string: good)!.path.split(separator: "/")[0])
+        let resigned = good.replacingOccurrences(of: signature, with: String(signature.reversed()))
+        let wrong = try Curl.get(URL(string: resigned)!)
+        #expect(wrong.status == 403 && text(wrong).contains("signature"))
         let unsigned = try Curl.get(URL(string: "http://127.0.0.1:\(h.port)/_/w:10/plain/\(h.origin.url("/a.png"))")!)
         #expect(unsigned.status == 403)
         // A malformed request.
@@ -71,7 +87,7 @@ import Testing
         #expect(named.status == 403 && text(named).contains("allowed sources"))
         let file = try Curl.get(h.url("/w:10/plain/file:///etc/passwd"))
         #expect(file.status == 403 && text(file).contains("http and https"))
-        #expect(h.origin.requestCount("/a.png") == 0)
+        #expect(h.origin.requestCount("/a.png") == 1, "only the signed request reached the origin")
         // A redirect to a private address the configuration does not allow: refused at the connection.
         let redirected = try Curl.get(h.url(options: "w:10", source: "/redirect.png"))
         #expect(redirected.status == 403 && text(redirected).contains("127.0.0.2"))
@@ -168,6 +184,22 @@ import Testing
         h.origin.route("/a.png", .respond(body: Self.png))
         let reply = try Curl.get(h.url(options: "w:10", source: "/a.png"))
         #expect(reply.status == 422 && String(decoding: reply.body, as: UTF8.self).contains("larger than 100 bytes"))
+        await h.finish()
+    }
+
+    @Test func anAnimationOverTheFrameLimitIsRefused() async throws {
+        let gif = try Corpus.data("gif/chi.gif")
+        let frames = try Image(data: gif).frameCount
+        let h = try await ServerHarness { $0.maximumFrames = frames - 1 }
+        h.origin.route("/a.gif", .respond(contentType: "image/gif", body: gif))
+        // Refused before the resize touches a frame, and without any operation too.
+        for options in ["rs:fit:10:10", "q:50"] {
+            let reply = try Curl.get(h.url(options: options, source: "/a.gif"))
+            #expect(reply.status == 422 && String(decoding: reply.body, as: UTF8.self).contains("\(frames) frames, more than \(frames - 1)"), "\(options)")
+        }
+        // The first frame only is a still image: served.
+        let still = try Curl.get(h.url(options: "rs:fit:10:10/ff", source: "/a.gif"))
+        #expect(try still.status == 200 && !Image(data: still.body).isAnimated)
         await h.finish()
     }
 

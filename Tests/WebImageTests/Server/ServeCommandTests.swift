@@ -43,6 +43,9 @@ import Testing
         let metrics = String(decoding: try await loader.data(for: ImageLoaderRequest(url: URL(string: "http://127.0.0.1:\(port)/metrics")!)).0,
                              as: UTF8.self)
         #expect(metrics.contains("webimage_server_requests_total") && metrics.contains("webimage_loads_total"))
+        // Time per stage: the library's, and the server's encode beside them.
+        #expect(metrics.contains(#"webimage_stage_duration_seconds_count{stage="decode"}"#), "\(metrics)")
+        #expect(metrics.contains(#"webimage_stage_duration_seconds_count{stage="encode"}"#))
 
         let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
             for index in 0..<200 {
