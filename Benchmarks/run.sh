@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every benchmark beside its anchors in one run and prints markdown: the anchors measured
 # by ../shared/bench/anchors.sh, then codecs, transformers (2 cores and 1 core), caches (disk and
-# tmpfs), HTTP loading and the ImageManager pipeline (against nginx on 127.0.0.1).
+# tmpfs), HTTP loading and the ImageManager pipeline (against nginx on 127.0.0.1), and
+# `webimage serve` against thumbor (server-bench.sh, which runs ../shared/bench/thumbor.sh).
 # Installs what it needs (Debian packages and PyPI, via anchors.sh). scripts/bench.sh wraps it
 # and writes Benchmarks/RESULTS.md.
 set -euo pipefail
@@ -26,3 +27,5 @@ echo; echo "## Caches (disk cache on tmpfs)"; echo
 WEBIMAGE_BENCH_DIR=/dev/shm .build/release/CacheBenchmarks "$fixtures" /tmp/webimage-anchors.txt
 echo; echo "## HTTP loading and the ImageManager pipeline (nginx on 127.0.0.1)"; echo
 bash "$here/http-bench.sh" "$fixtures" /tmp/webimage-anchors.txt
+echo; echo "## Image server against thumbor (webimage serve, wrk)"; echo
+bash "$here/server-bench.sh"
