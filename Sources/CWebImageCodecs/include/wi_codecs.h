@@ -204,6 +204,13 @@ void wi_composite(uint8_t *canvas, uint32_t canvas_width, uint32_t canvas_height
 void wi_clear_rect(uint8_t *canvas, uint32_t canvas_width, uint32_t canvas_height,
                    uint32_t x, uint32_t y, uint32_t width, uint32_t height);
 
+/// Area-averaging downscale of RGBA8 `src` (width x height, rows packed) into `dst`
+/// (target_width x target_height, rows packed; no larger than the source in either direction):
+/// each output pixel the coverage-weighted mean of the source pixels under it, premultiplied
+/// unless `opaque` (every alpha 255). WI_OK, WI_ERR_ARGUMENT or WI_ERR_NO_MEMORY.
+int wi_area_downscale(const uint8_t *src, uint32_t width, uint32_t height, int opaque,
+                      uint8_t *dst, uint32_t target_width, uint32_t target_height);
+
 /// Allocations of `bytes` or more get their own mapping, returned to the system when freed
 /// (mallopt M_MMAP_THRESHOLD; fixing it also stops glibc from raising it). 1 on success.
 int wi_set_mmap_threshold(size_t bytes);

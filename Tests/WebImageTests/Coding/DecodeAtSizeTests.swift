@@ -66,6 +66,12 @@ import Testing
         #expect(JPEGCoder.dctScale(width: 1600, height: 1200, options: options) == 1, "1/8 is 200x150: it fills 150x150")
         options.fillSize = PixelSize(width: 300, height: 100)
         #expect(JPEGCoder.dctScale(width: 1600, height: 1200, options: options) == 2, "300 wide needs 2/8")
+        // Only the scales with SIMD inverse DCTs: 3/8 becomes 4/8, and 5/8 to 7/8 a full decode.
+        options.fillSize = PixelSize(width: 500, height: 0)
+        #expect(JPEGCoder.dctScale(width: 1600, height: 1200, options: options) == 4)
+        options.fillSize = PixelSize(width: 1100, height: 0)
+        #expect(JPEGCoder.dctScale(width: 1600, height: 1200, options: options) == 8)
+        options.fillSize = PixelSize(width: 300, height: 100)
         let image = try Image(data: Self.photo, options: options)
         #expect(image.width == 300 && image.height == 225)
         let reference = try Image(data: Self.photo).bitmap.areaDownscaled(toWidth: 300, height: 225)
