@@ -59,6 +59,25 @@ import Testing
         await h.finish()
     }
 
+    @Test func healthMethodsAndTheResponseKey() async throws {
+        let h = try await ServerHarness()
+        h.origin.route("/a.png", .respond(body: Self.png))
+        let health = try Curl.get(URL(string: "http://127.0.0.1:\(h.port)/health")!)
+        #expect(health.status == 200 && String(decoding: health.body, as: UTF8.self) == "ok")
+        let url = h.url(options: "w:16", source: "/a.png")
+        let post = try Curl.get(url, method: "POST")
+        #expect(post.status == 405 && post.headers["allow"] == "GET")
+        #expect(h.origin.requestCount("/a.png") == 0, "a refused method reaches no origin")
+        #expect(try Curl.get(url).status == 200)
+        // The warm key: the raw path, with the Accept choice only when the format is chosen from it.
+        #expect(ImageProcessor.responseKey(path: "/s/w:16/plain/x", accept: "image/webp") == "/s/w:16/plain/x")
+        #expect(ImageProcessor.responseKey(path: "/s/f:auto/plain/x", accept: "image/webp,*/*") == "/s/f:auto/plain/x|webp")
+        #expect(ImageProcessor.responseKey(path: "/s/format:auto/plain/x", accept: nil) == "/s/format:auto/plain/x|source")
+        #expect(ImageProcessor.contains("ab", "abc") == false && ImageProcessor.contains("xxabc", "abc") && !ImageProcessor.contains("xxab", "abc"))
+        #expect(ImageProcessor.contains("é/f:auto", "f:auto") && ImageProcessor.contains("", ""))
+        await h.finish()
+    }
+
     @Test func refusalsAreA4xxWithAReasonAndNoOriginRequest() async throws {
         let inside = TestHTTPServer()
         try await inside.start(host: "127.0.0.2")

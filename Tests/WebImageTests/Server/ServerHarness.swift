@@ -61,14 +61,14 @@ enum Curl {
         var body: Data
     }
 
-    static func get(_ url: URL, headers: [String: String] = [:]) throws -> Reply {
+    static func get(_ url: URL, headers: [String: String] = [:], method: String = "GET") throws -> Reply {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("curl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         process.arguments = ["-s", "--path-as-is", "-o", folder.appendingPathComponent("body").path, "-D", folder.appendingPathComponent("headers").path,
-                             "-w", "%{http_code}", "--max-time", "30"] + headers.flatMap { ["-H", "\($0.key): \($0.value)"] } + [url.absoluteString]
+                             "-w", "%{http_code}", "--max-time", "30", "-X", method] + headers.flatMap { ["-H", "\($0.key): \($0.value)"] } + [url.absoluteString]
         let out = Pipe()
         process.standardOutput = out
         try process.run()
