@@ -59,12 +59,12 @@ public actor MemoryCache {
         init(configuration: Configuration) { self.configuration = configuration }
 
         mutating func image(forKey key: String) -> Image? {
-            if let entry = entries.touch(key) {
-                if let expires = entry.expires, expires <= .now {
+            if let node = entries.touchNode(key) {
+                if let expires = node.value.expires, expires <= .now {
                     remove(key)
                     return nil
                 }
-                return entry.image
+                return node.value.image
             }
             guard configuration.usesWeakCache, let weak = weakEntries[key] else { return nil }
             guard let content = weak.content else {

@@ -25,10 +25,18 @@ package struct LRUList<Key: Hashable, Value> {
 
     /// The value for `key`, marked most recently used.
     package mutating func touch(_ key: Key) -> Value? {
+        touchNode(key)?.value
+    }
+
+    /// The node for `key`, marked most recently used: its fields read without copying the whole
+    /// value (a memory hit reads one field of its entry). The newest node stays where it is.
+    mutating func touchNode(_ key: Key) -> Node? {
         guard let node = nodes[key] else { return nil }
-        unlink(node)
-        append(node)
-        return node.value
+        if node !== newest {
+            unlink(node)
+            append(node)
+        }
+        return node
     }
 
     /// The value for `key` without changing the order.

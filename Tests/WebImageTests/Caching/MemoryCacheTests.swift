@@ -139,6 +139,25 @@ import Testing
         #expect(list.isEmpty)
     }
 
+    /// Touching the newest entry (a memory hit's usual case, which skips relinking) keeps the
+    /// order; touching the oldest, a middle and the only entry moves each to the newest end.
+    @Test func touchingTheNewestEntryKeepsTheOrder() {
+        var list = LRUList<Int, Int>()
+        for i in 0..<4 { list.set(i * 10, for: i) }
+        #expect(list.touch(3) == 30)
+        #expect(list.touch(3) == 30)
+        #expect(list.touch(0) == 0)
+        #expect(list.touch(2) == 20)
+        #expect(list.touch(9) == nil)
+        var order: [Int] = []
+        while let (key, _) = list.popOldest() { order.append(key) }
+        #expect(order == [1, 3, 0, 2])
+        list.set(7, for: 7)
+        #expect(list.touch(7) == 7)
+        #expect(list.popOldest()?.key == 7)
+        #expect(list.popOldest() == nil)
+    }
+
     @Test func memoryPressureParsers() {
         #expect(MemoryPressureWatcher.eventCount("low 0\nhigh 3\nmax 2\noom 0\noom_kill 0\n") == 5)
         #expect(MemoryPressureWatcher.eventCount(nil) == 0)
