@@ -52,3 +52,41 @@ public func medianMilliseconds(runs: Int, _ body: () throws -> Void) rethrows ->
     for _ in 0..<runs { times.append(milliseconds(try clock.measure(body))) }
     return times.sorted()[times.count / 2]
 }
+
+/// The figures one job gave over interleaved rounds: their median and spread.
+public struct Spread: Sendable {
+    /// Every round's figure, in round order.
+    public var samples: [Double]
+    /// The median round.
+    public var median: Double { samples.sorted()[samples.count / 2] }
+    /// The lowest round.
+    public var low: Double { samples.min() ?? 0 }
+    /// The highest round.
+    public var high: Double { samples.max() ?? 0 }
+    /// Figures in round order.
+    public init(samples: [Double]) { self.samples = samples }
+    /// "median (low-high)" with two decimals.
+    public var text: String { "\(formatted(median)) (\(formatted(low))-\(formatted(high)))" }
+}
+
+/// Runs every job once per round, in turn, for `rounds` rounds after one warm-up round, so that
+/// a figure and its anchor see the same moments of a noisy machine. Each job returns its own
+/// figure for the round (a time, or a time per operation).
+public func interleaved(rounds: Int, _ jobs: [() async throws -> Double]) async throws -> [Spread] {
+    for job in jobs { _ = try await job() }
+    var spreads = jobs.map { _ in Spread(samples: []) }
+    for _ in 0..<rounds {
+        for (index, job) in jobs.enumerated() { spreads[index].samples.append(try await job()) }
+    }
+    return spreads
+}
+
+/// `interleaved(rounds:_:)` for synchronous jobs.
+public func interleaved(rounds: Int, _ jobs: [() throws -> Double]) throws -> [Spread] {
+    for job in jobs { _ = try job() }
+    var spreads = jobs.map { _ in Spread(samples: []) }
+    for _ in 0..<rounds {
+        for (index, job) in jobs.enumerated() { spreads[index].samples.append(try job()) }
+    }
+    return spreads
+}

@@ -33,6 +33,27 @@ import Testing
         #expect(Digest.sha256(Data("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 
+    /// Two cache objects on one folder (two processes, or two managers in one) write the same
+    /// keys at once: their temporary names never meet, every entry is whole, none is left over.
+    @Test func twoCachesOnOneFolderWriteTheSameKeysAtOnce() async throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let first = DiskCache(directory: dir.url), second = DiskCache(directory: dir.url)
+        let failures = await withTaskGroup(of: Int.self) { group in
+            for n in 0..<200 {
+                group.addTask { (try? await first.store(self.payload(n), forKey: "k\(n % 50)")) == nil ? 1 : 0 }
+                group.addTask { (try? await second.store(self.payload(n), forKey: "k\(n % 50)")) == nil ? 1 : 0 }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(failures == 0)
+        for key in 0..<50 {
+            let data = await first.data(forKey: "k\(key)")
+            #expect(data.map { data in (0..<200).contains { data == payload($0) } } == true, "entry k\(key) is one whole store")
+        }
+        #expect(!dir.names.contains { $0.hasPrefix(".tmp-") })
+        #expect(dir.names.count == 50)
+    }
+
     @Test func storeReadRemoveAndCount() async throws {
         let dir = TemporaryDirectory(); defer { dir.remove() }
         let cache = DiskCache(directory: dir.url.appendingPathComponent("nested/cache"))  // created on first write
