@@ -17,15 +17,6 @@ let urls = (0..<1000).map { URL(string: String(format: "\(base)/small/%04d.jpg",
 let large = URL(string: "\(base)/large-50MiB.bin")!
 let clock = ContinuousClock()
 
-/// Median of `runs` runs (after a warm-up) of an async job.
-func medianAsync(_ runs: Int, _ body: () async throws -> Void) async rethrows -> Double {
-    try await body()
-    var times: [Double] = []
-    for _ in 0..<runs { times.append(milliseconds(try await clock.measure { try await body() })) }
-    if ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_TIMES"] != nil { print(times.map(formatted).joined(separator: " ")) }
-    return times.sorted()[times.count / 2]
-}
-
 /// Runs `job` for every URL at once: the client's own limit keeps `width` transfers running, as
 /// `curl --parallel --parallel-max width` does with its list of URLs.
 func fetchAllAtOnce(_ list: [URL] = urls, _ job: @escaping @Sendable (URL) async throws -> Int) async throws {
@@ -82,50 +73,95 @@ if let profile = ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_PROFILE"], l
     exit(0)
 }
 
-struct Row { var name: String; var ours: Double; var curl: Double?; var session: Double; var ahc: Double }
+struct Row { var name: String; var ours: Spread; var curl: Spread?; var session: Spread?; var ahc: Spread? }
 var rows: [Row] = []
 let onlyOurs = ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_ONLY_OURS"] != nil
 let runs = Int(ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_RUNS"] ?? "") ?? 11
-
-// The large file first, while the process is fresh, each client made just before its turn (with
-// a URLSession and an AsyncHTTPClient both alive, a version of ours that recycled body memory
-// ran 2x slower; that version is not in, and the others are made when their turn comes).
-let bigLoader = largeFileLoader()
-let oursLarge = try await medianAsync(runs) { _ = try await bigLoader.data(for: ImageLoaderRequest(url: large)) }
-let session = URLSession(configuration: .default)
-let sessionLarge = try await medianAsync(runs) { _ = try await session.data(from: large) }
-let ahc = HTTPClient(eventLoopGroupProvider: .singleton)
-let ahcLarge = try await medianAsync(runs) {
-    let response = try await ahc.execute(HTTPClientRequest(url: large.absoluteString), timeout: .seconds(30))
-    _ = try await response.body.collect(upTo: 64 << 20)
+/// Every job of a row runs once per round, in turn (`interleaved`): ours and its anchors see the
+/// same moments of the machine. Without the peers (`WEBIMAGE_HTTP_ONLY_OURS`), only ours and curl.
+func rounds(_ jobs: [(@Sendable () async throws -> Double)?]) async throws -> [Spread?] {
+    // Each job wrapped in a closure of the plain type (a cast of the array's element type fails at run time).
+    let present: [() async throws -> Double] = jobs.compactMap { job in job.map { job in { try await job() } } }
+    var spreads = try await interleaved(rounds: runs, present).makeIterator()
+    return jobs.map { $0 == nil ? nil : spreads.next() }
+}
+/// Milliseconds `body` took.
+func timed(_ body: @Sendable () async throws -> Void) async rethrows -> Double {
+    let start = clock.now
+    try await body()
+    return milliseconds(clock.now - start)
 }
 
+/// `curl` run as a process with `arguments`, its wall time from start to exit in milliseconds,
+/// as ../shared/bench/anchors.sh measures it with hyperfine.
+func curlMs(_ arguments: [String]) throws -> Double {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    process.arguments = arguments
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    let start = clock.now
+    try process.run()
+    process.waitUntilExit()
+    let elapsed = milliseconds(clock.now - start)
+    precondition(process.terminationStatus == 0, "curl \(arguments) failed")
+    return elapsed
+}
+let hasCurl = FileManager.default.isExecutableFile(atPath: "/usr/bin/curl")
+let curlList = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-http-bench-\(getpid()).urls")
+try urls.map { "url = \"\($0.absoluteString)\"" }.joined(separator: "\n").write(to: curlList, atomically: true, encoding: .utf8)
+defer { try? FileManager.default.removeItem(at: curlList) }
+func curlJob(_ arguments: [String]) -> (@Sendable () async throws -> Double)? { hasCurl ? { @Sendable in try curlMs(arguments) } : nil }
+
+// The large file first, while the process is fresh, each client made just before (with a
+// URLSession and an AsyncHTTPClient both alive, a version of ours that recycled body memory ran
+// 2x slower; that version is not in).
+let bigLoader = largeFileLoader()
+let session = URLSession(configuration: .default)
+let ahc = HTTPClient(eventLoopGroupProvider: .singleton)
+let largeRounds = try await rounds([
+    { @Sendable in try await timed { _ = try await bigLoader.data(for: ImageLoaderRequest(url: large)) } },
+    curlJob(["-s", "-o", "/dev/null", large.absoluteString]),
+    onlyOurs ? nil : { @Sendable in try await timed { _ = try await session.data(from: large) } },
+    onlyOurs ? nil : { @Sendable in
+        try await timed {
+            let response = try await ahc.execute(HTTPClientRequest(url: large.absoluteString), timeout: .seconds(30))
+            _ = try await response.body.collect(upTo: 64 << 20)
+        }
+    },
+])
+
 for width in [6, 32] {
-    // Each client gets its own limit of `width` connections to the host, then every request at once.
+    // Each client gets its own limit of `width` connections to the host. "All at once": every
+    // request is handed over and the client's limit keeps `width` running, as curl is given its
+    // list; "held": the caller keeps `width` in flight and starts one when one ends.
     var configuration = HTTPImageLoader.Configuration()
     configuration.maximumConcurrentDownloads = width
     let loader = HTTPImageLoader(configuration: configuration)
-    let ours = try await medianAsync(runs) { try await fetchAllAtOnce { try await loader.data(for: ImageLoaderRequest(url: $0)).0.count } }
-    let oursHeld = try await medianAsync(runs) {
-        try await fetchAll(width: width) { try await loader.data(for: ImageLoaderRequest(url: $0)).0.count }
-    }
-    if onlyOurs { print("ours \(width): \(formatted(ours)) ms; caller holding the limit: \(formatted(oursHeld)) ms"); continue }
     let sessionConfiguration = URLSessionConfiguration.default
     sessionConfiguration.httpMaximumConnectionsPerHost = width
     let session = URLSession(configuration: sessionConfiguration)
     let ahc = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
         connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: width)))
+    let viaOurs: @Sendable (URL) async throws -> Int = { try await loader.data(for: ImageLoaderRequest(url: $0)).0.count }
+    let viaSession: @Sendable (URL) async throws -> Int = { try await session.data(from: $0).0.count }
     let viaAHC: @Sendable (URL) async throws -> Int = { url in
         let response = try await ahc.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(15))
         return try await response.body.collect(upTo: 1 << 20).readableBytes
     }
-    let curl = run.anchors["http_1000x12KB_curl_parallel\(width)"]
-    rows.append(Row(name: "1,000 x 12 KB, \(width) at once (all requested, the client's limit)", ours: ours, curl: curl,
-                    session: try await medianAsync(runs) { try await fetchAllAtOnce { try await session.data(from: $0).0.count } },
-                    ahc: try await medianAsync(runs) { try await fetchAllAtOnce(urls, viaAHC) }))
-    rows.append(Row(name: "1,000 x 12 KB, \(width) at once (the caller holds \(width) in flight)", ours: oursHeld, curl: curl,
-                    session: try await medianAsync(runs) { try await fetchAll(width: width) { try await session.data(from: $0).0.count } },
-                    ahc: try await medianAsync(runs) { try await fetchAll(width: width, viaAHC) }))
+    let spreads = try await rounds([
+        { @Sendable in try await timed { try await fetchAllAtOnce(urls, viaOurs) } },
+        { @Sendable in try await timed { try await fetchAll(width: width, viaOurs) } },
+        curlJob(["-s", "--parallel", "--parallel-max", "\(width)", "-K", curlList.path]),
+        onlyOurs ? nil : { @Sendable in try await timed { try await fetchAllAtOnce(urls, viaSession) } },
+        onlyOurs ? nil : { @Sendable in try await timed { try await fetchAll(width: width, viaSession) } },
+        onlyOurs ? nil : { @Sendable in try await timed { try await fetchAllAtOnce(urls, viaAHC) } },
+        onlyOurs ? nil : { @Sendable in try await timed { try await fetchAll(width: width, viaAHC) } },
+    ])
+    rows.append(Row(name: "1,000 x 12 KB, \(width) at once (all requested, the client's limit)", ours: spreads[0]!, curl: spreads[2],
+                    session: spreads[3], ahc: spreads[5]))
+    rows.append(Row(name: "1,000 x 12 KB, \(width) at once (the caller holds \(width) in flight)", ours: spreads[1]!, curl: spreads[2],
+                    session: spreads[4], ahc: spreads[6]))
     try await ahc.shutdown().get()
     session.invalidateAndCancel()
 }
@@ -134,32 +170,31 @@ for width in [6, 32] {
 // the client's default per-host limit. A loader that waited for multiplexing on plain http
 // (CURLOPT_PIPEWAIT) sent these one after the other until its first connection answered.
 let coldURLs = Array(urls.prefix(100))
-func fetchCold(_ job: @escaping @Sendable (URL) async throws -> Int) async throws { try await fetchAllAtOnce(coldURLs, job) }
-let oursCold = try await medianAsync(runs) {
-    let loader = HTTPImageLoader()
-    try await fetchCold { try await loader.data(for: ImageLoaderRequest(url: $0)).0.count }
-}
-if !onlyOurs {
-    let sessionCold = try await medianAsync(runs) {
+let coldRounds = try await rounds([
+    { @Sendable in
+        let loader = HTTPImageLoader()
+        return try await timed { try await fetchAllAtOnce(coldURLs) { try await loader.data(for: ImageLoaderRequest(url: $0)).0.count } }
+    },
+    onlyOurs ? nil : { @Sendable in
         let session = URLSession(configuration: .default)
-        try await fetchCold { try await session.data(from: $0).0.count }
-        session.invalidateAndCancel()
-    }
-    let ahcCold = try await medianAsync(runs) {
+        defer { session.invalidateAndCancel() }
+        return try await timed { try await fetchAllAtOnce(coldURLs) { try await session.data(from: $0).0.count } }
+    },
+    onlyOurs ? nil : { @Sendable in
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        try await fetchCold { url in
-            let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(15))
-            return try await response.body.collect(upTo: 1 << 20).readableBytes
+        let elapsed = try await timed {
+            try await fetchAllAtOnce(coldURLs) { url in
+                let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(15))
+                return try await response.body.collect(upTo: 1 << 20).readableBytes
+            }
         }
         try await client.shutdown().get()
-    }
-    rows.append(Row(name: "100 x 12 KB from a new client (cold), the client's default limit", ours: oursCold, curl: nil,
-                    session: sessionCold, ahc: ahcCold))
-} else {
-    print("ours cold 100: \(formatted(oursCold)) ms")
-}
-
-rows.append(Row(name: "one 50 MiB file", ours: oursLarge, curl: run.anchors["http_50MiB_curl"], session: sessionLarge, ahc: ahcLarge))
+        return elapsed
+    },
+])
+rows.append(Row(name: "100 x 12 KB from a new client (cold), the client's default limit", ours: coldRounds[0]!, curl: nil,
+                session: coldRounds[1], ahc: coldRounds[2]))
+rows.append(Row(name: "one 50 MiB file", ours: largeRounds[0]!, curl: largeRounds[1], session: largeRounds[2], ahc: largeRounds[3]))
 
 // Memory per in-flight transfer: 256 transfers held open by a slow location (limit_rate).
 var slowConfiguration = HTTPImageLoader.Configuration()
@@ -176,12 +211,16 @@ for task in inFlight { task.cancel() }
 for task in inFlight { await task.value }
 try await ahc.shutdown().get()
 
-print("| benchmark | ours ms | curl --parallel ms | ours / curl | URLSession ms | AsyncHTTPClient ms |")
-print("| --- | ---: | ---: | ---: | ---: | ---: |")
+print("Medians of \(runs) interleaved rounds (every client and curl in the same rounds), with the rounds' range in brackets; curl is")
+print("`curl --parallel --parallel-max N` given the 1,000 URLs, run as a process (its start included, as hyperfine times it).")
+print("")
+print("| benchmark | ours ms | curl --parallel ms | ours / curl | URLSession ms | AsyncHTTPClient ms | ours / AsyncHTTPClient |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 for row in rows {
-    let curl = row.curl.map(formatted) ?? "-"
-    let ratio = row.curl.map { formatted(row.ours / $0) + "x" } ?? "-"
-    print("| \(row.name) | \(formatted(row.ours)) | \(curl) | \(ratio) | \(formatted(row.session)) | \(formatted(row.ahc)) |")
+    let curl = row.curl?.text ?? "-"
+    let ratio = row.curl.map { formatted(row.ours.median / $0.median) + "x" } ?? "-"
+    let ahcRatio = row.ahc.map { formatted(row.ours.median / $0.median) + "x" } ?? "-"
+    print("| \(row.name) | \(row.ours.text) | \(curl) | \(ratio) | \(row.session?.text ?? "-") | \(row.ahc?.text ?? "-") | \(ahcRatio) |")
 }
 print("")
 print("memory per in-flight transfer: \(formatted(Double(during - before) / Double(max(1, live)))) KiB (\(live) transfers open, RSS \(before) -> \(during) KiB)")

@@ -20,6 +20,11 @@ final class CurlEngine: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let share: UnsafeMutableRawPointer?
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Easy handles of finished transfers, reset, for the next ones (at most `concurrency`).
+    private var idleHandles: [UnsafeMutableRawPointer] = []
+    /// Whether a wake-up is on its way to the thread: other callers then skip the system call
+    /// (the thread clears it before it looks at the queue and the cancellations).
+    private let wakePending = Atomic<Bool>(false)
     private let nextID = Atomic<Int>(0)
     private let live = Atomic<Int>(0)
     private let suspended = Atomic<Bool>(false)
@@ -32,7 +37,7 @@ final class CurlEngine: @unchecked Sendable {
         get { suspended.load(ordering: .acquiring) }
         set {
             suspended.store(newValue, ordering: .releasing)
-            if !newValue { curl_multi_wakeup(multi) }
+            if !newValue { wakeUp() }
         }
     }
 
@@ -70,14 +75,17 @@ final class CurlEngine: @unchecked Sendable {
         thread.start()
     }
 
-    /// Wakes the thread from its poll (a held transfer may start).
-    func wakeUp() { curl_multi_wakeup(multi) }
+    /// Wakes the thread from its poll (a held transfer may start). One write to libcurl's wake-up
+    /// socket per sleep: callers that find a wake-up already on its way skip theirs.
+    func wakeUp() {
+        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) { curl_multi_wakeup(multi) }
+    }
 
     /// Stops the thread once the queue is empty (the loader went away).
     func stop() {
         suspended.store(false, ordering: .releasing)   // the queue drains before the thread ends
         lock.withLock { stopped = true }
-        curl_multi_wakeup(multi)
+        wakeUp()
     }
 
     /// Queues a transfer for `request`; its events go to the returned stream.
@@ -134,7 +142,7 @@ final class CurlEngine: @unchecked Sendable {
             }
         }
         lock.withLock { queues.append(transfer, level: (handle?.value ?? transfer.request.priority).rawValue) }
-        curl_multi_wakeup(multi)
+        wakeUp()
     }
 
     /// Moves a waiting transfer to the queue of its handle's current value (read under the
@@ -145,11 +153,14 @@ final class CurlEngine: @unchecked Sendable {
 
     private func cancel(_ id: Int) {
         lock.withLock { _ = cancellations.insert(id) }
-        curl_multi_wakeup(multi)
+        wakeUp()
     }
 
     private func run() {
         while true {
+            // Cleared before the queue and the cancellations are read (under the lock): work added
+            // after this finds it clear and writes a wake-up, so none is missed.
+            wakePending.store(false, ordering: .releasing)
             let (cancelled, isStopped) = lock.withLock { () -> (Set<Int>, Bool) in
                 let taken = cancellations
                 cancellations = []
@@ -169,12 +180,15 @@ final class CurlEngine: @unchecked Sendable {
                 curl_multi_remove_handle(multi, easy)
                 live.subtract(1, ordering: .relaxed)
                 transfer.complete(result)
+                recycle(transfer)
                 completed = true
             }
             // A finished transfer frees a slot: start the queue again before sleeping.
             if completed && lock.withLock({ !queues.isEmpty }) { continue }
             curl_multi_poll(multi, nil, 0, 1000, nil)
         }
+        for easy in idleHandles { curl_easy_cleanup(easy) }
+        idleHandles = []
         curl_multi_cleanup(multi)
         if let share { curl_share_cleanup(share) }
         curl_slist_free_all(defaultHeaders)
@@ -201,7 +215,8 @@ final class CurlEngine: @unchecked Sendable {
                 continue
             }
             guard let transfer = next else { return }
-            guard transfer.makeHandle(share: share, defaultHeaders: defaultHeaders), let easy = transfer.easy else {
+            guard transfer.makeHandle(share: share, defaultHeaders: defaultHeaders, reusing: idleHandles.popLast()),
+                  let easy = transfer.easy else {
                 live.subtract(1, ordering: .relaxed)
                 transfer.fail(ImageError.network(url: transfer.request.url, reason: "libcurl could not create a transfer"))
                 continue
@@ -211,6 +226,12 @@ final class CurlEngine: @unchecked Sendable {
         }
     }
 
+    /// Keeps a finished transfer's easy handle for the next one (it left the multi handle).
+    private func recycle(_ transfer: CurlTransfer) {
+        guard let easy = transfer.releaseHandle() else { return }
+        if idleHandles.count < concurrency { idleHandles.append(easy) } else { curl_easy_cleanup(easy) }
+    }
+
     /// Removes a transfer whose consumer went away: the connection closes at once.
     private func abort(_ id: Int) {
         if let (easy, transfer) = running.first(where: { $0.value.id == id }) {
@@ -218,6 +239,7 @@ final class CurlEngine: @unchecked Sendable {
             curl_multi_remove_handle(multi, easy)
             live.subtract(1, ordering: .relaxed)
             transfer.fail(CancellationError())
+            recycle(transfer)
             return
         }
         let removed: CurlTransfer? = lock.withLock { queues.remove(id: id) }

@@ -10,6 +10,9 @@ final class CurlTransfer {
     let configuration: HTTPImageLoader.Configuration
     let sink: Sink
     var easy: UnsafeMutableRawPointer?
+    /// Whether the handle was given the cookie share (`curl_easy_reset` keeps a share: such a
+    /// handle is freed, not reused).
+    private var usesCookies = false
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     private var headers: [String: String] = [:]
@@ -111,11 +114,28 @@ final class CurlTransfer {
         return list
     }
 
-    /// Makes the easy handle. Returns false when libcurl refuses (the engine then fails it).
+    /// Gives the easy handle back once the transfer has left the multi handle (on the engine's
+    /// thread), with every option reset, for the next transfer; nil when it is not reusable (it
+    /// holds this transfer's cookies) and was freed. The transfer no longer touches it.
+    func releaseHandle() -> UnsafeMutableRawPointer? {
+        guard let easy else { return nil }
+        self.easy = nil
+        if usesCookies {
+            curl_easy_cleanup(easy)
+            return nil
+        }
+        curl_easy_reset(easy)
+        return easy
+    }
+
+    /// Makes the easy handle, or sets up `reused` (one `releaseHandle()` gave back: its 128 KiB
+    /// receive buffer and its TLS session cache stay, so a transfer allocates and faults in no
+    /// fresh buffer). Returns false when libcurl refuses (the engine then fails it).
     /// `defaultHeaders` is the engine's list of the configuration's headers, used as is when the
     /// request adds none (the engine owns it).
-    func makeHandle(share: UnsafeMutableRawPointer?, defaultHeaders: UnsafeMutablePointer<curl_slist>?) -> Bool {
-        guard let easy = curl_easy_init() else { return false }
+    func makeHandle(share: UnsafeMutableRawPointer?, defaultHeaders: UnsafeMutablePointer<curl_slist>?,
+                    reusing reused: UnsafeMutableRawPointer? = nil) -> Bool {
+        guard let easy = reused ?? curl_easy_init() else { return false }
         self.easy = easy
         startedAt = .now
         let timeout = request.timeout ?? configuration.timeout
@@ -146,6 +166,7 @@ final class CurlTransfer {
             _ = wi_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0)
         }
         if request.handlesCookies, let share {
+            usesCookies = true
             _ = wi_curl_setopt_string(easy, CURLOPT_COOKIEFILE, "")
             _ = wi_curl_setopt_share(easy, share)
         }
