@@ -257,6 +257,33 @@ import Testing
         }
     }
 
+    /// The loader reuses a finished transfer's libcurl handle (reset) for the next: with one
+    /// slot every request below runs on the same handle, and none carries anything of the one
+    /// before (headers, a failure, a cancellation), while the connection is still reused.
+    @Test func aReusedHandleCarriesNothingFromTheTransferBefore() async throws {
+        var configuration = HTTPImageLoader.Configuration()
+        configuration.maximumConcurrentDownloads = 1
+        try await withServer(configuration) { server, loader in
+            server.route("/a", .respond(body: Self.png))
+            server.route("/b", .respond(body: Self.png))
+            server.route("/missing", .respond(status: 404, body: Data()))
+            server.route("/slow", .drip(body: Self.big.prefix(50_000), chunk: 1000, interval: .milliseconds(5)))
+            _ = try await loader.data(for: ImageLoaderRequest(url: server.url("/a"), headers: ["X-Test": "one"]))
+            #expect(server.headers(of: "/a").contains { $0.0.lowercased() == "x-test" && $0.1 == "one" })
+            let plain = try await loader.data(for: ImageLoaderRequest(url: server.url("/b"))).0
+            #expect(plain == Self.png)
+            #expect(!server.headers(of: "/b").contains { $0.0.lowercased() == "x-test" }, "\(server.headers(of: "/b"))")
+            await expectError(loader, ImageLoaderRequest(url: server.url("/missing"))) { $0 == .badStatusCode(404, url: server.url("/missing")) }
+            let cancelled = Task { try await loader.data(for: ImageLoaderRequest(url: server.url("/slow"))) }
+            try await Task.sleep(for: .milliseconds(30))
+            cancelled.cancel()
+            _ = try? await cancelled.value
+            for _ in 0..<5 { #expect(try await loader.data(for: ImageLoaderRequest(url: server.url("/a"))).0 == Self.png) }
+            #expect(loader.liveTransferCount == 0)
+            #expect(server.connectionCount <= 3, "\(server.connectionCount) connections")
+        }
+    }
+
     @Test func cancellingTheConsumerAbortsTheTransferPromptly() async throws {
         // Three tries: the best shows what the loader does (under 100 ms to the server seeing the
         // close); every try must stay under a second even when the other tests load both cores.

@@ -68,6 +68,14 @@ struct NginxIntegrationTests {
         let lines = muxed + (try log("?h2"))
         #expect(lines.allSatisfy { $0[2] == "HTTP/2.0" }, "\(lines)")
         #expect(Set(muxed.map { $0[0] }).count <= 2)
+        // The handles (and connections) of those accepting transfers are reused: a request that
+        // does not accept the certificate is refused again.
+        do {
+            _ = try await loader.data(for: ImageLoaderRequest(url: URL(string: "\(https)/photo-lossy.webp?again")!))
+            Issue.record("a reused handle kept certificate checks off")
+        } catch let error as ImageError {
+            guard case .network = error else { Issue.record("\(error)"); return }
+        }
     }
 
     @Test func gzipIsDecodedByLibcurl() async throws {
