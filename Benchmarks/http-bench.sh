@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Serves the benchmark fixtures with nginx on 127.0.0.1 and runs HTTPBenchmarks, ManagerBenchmarks, FleetBenchmarks and SoakBenchmarks against it
-# (WEBIMAGE_BENCH_ONLY=manager: only the latter).
+# (WEBIMAGE_BENCH_ONLY=manager: only the manager's; =quick: what quick.sh asks for).
 # Usage: http-bench.sh FIXTURES_DIR ANCHORS_FILE (run.sh calls it after anchors.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,6 +19,11 @@ http { access_log off; keepalive_requests 100000; sendfile on;
 NGX
 nginx -c "$work/nginx.conf"
 sleep 0.3
+if [ "${WEBIMAGE_BENCH_ONLY:-}" = quick ]; then   # quick.sh: the HTTP rows asked for, or one manager mode
+  if [ "${QUICK_HTTP:-0}" = 1 ]; then "$here/.build/release/HTTPBenchmarks" "$fixtures" "$anchors" "http://127.0.0.1:$port"; fi
+  if [ -n "${MANAGER_MODE:-}" ]; then env "$MANAGER_MODE" "$here/.build/release/ManagerBenchmarks" "$fixtures" "$anchors" "http://127.0.0.1:$port"; fi
+  exit 0
+fi
 if [ "${WEBIMAGE_BENCH_ONLY:-}" != manager ]; then
   "$here/.build/release/HTTPBenchmarks" "$fixtures" "$anchors" "http://127.0.0.1:$port"
 fi

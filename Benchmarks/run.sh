@@ -10,6 +10,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 shared=$(cd "$here/../../shared" && pwd)
 fixtures=${FIXTURES:-/tmp/bench-fixtures}
 . "$here/../scripts/install-deps.sh"
+if [ -n "${WEBIMAGE_BENCH_ROW:-}" ]; then
+  # One row (scripts/bench.sh --quick ROW): the anchors of the last run when there are any.
+  [ -s /tmp/webimage-anchors.txt ] && [ -f "$fixtures/small/0999.jpg" ] \
+    || bash "$shared/bench/anchors.sh" "$fixtures" > /tmp/webimage-anchors.txt
+  cd "$here"
+  swift build -c release 2>&1 | grep -E "error|Build complete" | tail -1 >&2
+  bash "$here/quick.sh" "$fixtures" /tmp/webimage-anchors.txt "$WEBIMAGE_BENCH_ROW"
+  exit 0
+fi
 echo "## Anchors"; echo; echo '```'
 bash "$shared/bench/anchors.sh" "$fixtures" | tee /tmp/webimage-anchors.txt
 echo '```'; echo

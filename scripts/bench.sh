@@ -2,8 +2,15 @@
 # Builds the benchmarks in release, installs the anchors (Debian packages and PyPI only), runs
 # every benchmark beside its anchors in one run, and writes Benchmarks/RESULTS.md: each figure,
 # its anchor and the ratio, with the machine and the date. Takes about 25 minutes (thumbor included).
+# `scripts/bench.sh --quick ROW` runs only the rows whose name contains ROW (any case; for example
+# "disk hit", "6 at once", "png", "image(for:)"), reuses the anchors of the last run when there are
+# any, prints to the terminal and leaves RESULTS.md alone: a minute or two instead of 25.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --quick ]; then
+  [ -n "${2:-}" ] || { echo "usage: scripts/bench.sh --quick ROW" >&2; exit 2; }
+  WEBIMAGE_BENCH_ROW=$2 exec bash Benchmarks/run.sh
+fi
 . scripts/install-deps.sh
 out=Benchmarks/RESULTS.md
 tmp=$(mktemp)

@@ -90,3 +90,10 @@ public func interleaved(rounds: Int, _ jobs: [() throws -> Double]) throws -> [S
     }
     return spreads
 }
+
+/// Whether the row named `name` runs: every row, unless `WEBIMAGE_BENCH_ROW` is set
+/// (`scripts/bench.sh --quick ROW`), and then only rows whose name contains it (any case).
+public func wantsRow(_ name: String) -> Bool {
+    guard let wanted = ProcessInfo.processInfo.environment["WEBIMAGE_BENCH_ROW"], !wanted.isEmpty else { return true }
+    return name.lowercased().contains(wanted.lowercased())
+}

@@ -20,20 +20,9 @@ func ms(_ duration: Duration) -> Double { milliseconds(duration) }
 func f(_ value: Double) -> String { formatted(value) }
 let clock = ContinuousClock()
 
-// 1. Memory hit through ImageCache, from a non-main task: median of 21 batches of 100,000.
-let memoryCache = ImageCache(namespace: "bench", directory: work.appendingPathComponent("memory"))
-let sample = try Image(data: blobs[0])
-try await memoryCache.store(sample, data: nil, forKey: "hot", to: .memory)
-let memoryHitNs: Double = await Task.detached {
-    var batches: [Double] = []
-    for _ in 0..<21 {
-        let elapsed = await clock.measure {
-            for _ in 0..<100_000 { _ = await memoryCache.image(forKey: "hot", from: .memory) }
-        }
-        batches.append(ms(elapsed) * 1e6 / 100_000)
-    }
-    return batches.sorted()[10]
-}.value
+let floorIO = FloorIO()
+func us(_ spread: Spread) -> String { Spread(samples: spread.samples.map { $0 * 1000 }).text }
+let storeRound = Mutex(0)
 
 // 2. Disk hit including decode, against reading the same file with FileManager and decoding it.
 let diskCache = ImageCache(namespace: "bench", directory: work.appendingPathComponent("disk"),
@@ -55,26 +44,49 @@ if ProcessInfo.processInfo.environment["WEBIMAGE_CACHE_PROFILE"] == "store" {
     }.value
     exit(0)
 }
-// Three ways, from a non-main task, one hit at a time, in interleaved rounds: ours; the same file
-// read (open, fstat, read) and decoded in the task itself, which blocks the cooperative pool;
-// and the no-library floor of a cache that keeps I/O off the pool: the read on a plain I/O
-// thread (FloorIO), awaited, then the decode in the task.
-let floorIO = FloorIO()
-let diskRounds: [Spread] = try await Task.detached {
-    try await interleaved(rounds: 9, [
-        { ms(await clock.measure { for i in 0..<200 { _ = await diskCache.image(forKey: "k\(i)", from: .disk) } }) / 200 },
-        { ms(clock.measure { for i in 0..<200 { _ = try? Image(data: readFile(smallFiles[i].path)!) } }) / 200 },
-        { ms(await clock.measure { for i in 0..<200 { _ = try? Image(data: await floorIO.read(smallFiles[i].path)!) } }) / 200 },
-    ])
-}.value
 
-// 3. Store throughput: 1,000 entries of ~12 KB (data given), one at a time (each awaited) and all
-// submitted at once (the I/O thread takes them in batches). In the same interleaved rounds (the
-// disk is shared and its speed drifts): the write-then-rename floor in the task itself (the same
-// syscalls as ../shared/bench, which block the pool), with O_EXCL as ours and O_TRUNC as
-// Python's 'wb'; and the no-library floor that keeps I/O off the pool: each write-then-rename
-// on a plain I/O thread, awaited one at a time, or all submitted at once.
-let storeRound = Mutex(0)
+print("Medians of interleaved rounds (ours and its floors in the same rounds), with the rounds' range in brackets.")
+print("")
+print("| benchmark | ours | floor or anchor | ratio | target |")
+print("| --- | ---: | ---: | ---: | --- |")
+
+if wantsRow("memory hit through ImageCache") {
+    // 1. Memory hit through ImageCache, from a non-main task: median of 21 batches of 100,000.
+    let memoryCache = ImageCache(namespace: "bench", directory: work.appendingPathComponent("memory"))
+    let sample = try Image(data: blobs[0])
+    try await memoryCache.store(sample, data: nil, forKey: "hot", to: .memory)
+    let memoryHitNs: Double = await Task.detached {
+        var batches: [Double] = []
+        for _ in 0..<21 {
+            let elapsed = await clock.measure {
+                for _ in 0..<100_000 { _ = await memoryCache.image(forKey: "hot", from: .memory) }
+            }
+            batches.append(ms(elapsed) * 1e6 / 100_000)
+        }
+        return batches.sorted()[10]
+    }.value
+
+    print("| memory hit through ImageCache (non-main task) | \(f(memoryHitNs)) ns | target < 1000 ns | \(f(memoryHitNs / 1000))x of target | |")
+}
+
+if wantsRow("disk hit") {
+    // Three ways, from a non-main task, one hit at a time, in interleaved rounds: ours; the same file
+    // read (open, fstat, read) and decoded in the task itself, which blocks the cooperative pool;
+    // and the no-library floor of a cache that keeps I/O off the pool: the read on a plain I/O
+    // thread (FloorIO), awaited, then the decode in the task.
+    let diskRounds: [Spread] = try await Task.detached {
+        try await interleaved(rounds: 9, [
+            { ms(await clock.measure { for i in 0..<200 { _ = await diskCache.image(forKey: "k\(i)", from: .disk) } }) / 200 },
+            { ms(clock.measure { for i in 0..<200 { _ = try? Image(data: readFile(smallFiles[i].path)!) } }) / 200 },
+            { ms(await clock.measure { for i in 0..<200 { _ = try? Image(data: await floorIO.read(smallFiles[i].path)!) } }) / 200 },
+        ])
+    }.value
+
+    let (hit, inline, ioHit) = (diskRounds[0], diskRounds[1], diskRounds[2])
+    print("| disk hit of a 12 KB JPEG, incl. decode, one at a time | \(us(hit)) us | read + decode in the task (blocks the pool) \(us(inline)) us | \(f(hit.median / inline.median))x | 1.1x |")
+    print("| (the same against the no-library floor: the read awaited on a plain I/O thread, then the decode) | | \(us(ioHit)) us | \(f(hit.median / ioHit.median))x | |")
+}
+
 func nextDirectory(_ label: String) -> URL {
     let round = storeRound.withLock { $0 += 1; return $0 }
     let directory = work.appendingPathComponent("\(label)\(round)")
@@ -92,77 +104,81 @@ func writeRenameFloor(_ directory: URL, flags: Int32) -> Double {
         }
     })
 }
-let storeRounds: [Spread] = try await Task.detached {
-    try await interleaved(rounds: 7, [
-        { writeRenameFloor(nextDirectory("floor"), flags: O_WRONLY | O_CREAT | O_EXCL) },
-        { writeRenameFloor(nextDirectory("trunc"), flags: O_WRONLY | O_CREAT | O_TRUNC) },
-        {
-            let cache = DiskCache(directory: nextDirectory("store"))
-            return ms(try await clock.measure { for i in 0..<1000 { try await cache.store(blobs[i], forKey: "key\(i).jpg") } })
-        },
-        {
-            let batch = DiskCache(directory: nextDirectory("batch"))
-            return ms(await clock.measure {
-                await withTaskGroup(of: Void.self) { group in
-                    for i in 0..<1000 { group.addTask { try? await batch.store(blobs[i], forKey: "key\(i).jpg") } }
-                }
-            })
-        },
-        {
-            let path = nextDirectory("io-serial").path
-            return ms(await clock.measure {
-                for i in 0..<1000 { await floorIO.writeThenRename(blobs[i], directory: path, name: String(format: "%04d", i)) }
-            })
-        },
-        {
-            let path = nextDirectory("io-batch").path
-            return ms(await clock.measure {
-                await withTaskGroup(of: Void.self) { group in
-                    for i in 0..<1000 {
-                        group.addTask { await floorIO.writeThenRename(blobs[i], directory: path, name: String(format: "%04d", i)) }
+
+if wantsRow("store 1,000") {
+    // 3. Store throughput: 1,000 entries of ~12 KB (data given), one at a time (each awaited) and all
+    // submitted at once (the I/O thread takes them in batches). In the same interleaved rounds (the
+    // disk is shared and its speed drifts): the write-then-rename floor in the task itself (the same
+    // syscalls as ../shared/bench, which block the pool), with O_EXCL as ours and O_TRUNC as
+    // Python's 'wb'; and the no-library floor that keeps I/O off the pool: each write-then-rename
+    // on a plain I/O thread, awaited one at a time, or all submitted at once.
+    let storeRounds: [Spread] = try await Task.detached {
+        try await interleaved(rounds: 7, [
+            { writeRenameFloor(nextDirectory("floor"), flags: O_WRONLY | O_CREAT | O_EXCL) },
+            { writeRenameFloor(nextDirectory("trunc"), flags: O_WRONLY | O_CREAT | O_TRUNC) },
+            {
+                let cache = DiskCache(directory: nextDirectory("store"))
+                return ms(try await clock.measure { for i in 0..<1000 { try await cache.store(blobs[i], forKey: "key\(i).jpg") } })
+            },
+            {
+                let batch = DiskCache(directory: nextDirectory("batch"))
+                return ms(await clock.measure {
+                    await withTaskGroup(of: Void.self) { group in
+                        for i in 0..<1000 { group.addTask { try? await batch.store(blobs[i], forKey: "key\(i).jpg") } }
                     }
-                }
-            })
-        },
-    ])
-}.value
+                })
+            },
+            {
+                let path = nextDirectory("io-serial").path
+                return ms(await clock.measure {
+                    for i in 0..<1000 { await floorIO.writeThenRename(blobs[i], directory: path, name: String(format: "%04d", i)) }
+                })
+            },
+            {
+                let path = nextDirectory("io-batch").path
+                return ms(await clock.measure {
+                    await withTaskGroup(of: Void.self) { group in
+                        for i in 0..<1000 {
+                            group.addTask { await floorIO.writeThenRename(blobs[i], directory: path, name: String(format: "%04d", i)) }
+                        }
+                    }
+                })
+            },
+        ])
+    }.value
 
-// 4. Cleanup of 10,000 entries: a fresh cache (index built from the directory) and a warm one.
-func fill(_ directory: URL) async throws -> DiskCache {
-    let cache = DiskCache(directory: directory)
-    for i in 0..<10_000 { try await cache.store(blobs[i % 1000], forKey: "entry\(i)") }
-    return cache
+    let (floorO, floorT, serial, together, ioSerial, ioTogether) = (storeRounds[0], storeRounds[1], storeRounds[2], storeRounds[3], storeRounds[4], storeRounds[5])
+    let pythonFloor = anchors["disk_write_rename_1000x12KB"].map { "; anchors.sh (Python, earlier in the run) \(f($0)) ms" } ?? ""
+    print("| store 1,000 x 12 KB entries, one at a time | \(serial.text) ms | write-then-rename in the task (O_EXCL, as ours; blocks the pool) \(floorO.text) ms | \(f(serial.median / floorO.median))x | 1.2x |")
+    print("| (the same against the no-library floor: each write-then-rename awaited on a plain I/O thread) | | \(ioSerial.text) ms | \(f(serial.median / ioSerial.median))x | |")
+    print("| store 1,000 x 12 KB entries, submitted together | \(together.text) ms | write-then-rename in the task \(floorO.text) ms | \(f(together.median / floorO.median))x | 1.1x |")
+    print("| (the same against the no-library floor: all submitted to a plain I/O thread at once) | | \(ioTogether.text) ms | \(f(together.median / ioTogether.median))x | |")
+    print("| (write-then-rename in the task opened with O_TRUNC, as Python's 'wb') | | \(floorT.text) ms\(pythonFloor) | | |")
 }
-let expireAll = DiskCache.Configuration(maxAge: .zero)
-_ = try await fill(work.appendingPathComponent("cleanup-cold"))
-let coldCache = DiskCache(directory: work.appendingPathComponent("cleanup-cold"), configuration: expireAll)
-var coldReport: DiskCache.CleanupReport?
-let cold = await clock.measure { coldReport = await coldCache.removeExpiredData() }
-let warmFilled = try await fill(work.appendingPathComponent("cleanup-warm"))
-_ = warmFilled
-let warmCache = DiskCache(directory: work.appendingPathComponent("cleanup-warm"), configuration: expireAll)
-_ = await warmCache.count()    // index built beforehand
-var warmReport: DiskCache.CleanupReport?
-let warm = await clock.measure { warmReport = await warmCache.removeExpiredData() }
-let noop = await clock.measure { _ = await warmCache.removeExpiredData() }
 
-print("Medians of interleaved rounds (ours and its floors in the same rounds), with the rounds' range in brackets.")
-print("")
-print("| benchmark | ours | floor or anchor | ratio | target |")
-print("| --- | ---: | ---: | ---: | --- |")
-print("| memory hit through ImageCache (non-main task) | \(f(memoryHitNs)) ns | target < 1000 ns | \(f(memoryHitNs / 1000))x of target | |")
-let (hit, inline, ioHit) = (diskRounds[0], diskRounds[1], diskRounds[2])
-func us(_ spread: Spread) -> String { Spread(samples: spread.samples.map { $0 * 1000 }).text }
-print("| disk hit of a 12 KB JPEG, incl. decode, one at a time | \(us(hit)) us | read + decode in the task (blocks the pool) \(us(inline)) us | \(f(hit.median / inline.median))x | 1.1x |")
-print("| (the same against the no-library floor: the read awaited on a plain I/O thread, then the decode) | | \(us(ioHit)) us | \(f(hit.median / ioHit.median))x | |")
-let (floorO, floorT, serial, together, ioSerial, ioTogether) = (storeRounds[0], storeRounds[1], storeRounds[2], storeRounds[3], storeRounds[4], storeRounds[5])
-let pythonFloor = anchors["disk_write_rename_1000x12KB"].map { "; anchors.sh (Python, earlier in the run) \(f($0)) ms" } ?? ""
-print("| store 1,000 x 12 KB entries, one at a time | \(serial.text) ms | write-then-rename in the task (O_EXCL, as ours; blocks the pool) \(floorO.text) ms | \(f(serial.median / floorO.median))x | 1.2x |")
-print("| (the same against the no-library floor: each write-then-rename awaited on a plain I/O thread) | | \(ioSerial.text) ms | \(f(serial.median / ioSerial.median))x | |")
-print("| store 1,000 x 12 KB entries, submitted together | \(together.text) ms | write-then-rename in the task \(floorO.text) ms | \(f(together.median / floorO.median))x | 1.1x |")
-print("| (the same against the no-library floor: all submitted to a plain I/O thread at once) | | \(ioTogether.text) ms | \(f(together.median / ioTogether.median))x | |")
-print("| (write-then-rename in the task opened with O_TRUNC, as Python's 'wb') | | \(floorT.text) ms\(pythonFloor) | | |")
-print("| cleanup of 10,000 entries, new cache (index built) | \(f(ms(cold))) ms | removed \(coldReport?.removedCount ?? 0) | |")
-print("| cleanup of 10,000 entries, index already built | \(f(ms(warm))) ms | removed \(warmReport?.removedCount ?? 0) | |")
-print("| cleanup with nothing to do, 0 entries left | \(f(ms(noop) * 1000)) us | | |")
+if wantsRow("cleanup") {
+    // 4. Cleanup of 10,000 entries: a fresh cache (index built from the directory) and a warm one.
+    func fill(_ directory: URL) async throws -> DiskCache {
+        let cache = DiskCache(directory: directory)
+        for i in 0..<10_000 { try await cache.store(blobs[i % 1000], forKey: "entry\(i)") }
+        return cache
+    }
+    let expireAll = DiskCache.Configuration(maxAge: .zero)
+    _ = try await fill(work.appendingPathComponent("cleanup-cold"))
+    let coldCache = DiskCache(directory: work.appendingPathComponent("cleanup-cold"), configuration: expireAll)
+    var coldReport: DiskCache.CleanupReport?
+    let cold = await clock.measure { coldReport = await coldCache.removeExpiredData() }
+    let warmFilled = try await fill(work.appendingPathComponent("cleanup-warm"))
+    _ = warmFilled
+    let warmCache = DiskCache(directory: work.appendingPathComponent("cleanup-warm"), configuration: expireAll)
+    _ = await warmCache.count()    // index built beforehand
+    var warmReport: DiskCache.CleanupReport?
+    let warm = await clock.measure { warmReport = await warmCache.removeExpiredData() }
+    let noop = await clock.measure { _ = await warmCache.removeExpiredData() }
+
+    print("| cleanup of 10,000 entries, new cache (index built) | \(f(ms(cold))) ms | removed \(coldReport?.removedCount ?? 0) | |")
+    print("| cleanup of 10,000 entries, index already built | \(f(ms(warm))) ms | removed \(warmReport?.removedCount ?? 0) | |")
+    print("| cleanup with nothing to do, 0 entries left | \(f(ms(noop) * 1000)) us | | |")
+}
+
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date()), cache files in \(workBase.path)")

@@ -10,16 +10,22 @@ import WebImage
 let run = BenchRun(usage: "CodecBenchmarks")
 let anchors = run.anchors
 func load(_ name: String) -> Data { run.load(name) }
-func median(runs: Int, _ body: () throws -> Void) rethrows -> Double { try medianMilliseconds(runs: runs, body) }
 
-struct Row { var name: String; var ours: Double; var floor: Double; var floorName: String; var anchors: [(String, Double)] }
+struct Row { var name: String; var ours: Spread; var floor: Spread; var floorName: String; var anchors: [(String, Double)] }
 var rows: [Row] = []
+let clock = ContinuousClock()
 
-@MainActor func bench(_ name: String, runs: Int, floorName: String, anchorKeys: [(String, String)], ours: () throws -> Void, raw: () -> Int32) throws {
-    let oursMs = try median(runs: runs, ours)
-    let rawMs = median(runs: runs) { precondition(raw() == 0, "raw decode failed") }
+/// Ours and the raw C floor in `runs` interleaved rounds (after a warm-up round); skipped unless
+/// its name matches `WEBIMAGE_BENCH_ROW` (`scripts/bench.sh --quick`).
+@MainActor func bench(_ name: String, runs: Int, floorName: String, anchorKeys: [(String, String)],
+                      ours: @escaping () throws -> Void, raw: @escaping () -> Int32) throws {
+    guard wantsRow(name) else { return }
+    let spreads = try interleaved(rounds: runs, [
+        { milliseconds(try clock.measure(ours)) },
+        { milliseconds(clock.measure { precondition(raw() == 0, "raw decode failed") }) },
+    ])
     let found = anchorKeys.compactMap { label, key in anchors[key].map { (label, $0) } }
-    rows.append(Row(name: name, ours: oursMs, floor: rawMs, floorName: floorName, anchors: found))
+    rows.append(Row(name: name, ours: spreads[0], floor: spreads[1], floorName: floorName, anchors: found))
 }
 
 func withBytes<R>(_ data: Data, _ body: (UnsafePointer<UInt8>, Int) -> R) -> R {
@@ -46,15 +52,6 @@ try bench("12 MP JPEG -> 256 px (decode at size)", runs: 15, floorName: "libjpeg
                        ("Pillow full+LANCZOS", "jpeg12mp_thumb256_pillow_nodraft"), ("vipsthumbnail", "jpeg12mp_thumb256_vipsthumbnail")],
           ours: { _ = try Image(data: jpeg, options: ImageDecodingOptions(maxPixelSize: 256)) },
           raw: { withBytes(jpeg) { raw_jpeg_decode($0, $1, 1) } })
-let fullPlusResize = try median(runs: 5) {
-    _ = try Image(data: jpeg).bitmap.areaDownscaled(toWidth: 256, height: 192)
-}
-// Area averaging alone: the 12 MP decode to 256 px, and the image server's case (a 3/8 DCT decode
-// of 12 MP, 1500x1125, to the 1280x960 that fills a 1280x720 crop).
-let fullBitmap = try Image(data: jpeg).bitmap
-let areaLarge = median(runs: 5) { _ = fullBitmap.areaDownscaled(toWidth: 256, height: 192) }
-let serverBitmap = try Image(data: jpeg, options: ImageDecodingOptions(maxPixelSize: 1500)).bitmap
-let areaServer = median(runs: 9) { _ = serverBitmap.areaDownscaled(toWidth: 1280, height: 960) }
 try bench("1024x768 RGBA PNG decode", runs: 21, floorName: "libpng simplified API",
           anchorKeys: [("Pillow", "png1024_decode_pillow")],
           ours: { _ = try Image(data: png) }, raw: { withBytes(png) { raw_png_decode($0, $1) } })
@@ -88,34 +85,56 @@ func streamed(_ data: Data, previews: Int) throws {
     }
     _ = try decoder.finish()
 }
-let wholeProgressive = try median(runs: 7) { _ = try Image(data: progressive) }
-let streamedFast = try median(runs: 7) { try streamed(progressive, previews: 0) }
-let streamedSlow = try median(runs: 5) { try streamed(progressive, previews: 9) }
-let wholeBaseline = try median(runs: 7) { _ = try Image(data: jpeg) }
-let streamedBaseline = try median(runs: 7) { try streamed(jpeg, previews: 0) }
-let streamedBaselineSlow = try median(runs: 5) { try streamed(jpeg, previews: 9) }
-
-let fullJPEG = rows[0].ours
-let atSize = rows[2].ours
+func ms(_ body: () throws -> Void) rethrows -> Double { milliseconds(try clock.measure(body)) }
 func f(_ v: Double) -> String { formatted(v) }
+print("Medians of interleaved rounds (ours and its floor in the same rounds), with the rounds' range in brackets;")
+print("anchors from ../shared/bench/anchors.sh, earlier in the run.")
+print("")
 print("| benchmark | ours ms | raw C ms (\u{2009}floor\u{2009}) | ours / raw | anchors (ms, ours / anchor) |")
 print("| --- | ---: | ---: | ---: | --- |")
 for row in rows {
-    let anchorText = row.anchors.map { "\($0.0) \(f($0.1)) (\(f(row.ours / $0.1))x)" }.joined(separator: "; ")
-    print("| \(row.name) | \(f(row.ours)) | \(f(row.floor)) (\(row.floorName)) | \(f(row.ours / row.floor))x | \(anchorText) |")
+    let anchorText = row.anchors.map { "\($0.0) \(f($0.1)) (\(f(row.ours.median / $0.1))x)" }.joined(separator: "; ")
+    print("| \(row.name) | \(row.ours.text) | \(row.floor.text) (\(row.floorName)) | \(f(row.ours.median / row.floor.median))x | \(anchorText) |")
 }
-print("")
-print("| progressive load (decode once) | streamed ms | one whole-file decode ms | ratio | target |")
-print("| --- | ---: | ---: | ---: | --- |")
-print("| 12 MP progressive JPEG in 16 KB chunks, final image only (a fast network: no preview is due) | \(f(streamedFast)) | \(f(wholeProgressive)) | \(f(streamedFast / wholeProgressive))x | <= 1.1x |")
-print("| the same with a preview at every tenth of the data (a slow network: 9 output passes) | \(f(streamedSlow)) | \(f(wholeProgressive)) | \(f(streamedSlow / wholeProgressive))x | reported |")
-print("| 12 MP baseline JPEG in 16 KB chunks, final image only | \(f(streamedBaseline)) | \(f(wholeBaseline)) | \(f(streamedBaseline / wholeBaseline))x | <= 1.1x |")
-print("| the same with a preview at every tenth of the data (9 copies of the rows so far) | \(f(streamedBaselineSlow)) | \(f(wholeBaseline)) | \(f(streamedBaselineSlow / wholeBaseline))x | reported |")
-print("")
-print("decode at size vs full decode alone (before any resize): \(f(fullJPEG / atSize))x faster")
-print("area averaging alone: 4000x3000 -> 256x192 \(f(areaLarge)) ms; 1500x1125 -> 1280x960 \(f(areaServer)) ms")
-print("decode at size vs our full decode + area resize (\(f(fullPlusResize)) ms): \(f(fullPlusResize / atSize))x faster")
-if let nodraft = anchors["jpeg12mp_thumb256_pillow_nodraft"] {
-    print("decode at size vs full decode + LANCZOS (Pillow): \(f(nodraft / atSize))x faster")
+if wantsRow("progressive load") {
+    let progressiveRounds = try interleaved(rounds: 7, [
+        { try ms { _ = try Image(data: progressive) } },
+        { try ms { try streamed(progressive, previews: 0) } },
+        { try ms { try streamed(progressive, previews: 9) } },
+        { try ms { _ = try Image(data: jpeg) } },
+        { try ms { try streamed(jpeg, previews: 0) } },
+        { try ms { try streamed(jpeg, previews: 9) } },
+    ])
+    let (wholeProgressive, streamedFast, streamedSlow) = (progressiveRounds[0], progressiveRounds[1], progressiveRounds[2])
+    let (wholeBaseline, streamedBaseline, streamedBaselineSlow) = (progressiveRounds[3], progressiveRounds[4], progressiveRounds[5])
+    func ratio(_ a: Spread, _ b: Spread) -> String { f(a.median / b.median) + "x" }
+    print("")
+    print("| progressive load (decode once) | streamed ms | one whole-file decode ms | ratio | target |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    print("| 12 MP progressive JPEG in 16 KB chunks, final image only (a fast network: no preview is due) | \(streamedFast.text) | \(wholeProgressive.text) | \(ratio(streamedFast, wholeProgressive)) | <= 1.1x |")
+    print("| the same with a preview at every tenth of the data (a slow network: 9 output passes) | \(streamedSlow.text) | \(wholeProgressive.text) | \(ratio(streamedSlow, wholeProgressive)) | reported |")
+    print("| 12 MP baseline JPEG in 16 KB chunks, final image only | \(streamedBaseline.text) | \(wholeBaseline.text) | \(ratio(streamedBaseline, wholeBaseline)) | <= 1.1x |")
+    print("| the same with a preview at every tenth of the data (9 copies of the rows so far) | \(streamedBaselineSlow.text) | \(wholeBaseline.text) | \(ratio(streamedBaselineSlow, wholeBaseline)) | reported |")
+}
+if wantsRow("decode at size") {
+    // Area averaging alone: the 12 MP decode to 256 px, and the image server's case (a 3/8 DCT
+    // decode of 12 MP, 1500x1125, to the 1280x960 that fills a 1280x720 crop).
+    let fullBitmap = try Image(data: jpeg).bitmap
+    let serverBitmap = try Image(data: jpeg, options: ImageDecodingOptions(maxPixelSize: 1500)).bitmap
+    let sizeRounds = try interleaved(rounds: 7, [
+        { try ms { _ = try Image(data: jpeg) } },
+        { try ms { _ = try Image(data: jpeg, options: ImageDecodingOptions(maxPixelSize: 256)) } },
+        { try ms { _ = try Image(data: jpeg).bitmap.areaDownscaled(toWidth: 256, height: 192) } },
+        { ms { _ = fullBitmap.areaDownscaled(toWidth: 256, height: 192) } },
+        { ms { _ = serverBitmap.areaDownscaled(toWidth: 1280, height: 960) } },
+    ])
+    let (fullJPEG, atSize, fullPlusResize) = (sizeRounds[0].median, sizeRounds[1].median, sizeRounds[2].median)
+    print("")
+    print("decode at size vs full decode alone (before any resize): \(f(fullJPEG / atSize))x faster")
+    print("area averaging alone: 4000x3000 -> 256x192 \(sizeRounds[3].text) ms; 1500x1125 -> 1280x960 \(sizeRounds[4].text) ms")
+    print("decode at size vs our full decode + area resize (\(f(fullPlusResize)) ms): \(f(fullPlusResize / atSize))x faster")
+    if let nodraft = anchors["jpeg12mp_thumb256_pillow_nodraft"] {
+        print("decode at size vs full decode + LANCZOS (Pillow): \(f(nodraft / atSize))x faster")
+    }
 }
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")

@@ -119,19 +119,22 @@ func curlJob(_ arguments: [String]) -> (@Sendable () async throws -> Double)? { 
 let bigLoader = largeFileLoader()
 let session = URLSession(configuration: .default)
 let ahc = HTTPClient(eventLoopGroupProvider: .singleton)
-let largeRounds = try await rounds([
-    { @Sendable in try await timed { _ = try await bigLoader.data(for: ImageLoaderRequest(url: large)) } },
-    curlJob(["-s", "-o", "/dev/null", large.absoluteString]),
-    onlyOurs ? nil : { @Sendable in try await timed { _ = try await session.data(from: large) } },
-    onlyOurs ? nil : { @Sendable in
-        try await timed {
-            let response = try await ahc.execute(HTTPClientRequest(url: large.absoluteString), timeout: .seconds(30))
-            _ = try await response.body.collect(upTo: 64 << 20)
-        }
-    },
-])
+if wantsRow("one 50 MiB file") {
+    let largeRounds = try await rounds([
+        { @Sendable in try await timed { _ = try await bigLoader.data(for: ImageLoaderRequest(url: large)) } },
+        curlJob(["-s", "-o", "/dev/null", large.absoluteString]),
+        onlyOurs ? nil : { @Sendable in try await timed { _ = try await session.data(from: large) } },
+        onlyOurs ? nil : { @Sendable in
+            try await timed {
+                let response = try await ahc.execute(HTTPClientRequest(url: large.absoluteString), timeout: .seconds(30))
+                _ = try await response.body.collect(upTo: 64 << 20)
+            }
+        },
+    ])
+    rows.append(Row(name: "one 50 MiB file", ours: largeRounds[0]!, curl: largeRounds[1], session: largeRounds[2], ahc: largeRounds[3]))
+}
 
-for width in [6, 32] {
+for width in [6, 32] where wantsRow("1,000 x 12 KB, \(width) at once") {
     // Each client gets its own limit of `width` connections to the host. "All at once": every
     // request is handed over and the client's limit keeps `width` running, as curl is given its
     // list; "held": the caller keeps `width` in flight and starts one when one ends.
@@ -169,46 +172,50 @@ for width in [6, 32] {
 // 100 cold loads: a new client each round (no open connection yet), every request at once under
 // the client's default per-host limit. A loader that waited for multiplexing on plain http
 // (CURLOPT_PIPEWAIT) sent these one after the other until its first connection answered.
-let coldURLs = Array(urls.prefix(100))
-let coldRounds = try await rounds([
-    { @Sendable in
-        let loader = HTTPImageLoader()
-        return try await timed { try await fetchAllAtOnce(coldURLs) { try await loader.data(for: ImageLoaderRequest(url: $0)).0.count } }
-    },
-    onlyOurs ? nil : { @Sendable in
-        let session = URLSession(configuration: .default)
-        defer { session.invalidateAndCancel() }
-        return try await timed { try await fetchAllAtOnce(coldURLs) { try await session.data(from: $0).0.count } }
-    },
-    onlyOurs ? nil : { @Sendable in
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        let elapsed = try await timed {
-            try await fetchAllAtOnce(coldURLs) { url in
-                let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(15))
-                return try await response.body.collect(upTo: 1 << 20).readableBytes
+if wantsRow("100 x 12 KB from a new client (cold)") {
+    let coldURLs = Array(urls.prefix(100))
+    let coldRounds = try await rounds([
+        { @Sendable in
+            let loader = HTTPImageLoader()
+            return try await timed { try await fetchAllAtOnce(coldURLs) { try await loader.data(for: ImageLoaderRequest(url: $0)).0.count } }
+        },
+        onlyOurs ? nil : { @Sendable in
+            let session = URLSession(configuration: .default)
+            defer { session.invalidateAndCancel() }
+            return try await timed { try await fetchAllAtOnce(coldURLs) { try await session.data(from: $0).0.count } }
+        },
+        onlyOurs ? nil : { @Sendable in
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            let elapsed = try await timed {
+                try await fetchAllAtOnce(coldURLs) { url in
+                    let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(15))
+                    return try await response.body.collect(upTo: 1 << 20).readableBytes
+                }
             }
-        }
-        try await client.shutdown().get()
-        return elapsed
-    },
-])
-rows.append(Row(name: "100 x 12 KB from a new client (cold), the client's default limit", ours: coldRounds[0]!, curl: nil,
-                session: coldRounds[1], ahc: coldRounds[2]))
-rows.append(Row(name: "one 50 MiB file", ours: largeRounds[0]!, curl: largeRounds[1], session: largeRounds[2], ahc: largeRounds[3]))
-
-// Memory per in-flight transfer: 256 transfers held open by a slow location (limit_rate).
-var slowConfiguration = HTTPImageLoader.Configuration()
-slowConfiguration.maximumConcurrentDownloads = 256
-let slowLoader = HTTPImageLoader(configuration: slowConfiguration)
-let before = rssKiB()
-let inFlight = (0..<256).map { i in
-    Task { _ = try? await slowLoader.data(for: ImageLoaderRequest(url: URL(string: "\(base)/slow/\(String(format: "%04d", i)).jpg")!)) }
+            try await client.shutdown().get()
+            return elapsed
+        },
+    ])
+    rows.append(Row(name: "100 x 12 KB from a new client (cold), the client's default limit", ours: coldRounds[0]!, curl: nil,
+                    session: coldRounds[1], ahc: coldRounds[2]))
 }
-try await Task.sleep(for: .seconds(1))
-let during = rssKiB()
-let live = slowLoader.liveTransferCount
-for task in inFlight { task.cancel() }
-for task in inFlight { await task.value }
+var inFlightLine: String?
+if wantsRow("memory per in-flight transfer") {
+    // Memory per in-flight transfer: 256 transfers held open by a slow location (limit_rate).
+    var slowConfiguration = HTTPImageLoader.Configuration()
+    slowConfiguration.maximumConcurrentDownloads = 256
+    let slowLoader = HTTPImageLoader(configuration: slowConfiguration)
+    let before = rssKiB()
+    let inFlight = (0..<256).map { i in
+        Task { _ = try? await slowLoader.data(for: ImageLoaderRequest(url: URL(string: "\(base)/slow/\(String(format: "%04d", i)).jpg")!)) }
+    }
+    try await Task.sleep(for: .seconds(1))
+    let during = rssKiB()
+    let live = slowLoader.liveTransferCount
+    for task in inFlight { task.cancel() }
+    for task in inFlight { await task.value }
+    inFlightLine = "memory per in-flight transfer: \(formatted(Double(during - before) / Double(max(1, live)))) KiB (\(live) transfers open, RSS \(before) -> \(during) KiB)"
+}
 try await ahc.shutdown().get()
 
 print("Medians of \(runs) interleaved rounds (every client and curl in the same rounds), with the rounds' range in brackets; curl is")
@@ -222,6 +229,8 @@ for row in rows {
     let ahcRatio = row.ahc.map { formatted(row.ours.median / $0.median) + "x" } ?? "-"
     print("| \(row.name) | \(row.ours.text) | \(curl) | \(ratio) | \(row.session?.text ?? "-") | \(row.ahc?.text ?? "-") | \(ahcRatio) |")
 }
-print("")
-print("memory per in-flight transfer: \(formatted(Double(during - before) / Double(max(1, live)))) KiB (\(live) transfers open, RSS \(before) -> \(during) KiB)")
+if let inFlightLine {
+    print("")
+    print(inFlightLine)
+}
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")
