@@ -36,7 +36,17 @@ if ProcessInfo.processInfo.environment["WEBIMAGE_CACHE_PROFILE"] == "disk" {
     }.value
     exit(0)
 }
-// WEBIMAGE_CACHE_PROFILE=store loops stores one at a time for a profiler and exits.
+// WEBIMAGE_CACHE_PROFILE=store loops stores one at a time for a profiler and exits (store-batch:
+// 1,000 submitted together, 20 times).
+if ProcessInfo.processInfo.environment["WEBIMAGE_CACHE_PROFILE"] == "store-batch" {
+    for round in 0..<20 {
+        let cache = DiskCache(directory: work.appendingPathComponent("profile-batch\(round)"))
+        await withTaskGroup(of: Void.self) { group in
+            for i in 0..<1000 { group.addTask { try? await cache.store(blobs[i], forKey: "key\(i).jpg") } }
+        }
+    }
+    exit(0)
+}
 if ProcessInfo.processInfo.environment["WEBIMAGE_CACHE_PROFILE"] == "store" {
     await Task.detached {
         let cache = DiskCache(directory: work.appendingPathComponent("profile-store"))

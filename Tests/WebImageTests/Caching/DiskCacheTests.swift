@@ -15,6 +15,32 @@ import Testing
         #expect(DiskCache.fileName(forKey: "x").count == 32)
     }
 
+    /// The file name's extension comes from the key's path as `URLComponents` reads it; plain
+    /// keys take a byte-level reading instead of parsing a URL. Both readings agree on every key
+    /// here (the usual image URLs, and the odd ones that the byte-level reading leaves to
+    /// `URLComponents`).
+    @Test func thePlainPathReadingAgreesWithURLComponents() {
+        let keys = [
+            "https://example.com/a/photo.jpg?size=large", "http://host:8080/a.b/c.png#frag", "http://host/", "http://host",
+            "https://cdn.example.com/i/x.webp?w=100&h=200#top", "mem:/one-1.jpg", "data:image/png;base64,iVBOR",
+            "//host/a.jpg", "no-extension", "key1.jpg", "a/b.c/d", "a:b/c.gif", "file:///tmp/x.jpeg", "k0",
+            "https://h/p;params/q.jpg?x=/y.png", "https://h/a.jpg?x=1#y?z", "s3://bucket/key.tiff",
+            "1abc:foo.jpg", "http://u@host/a.jpg", "http://host:abc/a.jpg?x=/y.png", "http://[::1]/a.jpg",
+            "a#b#c.png", "https://h/%41.jpg", "https://h/a b.jpg", "https://h/é.jpg", "", "?q.jpg", "#f.png",
+            "https://h/.hidden", "https://h/a.", "https://h/a.jpg/", "http:/a.jpg", "http:a.jpg",
+        ]
+        for key in keys {
+            let viaComponents = URLComponents(string: key).map { PathExtension.of($0.path) } ?? PathExtension.of(key)
+            if let plain = DiskCache.plainURLPath(key) {
+                #expect(plain == URLComponents(string: key)?.path, "path of \(key)")
+                #expect(PathExtension.of(plain) == viaComponents, "extension of \(key)")
+            }
+        }
+        #expect(DiskCache.plainURLPath("https://example.com/a/photo.jpg?size=large") == "/a/photo.jpg")
+        #expect(DiskCache.plainURLPath("https://h/%41.jpg") == nil)
+        #expect(DiskCache.plainURLPath("http://u@host/a.jpg") == nil)
+    }
+
     /// MD5s computed independently (Python's hashlib), so that the names are checked against
     /// another implementation than the one under test.
     func md5(_ key: String) -> String {
