@@ -238,7 +238,7 @@ public actor DiskCache {
     /// The path of `key` read as a URL reference, as `URLComponents(string:)` gives it, for keys
     /// made only of characters that need no escaping and no `%` or brackets (the usual image URL);
     /// nil for any other key (the caller then asks `URLComponents`, which parses a URL for every
-    /// store and read: a sixth of a small store's time on its thread).
+    /// store and read: a fifth of a small store's time on its thread).
     nonisolated static func plainURLPath(_ key: String) -> String? {
         var utf8 = Array(key.utf8)[...]
         guard utf8.count(where: { $0 == UInt8(ascii: "#") }) <= 1 else { return nil }
