@@ -182,6 +182,9 @@ int wi_xattr_fset(int fd, const char *name, const void *value, size_t size);
 long wi_xattr_get(const char *path, const char *name, void *value, size_t size);
 void wi_xattr_remove(const char *path, const char *name);
 
+/// Names the calling thread for the system (at most 15 bytes are kept). 0 or the errno.
+int wi_thread_set_name(const char *name);
+
 /// The birth time of `name` in the folder `dirfd` (AT_FDCWD: a path), by statx; 0 on success,
 /// else the errno (ENOTSUP where the file system does not record it).
 int wi_file_birth_time(int dirfd, const char *name, int64_t *seconds, uint32_t *nanoseconds);

@@ -1,3 +1,4 @@
+import CWebImageCodecs
 import Foundation
 import Synchronization
 
@@ -43,6 +44,17 @@ package final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
         condition.unlock()
     }
 
+    /// The name the system shows (`top -H`, `perf`, `/proc/PID/task/TID/comm`): Linux keeps at most
+    /// 15 bytes and refuses a longer name outright, which left the thread with its parent's
+    /// name; so `webimage.` becomes `wi.` and the rest is cut to fit.
+    static func systemName(_ name: String) -> String {
+        let short = name.hasPrefix("webimage.") ? "wi." + name.dropFirst("webimage.".count) : Substring(name)
+        var bytes = Array(short.utf8.prefix(15))
+        // Never cut a character in two.
+        while !bytes.isEmpty, String(validating: bytes, as: UTF8.self) == nil { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// How long the thread looks for more work before sleeping, when work is frequent.
     private static let spinWindow = Duration.microseconds(250)
 
@@ -50,6 +62,7 @@ package final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
         var lastJobArrival = ContinuousClock.now - .seconds(1)
         var arrivalGap = Duration.seconds(1)
         Thread.current.name = name
+        _ = wi_thread_set_name(ThreadExecutor.systemName(name))
         Thread.current.threadDictionary[ThreadExecutor.markerKey] = name
         var batch: [UnownedJob] = []
         while true {

@@ -155,7 +155,9 @@ final class CountingCoder: ImageCoder {
         let threads = Mutex<[String]>([])
         let disk = DiskCache(directory: dir.url, configuration: .init(ioHook: {
             let name = ThreadExecutor.currentName ?? "not an executor thread"
-            threads.withLock { $0.append(name) }
+            // The name the system shows (top -H, perf): at most 15 bytes, or Linux refuses it.
+            let system = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+            threads.withLock { $0.append(name + " / " + system.trimmingCharacters(in: .newlines)) }
         }))
         let cache = ImageCache(memory: MemoryCache(), disk: disk)
         await withTaskGroup(of: Void.self) { group in
@@ -170,7 +172,7 @@ final class CountingCoder: ImageCoder {
         }
         let seen = threads.withLock { $0 }
         #expect(seen.count == 64)
-        #expect(Set(seen) == ["webimage.disk-cache"])
+        #expect(Set(seen) == ["webimage.disk-cache / wi.disk-cache"])
     }
 
     @Test func unusableDiskKeepsTheMemoryCacheWorking() async throws {
