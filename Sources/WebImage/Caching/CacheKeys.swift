@@ -44,6 +44,15 @@ enum PathExtension {
         return String(component[component.index(after: dot)...])
     }
 
+    /// `of(_:)` for a path of ASCII characters, read from its bytes (no array of components).
+    static func ofASCII(_ path: String) -> String {
+        var utf8 = path.utf8[...]
+        while utf8.last == UInt8(ascii: "/") { utf8 = utf8.dropLast() }
+        let component = utf8[(utf8.lastIndex(of: UInt8(ascii: "/")).map(utf8.index(after:)) ?? utf8.startIndex)...]
+        guard let dot = component.lastIndex(of: UInt8(ascii: ".")), dot != component.startIndex else { return "" }
+        return String(Substring(component[component.index(after: dot)...]))
+    }
+
     /// The last path component without its extension (and without a query or fragment).
     static func stem(of key: String) -> String {
         let path = key.split(whereSeparator: { $0 == "?" || $0 == "#" }).first.map(String.init) ?? key

@@ -149,6 +149,9 @@ public actor DiskCache {
     /// open, a read and a close, a third of a small store's system calls).
     private nonisolated let temporaryToken = String(UInt64.random(in: .min ... .max), radix: 16)
     private var temporaryCounter: UInt64 = 0
+    /// `directoryPath` + `/.tmp-PID-TOKEN-`, built once: a temporary path is this and the counter.
+    /// (The process id cannot change under a cache: a forked child has no copy of its thread.)
+    private nonisolated let temporaryPrefix: String
 
     /// The executor every method runs on: the cache's own I/O thread.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -157,6 +160,7 @@ public actor DiskCache {
     public init(directory: URL, configuration: Configuration = .init()) {
         self.directory = directory.standardizedFileURL
         self.directoryPath = self.directory.path
+        self.temporaryPrefix = directoryPath + "/.tmp-\(getpid())-\(temporaryToken)-"
         self.configuration = configuration
         self.executor = ThreadExecutor(name: "webimage.disk-cache")
     }
@@ -226,13 +230,13 @@ public actor DiskCache {
     /// The file name for `key`: lowercase hex MD5 of its UTF-8 bytes, plus `.` and the key's
     /// path extension when it is plain (letters and digits) and the name stays within 255 bytes.
     public nonisolated static func fileName(forKey key: String) -> String {
-        let digest = Digest.md5(key)
-        let ext = plainURLPath(key).map(PathExtension.of)
+        let ext = plainURLPath(key).map(PathExtension.ofASCII)
             ?? URLComponents(string: key).map { PathExtension.of($0.path) } ?? PathExtension.of(key)
-        guard !ext.isEmpty, ext.utf8.count <= 255 - 33, ext.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
-            return digest
-        }
-        return digest + "." + ext
+        // Letters and digits only: bytes, since an ASCII character is one byte and a letter or a
+        // digit exactly when that byte is one.
+        let plain = !ext.isEmpty && ext.utf8.count <= 255 - 33
+            && ext.utf8.allSatisfy { $0.isLetterASCII || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) }
+        return Digest.md5(key, suffix: plain ? ext : nil)
     }
 
     /// The path of `key` read as a URL reference, as `URLComponents(string:)` gives it, for keys
@@ -407,15 +411,12 @@ public actor DiskCache {
         let name = DiskCache.fileName(forKey: key)
         ensureIndex()
         let attribute = configuration.usesExtendedAttributes ? extendedData : nil
-        let side = path(".ext-\(name)")
-        if index == nil || index?[name]?.hasSideFile == true { unlink(side) }
+        if index == nil || index?[name]?.hasSideFile == true { unlink(path(".ext-\(name)")) }
         let attached = try writeFile(data, to: path(name), attribute: attribute)
-        let now = Date()
-        if let old = index?[name] { indexedSize -= old.size }
-        index?[name] = Entry(size: data.count, at: now)
+        if let old = index?.updateValue(Entry(size: data.count, at: Date()), forKey: name) { indexedSize -= old.size }
         indexedSize += data.count
         if let extendedData, !attached {
-            try writeFile(extendedData, to: side)
+            try writeFile(extendedData, to: path(".ext-\(name)"))
             index?[name]?.hasSideFile = true
         }
         if configuration.maxSize > 0, indexedSize + temporaryBytes > configuration.maxSize { removeExpiredData() }
@@ -448,7 +449,7 @@ public actor DiskCache {
         if index == nil, !FileManager.default.fileExists(atPath: directoryPath) { try createDirectory() }
         // The writer's process id is in the name: a cache that opens can tell the temporary files
         // of writers that died (SIGKILL mid-write) from those of writers still at work.
-        let temporary = path(".tmp-\(getpid())-\(temporaryToken)-\(String(temporaryCounter, radix: 16))")
+        let temporary = temporaryPrefix + String(temporaryCounter, radix: 16)
         temporaryCounter &+= 1
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw failure(errno, destination) }

@@ -17,6 +17,31 @@ public enum Digest {
         return text.withUTF8 { utf8 in hex(count: 16, UnsafeRawBufferPointer(utf8)) { wi_md5($0, $1, $2) } }
     }
 
+    /// The MD5 of the UTF-8 bytes of `text` as hex, then `.` and `suffix` when there is one, built
+    /// as one string (the disk cache's file names).
+    static func md5(_ text: String, suffix: String?) -> String {
+        var digest: (UInt64, UInt64) = (0, 0)
+        var text = text
+        let status = text.withUTF8 { utf8 in
+            withUnsafeMutableBytes(of: &digest) { wi_md5(utf8.baseAddress, utf8.count, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        }
+        precondition(status == WI_OK, "OpenSSL's libcrypto did not compute the digest")
+        let suffixCount = suffix.map { $0.utf8.count + 1 } ?? 0
+        return String(unsafeUninitializedCapacity: 32 + suffixCount) { out in
+            let digits: StaticString = "0123456789abcdef"
+            withUnsafeBytes(of: &digest) { bytes in
+                for (i, byte) in bytes.enumerated() {
+                    out[2 * i] = digits.utf8Start[Int(byte >> 4)]
+                    out[2 * i + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                }
+            }
+            guard let suffix else { return 32 }
+            out[32] = UInt8(ascii: ".")
+            _ = out[33...].initialize(fromContentsOf: suffix.utf8)
+            return 32 + suffixCount
+        }
+    }
+
     /// The SHA-256 of `bytes`, 64 lowercase hex digits.
     public static func sha256(_ bytes: some ContiguousBytes) -> String {
         hex(count: 32, bytes) { wi_sha256($0, $1, $2) }

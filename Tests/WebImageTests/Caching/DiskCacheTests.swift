@@ -34,7 +34,15 @@ import Testing
             if let plain = DiskCache.plainURLPath(key) {
                 #expect(plain == URLComponents(string: key)?.path, "path of \(key)")
                 #expect(PathExtension.of(plain) == viaComponents, "extension of \(key)")
+                #expect(PathExtension.ofASCII(plain) == viaComponents, "extension of \(key), read from its bytes")
             }
+            // The name built in one string agrees with the digest and the extension put together.
+            let ext = viaComponents
+            let plainExtension = !ext.isEmpty && ext.utf8.count <= 222 && ext.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+            #expect(DiskCache.fileName(forKey: key) == Digest.md5(key) + (plainExtension ? "." + ext : ""), "file name of \(key)")
+        }
+        for path in ["", "/", "a", "a.b", ".a", "a/.b", "a.b/", "a.b//", "x/y.z.w", "/a./", "a..b"] {
+            #expect(PathExtension.ofASCII(path) == PathExtension.of(path), "extension of the path \(path)")
         }
         #expect(DiskCache.plainURLPath("https://example.com/a/photo.jpg?size=large") == "/a/photo.jpg")
         #expect(DiskCache.plainURLPath("https://h/%41.jpg") == nil)
