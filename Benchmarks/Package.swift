@@ -23,6 +23,8 @@ let package = Package(
             name: "CRawDecoders",
             linkerSettings: ["png16", "jpeg", "webp", "webpdemux", "gif"].map { .linkedLibrary($0) }
         ),
+        // libcurl on a plain thread, nothing else: the floor of a loader that keeps libcurl off the pool.
+        .target(name: "CRawCurl", linkerSettings: [.linkedLibrary("curl")]),
         .target(name: "BenchSupport", swiftSettings: [.swiftLanguageMode(.v6)]),
         .executableTarget(
             name: "CodecBenchmarks",
@@ -37,7 +39,7 @@ let package = Package(
         .executableTarget(
             name: "HTTPBenchmarks",
             dependencies: [
-                .product(name: "WebImage", package: root), "BenchSupport",
+                .product(name: "WebImage", package: root), "BenchSupport", "CRawCurl",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

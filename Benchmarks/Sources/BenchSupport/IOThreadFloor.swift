@@ -11,6 +11,7 @@ public final class FloorThreadExecutor: SerialExecutor, @unchecked Sendable {
     /// Starts the thread.
     public init() {
         let thread = Thread { [self] in
+            Thread.current.name = "floor-io"
             while true {
                 condition.lock()
                 while jobs.isEmpty { condition.wait() }

@@ -34,7 +34,7 @@ if ProcessInfo.processInfo.environment["WEBIMAGE_CACHE_PROFILE"] == "disk" {
     await Task.detached {
         for _ in 0..<200 { for i in 0..<200 { _ = await diskCache.image(forKey: "k\(i)", from: .disk) } }
     }.value
-    exit(0)
+    try? FileManager.default.removeItem(at: work); exit(0)
 }
 // WEBIMAGE_CACHE_PROFILE=store loops stores one at a time for a profiler and exits (store-batch:
 // 1,000 submitted together, 20 times).
@@ -45,14 +45,33 @@ if ProcessInfo.processInfo.environment["WEBIMAGE_CACHE_PROFILE"] == "store-batch
             for i in 0..<1000 { group.addTask { try? await cache.store(blobs[i], forKey: "key\(i).jpg") } }
         }
     }
-    exit(0)
+    try? FileManager.default.removeItem(at: work); exit(0)
+}
+// WEBIMAGE_CACHE_PROFILE=floor-batch: the same on the no-library I/O thread, to compare profiles
+// (both-batch: ours and the floor in alternate rounds, for one profile of the two threads).
+let profileMode = ProcessInfo.processInfo.environment["WEBIMAGE_CACHE_PROFILE"]
+if profileMode == "floor-batch" || profileMode == "both-batch" {
+    for round in 0..<20 {
+        if profileMode == "both-batch" {
+            let cache = DiskCache(directory: work.appendingPathComponent("profile-both\(round)"))
+            await withTaskGroup(of: Void.self) { group in
+                for i in 0..<1000 { group.addTask { try? await cache.store(blobs[i], forKey: "key\(i).jpg") } }
+            }
+        }
+        let io = FloorIO(), path = work.appendingPathComponent("profile-floor\(round)").path
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        await withTaskGroup(of: Void.self) { group in
+            for i in 0..<1000 { group.addTask { await io.writeThenRename(blobs[i], directory: path, name: String(format: "%04d", i)) } }
+        }
+    }
+    try? FileManager.default.removeItem(at: work); exit(0)
 }
 if ProcessInfo.processInfo.environment["WEBIMAGE_CACHE_PROFILE"] == "store" {
     await Task.detached {
         let cache = DiskCache(directory: work.appendingPathComponent("profile-store"))
         for round in 0..<20 { for i in 0..<1000 { try? await cache.store(blobs[i], forKey: "key\(round)-\(i).jpg") } }
     }.value
-    exit(0)
+    try? FileManager.default.removeItem(at: work); exit(0)
 }
 
 print("Medians of interleaved rounds (ours and its floors in the same rounds), with the rounds' range in brackets.")

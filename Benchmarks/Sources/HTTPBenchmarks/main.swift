@@ -65,6 +65,27 @@ if ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_PROFILE"] == "large" {
     print(times.joined(separator: " "))
     exit(0)
 }
+// WEBIMAGE_HTTP_PROFILE=both: ours and the no-library floor (RawCurlFloor), caller holding 6, in
+// alternate rounds, for one profile of the two libcurl threads.
+// (floor: the floor alone, 30 rounds, to count its system calls.)
+if ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_PROFILE"] == "floor" {
+    let floor = RawCurlFloor(width: 6)
+    for _ in 0..<30 { try await fetchAll(width: 6) { await floor.bytes(of: $0) } }
+    exit(0)
+}
+if ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_PROFILE"] == "both" {
+    var configuration = HTTPImageLoader.Configuration()
+    configuration.maximumConcurrentDownloads = 6
+    let loader = HTTPImageLoader(configuration: configuration)
+    let floor = RawCurlFloor(width: 6)
+    var ours: [Double] = [], floors: [Double] = []
+    for _ in 0..<15 {
+        ours.append(try await timed { try await fetchAll(width: 6) { try await loader.data(for: ImageLoaderRequest(url: $0)).0.count } })
+        floors.append(try await timed { try await fetchAll(width: 6) { await floor.bytes(of: $0) } })
+    }
+    print("ours \(Spread(samples: ours).text) ms, floor \(Spread(samples: floors).text) ms, ratio \(formatted(Spread(samples: ours).median / Spread(samples: floors).median))x")
+    exit(0)
+}
 if let profile = ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_PROFILE"], let width = Int(profile) {
     var configuration = HTTPImageLoader.Configuration()
     configuration.maximumConcurrentDownloads = width
@@ -75,6 +96,8 @@ if let profile = ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_PROFILE"], l
 
 struct Row { var name: String; var ours: Spread; var curl: Spread?; var session: Spread?; var ahc: Spread? }
 var rows: [Row] = []
+/// Ours against the no-library floor (`RawCurlFloor`), from the same rounds.
+var floorLines: [String] = []
 let onlyOurs = ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_ONLY_OURS"] != nil
 let runs = Int(ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_RUNS"] ?? "") ?? 11
 /// Every job of a row runs once per round, in turn (`interleaved`): ours and its anchors see the
@@ -147,6 +170,8 @@ for width in [6, 32] where wantsRow("1,000 x 12 KB, \(width) at once") {
     let ahc = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(
         connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: width)))
     let viaOurs: @Sendable (URL) async throws -> Int = { try await loader.data(for: ImageLoaderRequest(url: $0)).0.count }
+    let floor = RawCurlFloor(width: width)
+    let viaFloor: @Sendable (URL) async throws -> Int = { await floor.bytes(of: $0) }
     let viaSession: @Sendable (URL) async throws -> Int = { try await session.data(from: $0).0.count }
     let viaAHC: @Sendable (URL) async throws -> Int = { url in
         let response = try await ahc.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(15))
@@ -160,11 +185,17 @@ for width in [6, 32] where wantsRow("1,000 x 12 KB, \(width) at once") {
         onlyOurs ? nil : { @Sendable in try await timed { try await fetchAll(width: width, viaSession) } },
         onlyOurs ? nil : { @Sendable in try await timed { try await fetchAllAtOnce(urls, viaAHC) } },
         onlyOurs ? nil : { @Sendable in try await timed { try await fetchAll(width: width, viaAHC) } },
+        { @Sendable in try await timed { try await fetchAllAtOnce(urls, viaFloor) } },
+        { @Sendable in try await timed { try await fetchAll(width: width, viaFloor) } },
     ])
     rows.append(Row(name: "1,000 x 12 KB, \(width) at once (all requested, the client's limit)", ours: spreads[0]!, curl: spreads[2],
                     session: spreads[3], ahc: spreads[5]))
     rows.append(Row(name: "1,000 x 12 KB, \(width) at once (the caller holds \(width) in flight)", ours: spreads[1]!, curl: spreads[2],
                     session: spreads[4], ahc: spreads[6]))
+    for (label, ours, floor) in [("all requested", spreads[0]!, spreads[7]!), ("the caller holds \(width)", spreads[1]!, spreads[8]!)] {
+        let curlRatio = spreads[2].map { "; floor / curl \(formatted(floor.median / $0.median))x" } ?? ""
+        floorLines.append("| 1,000 x 12 KB, \(width) at once (\(label)) | \(ours.text) | \(floor.text) | \(formatted(ours.median / floor.median))x\(curlRatio) |")
+    }
     try await ahc.shutdown().get()
     session.invalidateAndCancel()
 }
@@ -228,6 +259,15 @@ for row in rows {
     let ratio = row.curl.map { formatted(row.ours.median / $0.median) + "x" } ?? "-"
     let ahcRatio = row.ahc.map { formatted(row.ours.median / $0.median) + "x" } ?? "-"
     print("| \(row.name) | \(row.ours.text) | \(curl) | \(ratio) | \(row.session?.text ?? "-") | \(row.ahc?.text ?? "-") | \(ahcRatio) |")
+}
+if !floorLines.isEmpty {
+    print("")
+    print("The no-library floor of a loader that keeps libcurl on its own thread (raw_curl.c: libcurl's multi loop on a plain")
+    print("thread, a continuation per transfer resumed from it; no checks, bodies counted), in the same rounds:")
+    print("")
+    print("| benchmark | ours ms | floor ms | ours / floor |")
+    print("| --- | ---: | ---: | ---: |")
+    for line in floorLines { print(line) }
 }
 if let inFlightLine {
     print("")
