@@ -1,4 +1,5 @@
 import CCurl
+import CWebImageCodecs
 import Foundation
 import Synchronization
 
@@ -70,8 +71,13 @@ final class CurlEngine: @unchecked Sendable {
         _ = wi_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, concurrency)
         // Idle connections kept for reuse hold sockets too: no more of them than transfers.
         _ = wi_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, concurrency)
-        let thread = Thread { [self] in run() }
-        thread.name = "webimage.http"
+        let thread = Thread { [self] in
+            // Named from the thread itself: a name given to `Thread` before it starts reached
+            // Foundation's object only, and the system showed the parent's name (top -H, perf).
+            Thread.current.name = "webimage.http"
+            _ = wi_thread_set_name("webimage.http")
+            run()
+        }
         thread.start()
     }
 

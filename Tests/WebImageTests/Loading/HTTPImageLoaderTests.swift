@@ -53,6 +53,18 @@ import Testing
         }
     }
 
+    /// The libcurl thread shows its name to the system (top -H, perf): a name set on `Thread`
+    /// before it started never reached the thread.
+    @Test func theLibcurlThreadIsNamed() async throws {
+        try await withServer { server, loader in
+            server.route("/a.png", .respond(body: Self.png))
+            _ = try await loader.data(for: ImageLoaderRequest(url: server.url("/a.png")))
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+            #expect(names.contains("webimage.http\n"))
+        }
+    }
+
     /// A cold loader must not queue a burst to one plain-http host behind the first response
     /// (CURLOPT_PIPEWAIT waits for a connection that might multiplex; HTTP/1.1 never will).
     @Test func aColdBurstToOneHTTP1HostIsInFlightAtOnce() async throws {
