@@ -20,7 +20,15 @@ struct raw_curl_engine {
     void *context;
     CURL *idle[64];
     int idle_count;
+    int like_ours;
+    struct curl_slist *headers;
+    char error[CURL_ERROR_SIZE];
 };
+
+static size_t count_header(char *data, size_t size, size_t count, void *user) {
+    (void)data; (void)user;
+    return size * count;
+}
 
 static size_t count_body(char *data, size_t size, size_t count, void *user) {
     (void)data;
@@ -32,6 +40,22 @@ static void start(raw_curl_engine *engine, pending *item) {
     CURL *easy = engine->idle_count > 0 ? engine->idle[--engine->idle_count] : curl_easy_init();
     running *state = calloc(1, sizeof(running));
     state->id = item->id;
+    if (engine->like_ours) {
+        curl_easy_reset(easy);
+        curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
+        curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 10L);
+        curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, 15000L);
+        curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 60000L);
+        curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, 15L);
+        curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+        curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+        curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, engine->error);
+        curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)(50 << 20));
+        curl_easy_setopt(easy, CURLOPT_HTTPHEADER, engine->headers);
+        curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, count_header);
+    }
     curl_easy_setopt(easy, CURLOPT_URL, item->url);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, count_body);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, state);
@@ -72,9 +96,14 @@ static void *loop(void *argument) {
     return NULL;
 }
 
-raw_curl_engine *raw_curl_engine_new(long max_host_connections, raw_curl_done done, void *context) {
+raw_curl_engine *raw_curl_engine_new(long max_host_connections, int like_ours, raw_curl_done done, void *context) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     raw_curl_engine *engine = calloc(1, sizeof(raw_curl_engine));
+    engine->like_ours = like_ours;
+    if (like_ours) {
+        engine->headers = curl_slist_append(NULL, "Accept: image/*,*/*;q=0.8");
+        engine->headers = curl_slist_append(engine->headers, "User-Agent: WebImage/0.1 (swift-web-image; libcurl)");
+    }
     engine->multi = curl_multi_init();
     curl_multi_setopt(engine->multi, CURLMOPT_MAX_HOST_CONNECTIONS, max_host_connections);
     curl_multi_setopt(engine->multi, CURLMOPT_MAXCONNECTS, max_host_connections);
@@ -105,6 +134,7 @@ void raw_curl_engine_free(raw_curl_engine *engine) {
     pthread_join(engine->thread, NULL);
     for (int i = 0; i < engine->idle_count; i++) curl_easy_cleanup(engine->idle[i]);
     curl_multi_cleanup(engine->multi);
+    curl_slist_free_all(engine->headers);
     pthread_mutex_destroy(&engine->lock);
     free(engine);
 }

@@ -12,9 +12,10 @@ final class RawCurlFloor: @unchecked Sendable {
     private let nextID = Atomic<Int>(0)
     private var engine: OpaquePointer!
 
-    /// An engine with at most `width` connections to the host.
-    init(width: Int) {
-        engine = raw_curl_engine_new(width, { context, id, result, bytes in
+    /// An engine with at most `width` connections to the host; `likeOurs` gives each transfer
+    /// the libcurl options our loader sets.
+    init(width: Int, likeOurs: Bool = false) {
+        engine = raw_curl_engine_new(width, likeOurs ? 1 : 0, { context, id, result, bytes in
             let floor = Unmanaged<RawCurlFloor>.fromOpaque(context!).takeUnretainedValue()
             floor.finished(id: id, bytes: result == 0 ? bytes : 0)
         }, Unmanaged.passUnretained(self).toOpaque())

@@ -77,13 +77,15 @@ if ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_PROFILE"] == "both" {
     var configuration = HTTPImageLoader.Configuration()
     configuration.maximumConcurrentDownloads = 6
     let loader = HTTPImageLoader(configuration: configuration)
-    let floor = RawCurlFloor(width: 6)
-    var ours: [Double] = [], floors: [Double] = []
+    let floor = RawCurlFloor(width: 6), optioned = RawCurlFloor(width: 6, likeOurs: true)
+    var ours: [Double] = [], floors: [Double] = [], optionedFloors: [Double] = []
     for _ in 0..<15 {
         ours.append(try await timed { try await fetchAll(width: 6) { try await loader.data(for: ImageLoaderRequest(url: $0)).0.count } })
         floors.append(try await timed { try await fetchAll(width: 6) { await floor.bytes(of: $0) } })
+        optionedFloors.append(try await timed { try await fetchAll(width: 6) { await optioned.bytes(of: $0) } })
     }
-    print("ours \(Spread(samples: ours).text) ms, floor \(Spread(samples: floors).text) ms, ratio \(formatted(Spread(samples: ours).median / Spread(samples: floors).median))x")
+    let (a, b, c) = (Spread(samples: ours), Spread(samples: floors), Spread(samples: optionedFloors))
+    print("ours \(a.text) ms, floor \(b.text) ms (\(formatted(a.median / b.median))x), floor with our libcurl options \(c.text) ms (\(formatted(a.median / c.median))x)")
     exit(0)
 }
 if let profile = ProcessInfo.processInfo.environment["WEBIMAGE_HTTP_PROFILE"], let width = Int(profile) {
