@@ -224,7 +224,10 @@ final class CurlTransfer {
             return colon - start
         }
         let value = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[valueStart..<end]), as: UTF8.self)
-        if let existing = headers[name] { headers[name] = existing + ", " + value } else { headers[name] = value }
+        // Room for a usual response's headers at once (growing 1, 2, 4, 8, 16 rehashed them four
+        // times), and one hash per header unless the name repeats.
+        if headers.isEmpty { headers.reserveCapacity(16) }
+        if let existing = headers.updateValue(value, forKey: name) { headers[name] = existing + ", " + value }
         return length
     }
 
