@@ -8,30 +8,52 @@ import WebImage
 let run = BenchRun(usage: "TransformBenchmarks")
 let anchors = run.anchors, fixtures = run.fixtures
 func f(_ v: Double) -> String { formatted(v) }
-func median(_ runs: Int, _ body: () throws -> Void) rethrows -> Double { try medianMilliseconds(runs: runs, body) }
 
 let big = try Image(contentsOf: fixtures.appendingPathComponent("rgba-4000x3000.png"))
 let medium = try Image(contentsOf: fixtures.appendingPathComponent("rgba-1024x768.png"))
 let jpeg = try Data(contentsOf: fixtures.appendingPathComponent("photo-4000x3000.jpg"))
 
-// Each row: its name, runs, the job, and the anchors (skipped unless it matches WEBIMAGE_BENCH_ROW).
-let jobs: [(String, Int, () throws -> Void, [(String, String)])] = [
+// Pillow runs in the same rounds as ours (PillowWorker); libvips, run as a process, comes from
+// anchors.sh earlier in the run. Without the venv, Pillow's figures come from anchors.sh too.
+let pillow = PillowWorker(python: (ProcessInfo.processInfo.environment["BENCH_VENV"] ?? "/tmp/bench-venv") + "/bin/python",
+                          fixtures: fixtures)
+
+// Each row: its name, rounds, the job, Pillow's row in the worker and in anchors.sh, and the
+// other anchors (skipped unless it matches WEBIMAGE_BENCH_ROW).
+let jobs: [(String, Int, () throws -> Void, (String, String, String), [(String, String)])] = [
     ("4000x3000 RGBA -> 256x192, Lanczos-3", 7, { _ = try ResizingTransformer(width: 256, height: 192).transform(big) },
-     [("Pillow LANCZOS", "resize_rgba12mp_to256_pillow"), ("vips resize (process)", "resize_rgba12mp_to256_vips_process")]),
+     ("Pillow LANCZOS", "resize", "resize_rgba12mp_to256_pillow"), [("vips resize (process)", "resize_rgba12mp_to256_vips_process")]),
     ("Gaussian blur r=8, 1024x768 RGBA", 11, { _ = try BlurTransformer(radius: 8).transform(medium) },
-     [("Pillow GaussianBlur(8)", "blur_r8_1024_pillow")]),
+     ("Pillow GaussianBlur(8)", "blur", "blur_r8_1024_pillow"), []),
     ("rotate 30 degrees, fit size, 1024x768 RGBA", 11, { _ = try RotationTransformer(angle: .pi / 6, fitSize: true).transform(medium) },
-     [("Pillow rotate(30, BILINEAR, expand)", "rotate30_1024_pillow")]),
+     ("Pillow rotate(30, BILINEAR, expand)", "rotate", "rotate30_1024_pillow"), []),
     ("12 MP JPEG -> 256 px thumbnail (decode at size)", 15, { _ = try Image(data: jpeg, options: ImageDecodingOptions(maxPixelSize: 256)) },
-     [("Pillow draft + thumbnail", "jpeg12mp_thumb256_pillow_draft"), ("vipsthumbnail (process)", "jpeg12mp_thumb256_vipsthumbnail")]),
+     ("Pillow draft + thumbnail", "thumbnail", "jpeg12mp_thumb256_pillow_draft"), [("vipsthumbnail (process)", "jpeg12mp_thumb256_vipsthumbnail")]),
 ]
-let rows: [(String, Double, [(String, String)])] = try jobs.filter { wantsRow($0.0) }.map { name, runs, job, keys in
-    (name, try median(runs, job), keys)
-}
+let clock = ContinuousClock()
+print(pillow == nil
+      ? "Ours: medians of N runs; anchors from anchors.sh earlier in the run (no Pillow worker: \(ProcessInfo.processInfo.environment["BENCH_VENV"] ?? "/tmp/bench-venv") missing)."
+      : "Ours and Pillow: medians of interleaved rounds (Pillow in a process of its own, timed inside Python), ranges in brackets; libvips from anchors.sh earlier in the run.")
+print("")
 print("| benchmark | ours ms | anchors (ms, ours / anchor) |")
 print("| --- | ---: | --- |")
-for (name, value, keys) in rows {
-    let text = keys.compactMap { label, key in anchors[key].map { "\(label) \(f($0)) (\(f(value / $0))x)" } }.joined(separator: "; ")
-    print("| \(name) | \(f(value)) | \(text) |")
+for (name, runs, job, (pillowLabel, pillowRow, pillowKey), others) in jobs where wantsRow(name) {
+    var anchorsText: [String] = []
+    let ours: Spread
+    if let pillow {
+        let spreads = try interleaved(rounds: runs, [
+            { milliseconds(try clock.measure(job)) },
+            { pillow.time(pillowRow) },
+        ])
+        ours = spreads[0]
+        anchorsText.append("\(pillowLabel) \(spreads[1].text) (\(f(ours.median / spreads[1].median))x, same rounds)")
+    } else {
+        ours = Spread(samples: try (0..<runs).map { _ in milliseconds(try clock.measure(job)) })
+        if let value = anchors[pillowKey] { anchorsText.append("\(pillowLabel) \(f(value)) (\(f(ours.median / value))x)") }
+    }
+    for (label, key) in others {
+        if let value = anchors[key] { anchorsText.append("\(label) \(f(value)) (\(f(ours.median / value))x)") }
+    }
+    print("| \(name) | \(ours.text) | \(anchorsText.joined(separator: "; ")) |")
 }
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")
