@@ -15,8 +15,13 @@ if grep -E "^$PWD/(Sources|Tests|Examples)/.*warning:" .build-warnings.log; then
   exit 1
 fi
 # Serially: the loader tests assert timings (timeouts, prompt aborts) that CPU-heavy image tests
-# running beside them on two cores would distort. About 30 s.
-swift test --no-parallel --no-color-diagnostics
+# running beside them on two cores would distort. About 4 minutes. A failure is repeated at the
+# end of the output, since a CI log is often read from its tail.
+if ! swift test --no-parallel --no-color-diagnostics 2>&1 | tee .test-output.log; then
+  echo "test.sh: the suite failed; its failures:" >&2
+  grep -E "✘|recorded an issue" .test-output.log >&2 || true
+  exit 1
+fi
 # Coverage-guided fuzzing of every decoder entry and of the HTTP response path under
 # AddressSanitizer, FUZZ_SECONDS each (default 45, so that the whole command stays under 40
 # minutes on 2 cores); any finding fails the run and is kept in Tests/WebImageTests/Fixtures/FuzzFindings.

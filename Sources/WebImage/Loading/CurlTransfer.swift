@@ -85,11 +85,21 @@ final class CurlTransfer {
         case .whole(let continuation):
             // The body counts in the manager's backlog from now, before the caller's task runs
             // (the loader's thread reads the gate before it starts the next transfer).
-            var response = response!
-            response.backlogClaim = request.backlog?.claim(held.count)
-            response.metrics = metrics
-            continuation.resume(returning: (held.take(), response))
+            // Built in a call, not held in a local: the caller then holds the only reference to
+            // the claim, and dropping the response releases it at once (a local copy kept it
+            // until this function returned, on the loader's thread).
+            let bytes = held.count
+            continuation.resume(returning: (held.take(), finishedResponse(claiming: bytes)))
         }
+    }
+
+    /// The response handed to a caller of `data(for:)`: with a backlog claim of the body's
+    /// `bytes` and the transfer's metrics.
+    private func finishedResponse(claiming bytes: Int) -> ImageLoaderResponse {
+        var response = response!
+        response.backlogClaim = request.backlog?.claim(bytes)
+        response.metrics = metrics
+        return response
     }
 
     /// Keeps what arrived of a body whose transfer was cancelled or failed for a transient reason,
