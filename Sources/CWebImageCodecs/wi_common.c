@@ -45,6 +45,11 @@ uint8_t *wi_alloc_bytes(size_t size, int zeroed) {
             return p;
         }
     }
+    uint8_t *recycled = wi_pixel_pool_take(size);
+    if (recycled) {
+        if (zeroed) memset(recycled, 0, size);
+        return recycled;
+    }
     return zeroed ? calloc(1, size) : malloc(size);
 }
 

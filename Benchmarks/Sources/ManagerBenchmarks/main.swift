@@ -15,6 +15,9 @@ import WebImage
 if ProcessInfo.processInfo.environment["WEBIMAGE_METRICS"] == "prometheus" {
     MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: PrometheusCollectorRegistry()))
 }
+// WEBIMAGE_PIXEL_POOL=off: decoded pixels are not recycled (PixelBufferPool.limit = 0), to
+// measure what the pool saves in the same build.
+if ProcessInfo.processInfo.environment["WEBIMAGE_PIXEL_POOL"] == "off" { PixelBufferPool.limit = 0 }
 let run = BenchRun(usage: "ManagerBenchmarks")
 let base = CommandLine.arguments.count >= 4 ? CommandLine.arguments[3] : "http://127.0.0.1:8080"
 let smallURLs = (0..<1000).map { URL(string: String(format: "\(base)/small/%04d.jpg", $0))! }

@@ -45,9 +45,29 @@ typedef struct {
 
 uint32_t wi_crc32(uint32_t crc, const uint8_t *data, size_t length);
 
-/// Allocates a pixel buffer (huge pages for large ones); release with free().
+/// Allocates a pixel buffer (huge pages for large ones, a recycled one of the same size when the
+/// pixel pool holds one); release with free(), or with wi_pixel_pool_give() to recycle it.
 uint8_t *wi_alloc_bytes(size_t size, int zeroed);
 uint8_t *wi_alloc_pixels(uint32_t width, uint32_t height, int zeroed);
+
+// ---- Pixel pool: freed buffers of 64 KiB to 4 MiB kept (16 MiB in all by default, 32 buffers)
+// for the next allocation of the same byte count. Thread-safe.
+#define WI_POOL_MIN_BUFFER ((size_t)64 << 10)
+#define WI_POOL_MAX_BUFFER ((size_t)4 << 20)
+/// Whether buffers of `size` bytes are recycled.
+int wi_pixel_pool_recycles(size_t size);
+/// A recycled buffer of exactly `size` bytes (malloc'd; its contents are stale), or NULL.
+uint8_t *wi_pixel_pool_take(size_t size);
+/// Frees a malloc'd buffer of at least `size` bytes, or keeps it for the next of that size.
+void wi_pixel_pool_give(uint8_t *pointer, size_t size);
+/// Frees every kept buffer; returns the bytes freed.
+size_t wi_pixel_pool_drain(void);
+/// Sets how many bytes the pool may keep (0 turns it off, draining it); returns the old limit.
+size_t wi_pixel_pool_set_limit(size_t bytes);
+/// How many bytes the pool may keep.
+size_t wi_pixel_pool_limit(void);
+/// The bytes kept now.
+size_t wi_pixel_pool_bytes(void);
 
 // ---- PNG (libpng progressive reader; used for whole files and incremental data)
 typedef struct wi_png_decoder wi_png_decoder;

@@ -55,7 +55,7 @@ public final class ImageCache: ImageCaching {
         if config.watchesMemoryPressure {
             let watcher = MemoryPressureWatcher()
             let memory = self.memory
-            Task { await watcher.start { await memory.handleMemoryPressure() } }
+            Task { await watcher.start { await ImageCache.relieveMemoryPressure(memory) } }
             self.watcher = watcher
         } else {
             watcher = nil
@@ -79,6 +79,13 @@ public final class ImageCache: ImageCaching {
             throw invalid("it contains a control character")
         }
         if namespace.utf8.count > 255 { throw invalid("it is longer than 255 bytes") }
+    }
+
+    /// What memory pressure empties: `memory` (SDWebImage's reaction to a memory warning) and
+    /// the recycled pixel buffers.
+    static func relieveMemoryPressure(_ memory: MemoryCache) async {
+        await memory.handleMemoryPressure()
+        PixelBufferPool.drain()
     }
 
     // MARK: - ImageCaching

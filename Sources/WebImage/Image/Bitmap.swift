@@ -120,5 +120,6 @@ final class PixelStorage: @unchecked Sendable {
         _ = UnsafeMutableBufferPointer(start: pointer, count: bytes.count).initialize(from: bytes)
     }
 
-    deinit { free(pointer) }
+    /// Freed, or kept for the next decode of the same size (`PixelPool`).
+    deinit { wi_pixel_pool_give(pointer, count) }
 }
