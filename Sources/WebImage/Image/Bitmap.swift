@@ -120,6 +120,6 @@ final class PixelStorage: @unchecked Sendable {
         _ = UnsafeMutableBufferPointer(start: pointer, count: bytes.count).initialize(from: bytes)
     }
 
-    /// Freed, or kept for the next decode of the same size (`PixelPool`).
+    /// Freed, or kept for the next decode of the same size (`PixelBufferPool`).
     deinit { wi_pixel_pool_give(pointer, count) }
 }
