@@ -68,6 +68,9 @@ size_t wi_pixel_pool_set_limit(size_t bytes);
 size_t wi_pixel_pool_limit(void);
 /// The bytes kept now.
 size_t wi_pixel_pool_bytes(void);
+/// Under AddressSanitizer, whether the first byte at `pointer` is poisoned (1) or not (0), as a
+/// kept buffer is until it is taken again; -1 in a build without AddressSanitizer.
+int wi_pixel_pool_poisoned(const uint8_t *pointer);
 
 // ---- PNG (libpng progressive reader; used for whole files and incremental data)
 typedef struct wi_png_decoder wi_png_decoder;
