@@ -75,3 +75,17 @@ public enum Digest {
         return out.lowercaseHex
     }
 }
+
+extension Sequence<UInt8> {
+    /// The bytes as lowercase hexadecimal.
+    var lowercaseHex: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(underestimatedCount * 2)
+        for byte in self {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Reading entries: the hot path of a disk hit.
+extension DiskCache {
+    /// The stored data for `key`, or nil (missing, unreadable, or not a file). Looks in the
+    /// additional read-only directories after a miss. An entry under SDWebImage's older name
+    /// (the MD5 without the extension, as SDWebImage before 5.x and its extra paths wrote it)
+    /// is found too, and moved to the current name in this cache's own folder.
+    public func data(forKey key: String) -> Data? {
+        configuration.hookBeforeIO()
+        return readData(forKey: key)
+    }
+
+    /// The data and the extended data of `key`'s entry, in one call on the disk thread (as
+    /// asked); nil when there is no entry.
+    public func entry(forKey key: String, includingData: Bool = true, includingExtendedData: Bool = true)
+        -> (data: Data?, extendedData: Data?)? {
+        configuration.hookBeforeIO()
+        let data = includingData ? readData(forKey: key) : nil
+        if includingData, data == nil { return nil }
+        let extended = includingExtendedData ? readExtendedData(forKey: key) : nil
+        return (data, extended)
+    }
+
+    private func readData(forKey key: String) -> Data? {
+        if key.isEmpty { return nil }
+        let name = DiskCache.fileName(forKey: key)
+        if let data = read(path(name)) {
+            if configuration.expireType == .accessDate { recordAccess(name) }
+            return data
+        }
+        let legacy = DiskCache.legacyFileName(forKey: key, current: name)
+        if let legacy, let data = read(path(legacy)) {
+            migrateLegacy(legacy, to: name)
+            return data
+        }
+        for extra in configuration.additionalDirectories {
+            if let data = read(extra.path + "/" + name) { return data }
+            if let legacy, let data = read(extra.path + "/" + legacy) { return data }
+        }
+        return nil
+    }
+
+    /// SDWebImage's name before the extension was added: the bare MD5; nil when that is the
+    /// current name already (a key without a plain extension).
+    nonisolated static func legacyFileName(forKey key: String, current: String) -> String? {
+        let digest = String(current.prefix(32))
+        return digest == current ? nil : digest
+    }
+
+    /// Renames an entry found under its legacy name to the current one (with its side file).
+    private func migrateLegacy(_ legacy: String, to name: String) {
+        guard rename(path(legacy), path(name)) == 0 else { return }
+        rename(path(".ext-\(legacy)"), path(".ext-\(name)"))
+        if let entry = index?.removeValue(forKey: legacy) { index?[name] = entry }
+    }
+
+    nonisolated func path(_ name: String) -> String { directoryPath + "/" + name }
+
+    /// The whole file, or nil when it is missing, not a regular file, or unreadable.
+    func read(_ path: String) -> Data? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        var data = Data(count: Int(info.st_size))
+        let complete = data.withUnsafeMutableBytes { raw -> Bool in
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.read(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return false }
+                offset += n
+            }
+            return true
+        }
+        return complete ? data : nil
+    }
+
+    /// Whether an entry for `key` exists (here or in an additional directory).
+    public func contains(_ key: String) -> Bool {
+        if key.isEmpty { return false }
+        let name = DiskCache.fileName(forKey: key)
+        configuration.hookBeforeIO()
+        if isRegularFile(path(name)) { return true }
+        let names = [name] + (DiskCache.legacyFileName(forKey: key, current: name).map { [$0] } ?? [])
+        if names.count > 1, isRegularFile(path(names[1])) { return true }
+        return configuration.additionalDirectories.contains { directory in names.contains { isRegularFile(directory.path + "/" + $0) } }
+    }
+
+    func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+}
