@@ -67,6 +67,13 @@ public struct Spread: Sendable {
     public init(samples: [Double]) { self.samples = samples }
     /// "median (low-high)" with two decimals.
     public var text: String { "\(formatted(median)) (\(formatted(low))-\(formatted(high)))" }
+
+    /// Each round's figure over `other`'s in the same round (the two were measured moments
+    /// apart, so a slow stretch of the machine slows both): a steadier ratio than the ratio of
+    /// the two medians.
+    public func ratios(over other: Spread) -> Spread {
+        Spread(samples: zip(samples, other.samples).map { $0 / $1 })
+    }
 }
 
 /// Runs every job once per round, in turn, for `rounds` rounds after one warm-up round, so that
