@@ -11,7 +11,8 @@ import CWebImageCodecs
 /// over a hand-written load-then-decode loop.
 ///
 /// The pool is process-wide and thread-safe. It is drained when an `ImageCache` sees memory
-/// pressure; `limit = 0` turns it off.
+/// pressure; `limit = 0` turns it off. Under AddressSanitizer a kept buffer is poisoned until a
+/// decode takes it, so a pointer kept past its image's end is still reported.
 public enum PixelBufferPool {
     /// The most bytes the pool keeps (default 16 MiB). Lowering it below what is kept frees
     /// everything kept; 0 turns recycling off.
