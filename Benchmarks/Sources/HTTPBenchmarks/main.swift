@@ -196,7 +196,7 @@ for width in [6, 32] where wantsRow("1,000 x 12 KB, \(width) at once") {
                     session: spreads[4], ahc: spreads[6]))
     for (label, ours, floor) in [("all requested", spreads[0]!, spreads[7]!), ("the caller holds \(width)", spreads[1]!, spreads[8]!)] {
         let curlRatio = spreads[2].map { "; floor / curl \(formatted(floor.median / $0.median))x" } ?? ""
-        floorLines.append("| 1,000 x 12 KB, \(width) at once (\(label)) | \(ours.text) | \(floor.text) | \(formatted(ours.median / floor.median))x\(curlRatio) |")
+        floorLines.append("| 1,000 x 12 KB, \(width) at once (\(label)) | \(ours.text) | \(floor.text) | \(formatted(ours.median / floor.median))x; paired \(ours.ratios(over: floor).text)x\(curlRatio) |")
     }
     try await ahc.shutdown().get()
     session.invalidateAndCancel()
@@ -258,8 +258,9 @@ print("| benchmark | ours ms | curl --parallel ms | ours / curl | URLSession ms 
 print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 for row in rows {
     let curl = row.curl?.text ?? "-"
-    let ratio = row.curl.map { formatted(row.ours.median / $0.median) + "x" } ?? "-"
-    let ahcRatio = row.ahc.map { formatted(row.ours.median / $0.median) + "x" } ?? "-"
+    // The ratio of the medians, then the paired one (each round over the anchor's same round).
+    let ratio = row.curl.map { formatted(row.ours.median / $0.median) + "x; paired " + row.ours.ratios(over: $0).text + "x" } ?? "-"
+    let ahcRatio = row.ahc.map { formatted(row.ours.median / $0.median) + "x; paired " + row.ours.ratios(over: $0).text + "x" } ?? "-"
     print("| \(row.name) | \(row.ours.text) | \(curl) | \(ratio) | \(row.session?.text ?? "-") | \(row.ahc?.text ?? "-") | \(ahcRatio) |")
 }
 if !floorLines.isEmpty {
