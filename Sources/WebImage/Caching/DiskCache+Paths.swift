@@ -127,7 +127,7 @@ extension DiskCache {
     }
 }
 
-extension UInt8 {
+private extension UInt8 {
     /// An ASCII letter.
     var isLetterASCII: Bool { (self | 0x20) >= UInt8(ascii: "a") && (self | 0x20) <= UInt8(ascii: "z") }
 }
