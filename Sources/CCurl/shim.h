@@ -2,6 +2,10 @@
 // curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt, which Swift cannot call.
 #include <curl/curl.h>
 
+/// The version of the libcurl loaded at run time, as 0xXXYYZZ (major, minor, patch).
+static inline unsigned int wi_curl_version_number(void) {
+    return curl_version_info(CURLVERSION_NOW)->version_num;
+}
 static inline CURLcode wi_curl_setopt_long(CURL *easy, CURLoption option, long value) {
     return curl_easy_setopt(easy, option, value);
 }

@@ -21,13 +21,15 @@ final class CurlEngine: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let share: UnsafeMutableRawPointer?
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-    /// Easy handles of finished transfers, reset, for the next ones (at most `concurrency`).
+    /// Easy handles of finished transfers, reset, for the next ones (at most `concurrency`;
+    /// always empty where `reusesHandles` is false).
     private var idleHandles: [UnsafeMutableRawPointer] = []
     /// Whether a wake-up is on its way to the thread: other callers then skip the system call
     /// (the thread clears it before it looks at the queue and the cancellations).
     private let wakePending = Atomic<Bool>(false)
     private let nextID = Atomic<Int>(0)
     private let live = Atomic<Int>(0)
+    private let keptHandles = Atomic<Int>(0)
     private let suspended = Atomic<Bool>(false)
     let configuration: HTTPImageLoader.Configuration
     /// Partial bodies kept to be resumed (`Configuration.resumableDataLimit`); nil: none.
@@ -42,6 +44,9 @@ final class CurlEngine: @unchecked Sendable {
         }
     }
 
+    /// Easy handles kept for the next transfers (tests read it; see `reusesHandles`).
+    var keptHandleCount: Int { keptHandles.load(ordering: .relaxed) }
+
     /// Transfers queued or running (tests check it returns to zero). A transfer is counted out
     /// before its consumer is resumed, so a caller whose load ended never still sees it.
     var liveTransfers: Int { live.load(ordering: .relaxed) }
@@ -50,6 +55,15 @@ final class CurlEngine: @unchecked Sendable {
     /// open-file limit (each holds a socket, and so may each idle connection libcurl keeps), so
     /// that a high setting queues transfers instead of failing them with "too many open files".
     let concurrency: Int
+
+    /// Whether a finished transfer's easy handle is kept for the next one: only with libcurl
+    /// 8.1.0 or later. Before it, a handle kept a pointer to the last header of its previous
+    /// response, freed when the next transfer starts (curl/curl#11101, fixed in 8.1.0); a response
+    /// whose first header line began with white space and held a colon (an obsolete fold with
+    /// nothing to fold onto) made libcurl read and reallocate that freed header: the process
+    /// aborted on a double free. Debian 12's 7.88.1 has the bug (found by `scripts/fuzz.sh http`
+    /// under AddressSanitizer; `CurlHandleReuseTests`).
+    static let reusesHandles = wi_curl_version_number() >= 0x08_01_00
 
     /// A quarter of the soft limit on open files (RLIMIT_NOFILE), at least 1.
     static func socketBudget() -> Int {
@@ -221,7 +235,9 @@ final class CurlEngine: @unchecked Sendable {
                 continue
             }
             guard let transfer = next else { return }
-            guard transfer.makeHandle(share: share, defaultHeaders: defaultHeaders, reusing: idleHandles.popLast()),
+            let reused = idleHandles.popLast()
+            keptHandles.store(idleHandles.count, ordering: .relaxed)
+            guard transfer.makeHandle(share: share, defaultHeaders: defaultHeaders, reusing: reused),
                   let easy = transfer.easy else {
                 live.subtract(1, ordering: .relaxed)
                 transfer.fail(ImageError.network(url: transfer.request.url, reason: "libcurl could not create a transfer"))
@@ -232,10 +248,12 @@ final class CurlEngine: @unchecked Sendable {
         }
     }
 
-    /// Keeps a finished transfer's easy handle for the next one (it left the multi handle).
+    /// Keeps a finished transfer's easy handle for the next one (it left the multi handle), or
+    /// frees it here, on the engine's thread (where `reusesHandles` is false, or enough are kept).
     private func recycle(_ transfer: CurlTransfer) {
-        guard let easy = transfer.releaseHandle() else { return }
-        if idleHandles.count < concurrency { idleHandles.append(easy) } else { curl_easy_cleanup(easy) }
+        guard let easy = transfer.releaseHandle(forReuse: CurlEngine.reusesHandles && idleHandles.count < concurrency) else { return }
+        idleHandles.append(easy)
+        keptHandles.store(idleHandles.count, ordering: .relaxed)
     }
 
     /// Removes a transfer whose consumer went away: the connection closes at once.

@@ -125,12 +125,13 @@ final class CurlTransfer {
     }
 
     /// Gives the easy handle back once the transfer has left the multi handle (on the engine's
-    /// thread), with every option reset, for the next transfer; nil when it is not reusable (it
-    /// holds this transfer's cookies) and was freed. The transfer no longer touches it.
-    func releaseHandle() -> UnsafeMutableRawPointer? {
+    /// thread), with every option reset, for the next transfer; nil when it was freed instead:
+    /// not `forReuse`, or not reusable (it holds this transfer's cookies). The transfer no
+    /// longer touches it.
+    func releaseHandle(forReuse: Bool) -> UnsafeMutableRawPointer? {
         guard let easy else { return nil }
         self.easy = nil
-        if usesCookies {
+        if !forReuse || usesCookies {
             curl_easy_cleanup(easy)
             return nil
         }

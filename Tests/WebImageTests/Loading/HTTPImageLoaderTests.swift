@@ -269,9 +269,10 @@ import Testing
         }
     }
 
-    /// The loader reuses a finished transfer's libcurl handle (reset) for the next: with one
-    /// slot every request below runs on the same handle, and none carries anything of the one
-    /// before (headers, a failure, a cancellation), while the connection is still reused.
+    /// With libcurl 8.1.0 or later the loader reuses a finished transfer's libcurl handle (reset)
+    /// for the next: with one slot every request below runs on the same handle, and none carries
+    /// anything of the one before (headers, a failure, a cancellation), while the connection is
+    /// still reused (before 8.1.0 each transfer has a new handle: see `CurlHandleReuseTests`).
     @Test func aReusedHandleCarriesNothingFromTheTransferBefore() async throws {
         var configuration = HTTPImageLoader.Configuration()
         configuration.maximumConcurrentDownloads = 1
