@@ -24,3 +24,5 @@ if [ "$http" = 1 ] || [ -n "$manager" ]; then
   WEBIMAGE_BENCH_ONLY=quick MANAGER_MODE="$manager" QUICK_HTTP="$http" bash "$here/http-bench.sh" "$fixtures" "$anchors" | grep -E '^\| [^-b]|^[a-z]|^one call|^pipeline' || true
 fi
 case "webimage serve against thumbor" in *"$row"*) bash "$here/server-bench.sh" ;; esac
+# "instruction counts": every CPU-bound row under callgrind (a few minutes).
+case "instruction counts" in *"$row"*) WEBIMAGE_BENCH_ROW= bash "$here/instructions.sh" "$fixtures" ;; esac

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark beside its anchors in one run and prints markdown: the anchors measured
-# by ../shared/bench/anchors.sh, then codecs, transformers (2 cores and 1 core), caches (disk and
+# by ../shared/bench/anchors.sh, then codecs, transformers (2 cores and 1 core), instruction
+# counts of the CPU-bound rows (instructions.sh, under callgrind), caches (disk and
 # tmpfs), HTTP loading and the ImageManager pipeline (against nginx on 127.0.0.1), and
 # `webimage serve` against thumbor (server-bench.sh, which runs ../shared/bench/thumbor.sh).
 # Installs what it needs (Debian packages and PyPI, via anchors.sh). scripts/bench.sh wraps it
@@ -30,6 +31,8 @@ echo; echo "## Transformers (2 cores)"; echo
 .build/release/TransformBenchmarks "$fixtures" /tmp/webimage-anchors.txt
 echo; echo "## Transformers (1 core, as Pillow uses)"; echo
 taskset -c 0 .build/release/TransformBenchmarks "$fixtures" /tmp/webimage-anchors.txt
+echo; echo "## Instruction counts (callgrind)"; echo
+bash "$here/instructions.sh" "$fixtures"
 echo; echo "## Caches (disk cache in /tmp)"; echo
 .build/release/CacheBenchmarks "$fixtures" /tmp/webimage-anchors.txt
 echo; echo "## Caches (disk cache on tmpfs)"; echo

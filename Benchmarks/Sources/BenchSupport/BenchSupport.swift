@@ -104,3 +104,49 @@ public func wantsRow(_ name: String) -> Bool {
     guard let wanted = ProcessInfo.processInfo.environment["WEBIMAGE_BENCH_ROW"], !wanted.isEmpty else { return true }
     return name.lowercased().contains(wanted.lowercased())
 }
+
+/// Instruction counts (`Benchmarks/instructions.sh`, under callgrind): what a run was asked to
+/// count instead of timing. `WEBIMAGE_COUNT_LIST=1`: print each countable row's name and its
+/// number of sides, run nothing. `WEBIMAGE_COUNT_ROW=NAME`, `WEBIMAGE_COUNT_SIDE=I`,
+/// `WEBIMAGE_COUNT_TIMES=N`: run side I of the row named exactly NAME N times, then exit; the
+/// script counts N = 1 and N = 3 and keeps half the difference, so start-up, fixtures and the
+/// first call's warm-up cancel out.
+public enum InstructionCount {
+    private static let environment = ProcessInfo.processInfo.environment
+
+    /// Whether this run only lists the countable rows.
+    public static var isListing: Bool { environment["WEBIMAGE_COUNT_LIST"] == "1" }
+
+    /// Whether this run counts one row (every other row is skipped, nothing is timed).
+    public static var isCounting: Bool { environment["WEBIMAGE_COUNT_ROW"] != nil }
+
+    /// Lists the row, or runs the side asked for and exits when `name` is the row asked for;
+    /// returns false (nothing to do) otherwise, and true when the row was only listed. A caller
+    /// times the row only when `isListing` and `isCounting` are both false.
+    @discardableResult
+    public static func handle(_ name: String, sides: [() throws -> Void]) throws -> Bool {
+        if isListing {
+            print("\(name)\t\(sides.count)")
+            return true
+        }
+        guard environment["WEBIMAGE_COUNT_ROW"] == name else { return false }
+        let side = Int(environment["WEBIMAGE_COUNT_SIDE"] ?? "0") ?? 0
+        let times = Int(environment["WEBIMAGE_COUNT_TIMES"] ?? "1") ?? 1
+        for _ in 0..<times { try sides[side]() }
+        exit(0)
+    }
+
+    /// The async form of `handle(_:sides:)`.
+    @discardableResult
+    public static func handle(_ name: String, sides: [() async throws -> Void]) async throws -> Bool {
+        if isListing {
+            print("\(name)\t\(sides.count)")
+            return true
+        }
+        guard environment["WEBIMAGE_COUNT_ROW"] == name else { return false }
+        let side = Int(environment["WEBIMAGE_COUNT_SIDE"] ?? "0") ?? 0
+        let times = Int(environment["WEBIMAGE_COUNT_TIMES"] ?? "1") ?? 1
+        for _ in 0..<times { try await sides[side]() }
+        exit(0)
+    }
+}

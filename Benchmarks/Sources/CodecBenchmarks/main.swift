@@ -20,9 +20,14 @@ let clock = ContinuousClock()
 @MainActor func bench(_ name: String, runs: Int, floorName: String, anchorKeys: [(String, String)],
                       ours: @escaping () throws -> Void, raw: @escaping () -> Int32) throws {
     guard wantsRow(name) else { return }
+    let floor = { precondition(raw() == 0, "raw decode failed") }
+    if InstructionCount.isListing || InstructionCount.isCounting {
+        try InstructionCount.handle(name, sides: [ours, floor])
+        return
+    }
     let spreads = try interleaved(rounds: runs, [
         { milliseconds(try clock.measure(ours)) },
-        { milliseconds(clock.measure { precondition(raw() == 0, "raw decode failed") }) },
+        { milliseconds(clock.measure(floor)) },
     ])
     let found = anchorKeys.compactMap { label, key in anchors[key].map { (label, $0) } }
     rows.append(Row(name: name, ours: spreads[0], floor: spreads[1], floorName: floorName, anchors: found))
@@ -85,6 +90,9 @@ func streamed(_ data: Data, previews: Int) throws {
     }
     _ = try decoder.finish()
 }
+// Instruction counts: every countable row was listed, or the one asked for was not found.
+if InstructionCount.isListing { exit(0) }
+if InstructionCount.isCounting { fatalError("no codec row named \(ProcessInfo.processInfo.environment["WEBIMAGE_COUNT_ROW"] ?? "")") }
 func ms(_ body: () throws -> Void) rethrows -> Double { milliseconds(try clock.measure(body)) }
 func f(_ v: Double) -> String { formatted(v) }
 print("Medians of interleaved rounds (ours and its floor in the same rounds), with the rounds' range in brackets;")

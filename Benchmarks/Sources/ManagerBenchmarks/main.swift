@@ -311,6 +311,27 @@ func memoryHitNs(_ manager: ImageManager, _ url: URL, perCall: Bool = false) asy
     }.value
 }
 
+// Instruction counts (Benchmarks/instructions.sh): 1,000 memory hits through image(for:), and
+// through the memory cache alone, from a non-main task; the image is put in memory directly, so
+// no server is needed.
+if InstructionCount.isListing || InstructionCount.isCounting {
+    let name = "memory hit through image(for:), 1,000 calls"
+    if wantsRow(name) {
+        let (manager, _) = freshManager()
+        let url = smallURLs[0], key = smallURLs[0].absoluteString
+        let memory = (manager.cache as! ImageCache).memory
+        await memory.setImage(try Image(data: smallBlobs[0]), forKey: key)
+        _ = try await Task.detached {
+            try await InstructionCount.handle(name, sides: [
+                { for _ in 0..<1000 { _ = try await manager.image(for: url) } },
+                { for _ in 0..<1000 { guard await memory.image(forKey: key) != nil else { fatalError("no memory hit") } } },
+            ])
+        }.value
+    }
+    if InstructionCount.isCounting { fatalError("no manager row named \(ProcessInfo.processInfo.environment["WEBIMAGE_COUNT_ROW"] ?? "")") }
+    exit(0)
+}
+
 // WEBIMAGE_HITS=N: N rounds of memory hits through image(for:) (memoryHitNs); prints the median
 // of the rounds' medians and their spread, and exits.
 if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_HITS"].flatMap({ Int($0) }) {

@@ -13,11 +13,6 @@ let big = try Image(contentsOf: fixtures.appendingPathComponent("rgba-4000x3000.
 let medium = try Image(contentsOf: fixtures.appendingPathComponent("rgba-1024x768.png"))
 let jpeg = try Data(contentsOf: fixtures.appendingPathComponent("photo-4000x3000.jpg"))
 
-// Pillow runs in the same rounds as ours (PillowWorker); libvips, run as a process, comes from
-// anchors.sh earlier in the run. Without the venv, Pillow's figures come from anchors.sh too.
-let pillow = PillowWorker(python: (ProcessInfo.processInfo.environment["BENCH_VENV"] ?? "/tmp/bench-venv") + "/bin/python",
-                          fixtures: fixtures)
-
 // Each row: its name, rounds, the job, Pillow's row in the worker and in anchors.sh, and the
 // other anchors (skipped unless it matches WEBIMAGE_BENCH_ROW).
 let jobs: [(String, Int, () throws -> Void, (String, String, String), [(String, String)])] = [
@@ -30,6 +25,17 @@ let jobs: [(String, Int, () throws -> Void, (String, String, String), [(String, 
     ("12 MP JPEG -> 256 px thumbnail (decode at size)", 15, { _ = try Image(data: jpeg, options: ImageDecodingOptions(maxPixelSize: 256)) },
      ("Pillow draft + thumbnail", "thumbnail", "jpeg12mp_thumb256_pillow_draft"), [("vipsthumbnail (process)", "jpeg12mp_thumb256_vipsthumbnail")]),
 ]
+// Instruction counts (Benchmarks/instructions.sh): ours only (Pillow runs in its own process).
+if InstructionCount.isListing || InstructionCount.isCounting {
+    for (name, _, job, _, _) in jobs where wantsRow(name) { try InstructionCount.handle(name, sides: [job]) }
+    if InstructionCount.isCounting { fatalError("no transformer row named \(ProcessInfo.processInfo.environment["WEBIMAGE_COUNT_ROW"] ?? "")") }
+    exit(0)
+}
+// Pillow runs in the same rounds as ours (PillowWorker); libvips, run as a process, comes from
+// anchors.sh earlier in the run. Without the venv, Pillow's figures come from anchors.sh too.
+let pillow = PillowWorker(python: (ProcessInfo.processInfo.environment["BENCH_VENV"] ?? "/tmp/bench-venv") + "/bin/python",
+                          fixtures: fixtures)
+
 let clock = ContinuousClock()
 print(pillow == nil
       ? "Ours: medians of N runs; anchors from anchors.sh earlier in the run (no Pillow worker: \(ProcessInfo.processInfo.environment["BENCH_VENV"] ?? "/tmp/bench-venv") missing)."

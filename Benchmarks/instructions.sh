@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Instruction counts of the CPU-bound rows (codecs, transformers, memory hit) under callgrind:
+# figures that do not move with the machine's noise, so that a regression shows where timings
+# cannot. Each row's side runs once and three times in a process of its own
+# (WEBIMAGE_COUNT_ROW/SIDE/TIMES, see BenchSupport's InstructionCount); half the difference is
+# one operation, with start-up, fixtures and the first call's warm-up cancelled out.
+# Usage: instructions.sh FIXTURES_DIR (run.sh calls it after the release build).
+# Needs valgrind 3.20 or later (Debian 12's 3.19 cannot read Swift 6.3's DWARF 5): when the
+# system's is older, valgrind 3.24 is built once from Debian 13's source package into
+# ${VALGRIND_PREFIX:-/opt/valgrind-3.24} (about 2 minutes on 2 cores).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+fixtures=$1
+prefix=${VALGRIND_PREFIX:-/opt/valgrind-3.24}
+sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
+
+usable() { "$1" --version 2>/dev/null | awk -F'[-.]' '{ exit !($2 > 3 || ($2 == 3 && $3 >= 20)) }'; }
+valgrind=""
+if usable valgrind; then valgrind=$(command -v valgrind)
+elif usable "$prefix/bin/valgrind"; then valgrind="$prefix/bin/valgrind"
+else
+  echo "instructions: building valgrind 3.24 into $prefix (once)" >&2
+  $sudo apt-get install -y -qq gcc make bzip2 dpkg-dev >/dev/null
+  list=/etc/apt/sources.list.d/webimage-valgrind-src.sources
+  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    | $sudo tee "$list" >/dev/null
+  work=$(mktemp -d)
+  ( cd "$work" && $sudo apt-get update -qq && apt-get source --download-only -qq valgrind/trixie ) >/dev/null 2>&1 || true
+  $sudo rm -f "$list"; $sudo apt-get update -qq >/dev/null 2>&1 || true
+  tarball=$(ls "$work"/valgrind_3.*.orig.tar.bz2 2>/dev/null | head -1)
+  [ -n "$tarball" ] || { echo "instructions: could not fetch valgrind's source; skipped" >&2; exit 0; }
+  ( cd "$work" && tar xjf "$tarball" && cd valgrind-3.* && ./configure --prefix="$prefix" >/dev/null \
+      && make -j"$(nproc)" >/dev/null 2>&1 && $sudo make install >/dev/null ) || { echo "instructions: valgrind's build failed; skipped" >&2; exit 0; }
+  rm -rf "$work"
+  valgrind="$prefix/bin/valgrind"
+fi
+shim=$(mktemp -d)/sigsuspend-copy.so
+gcc -shared -fPIC -O2 "$here/valgrind/sigsuspend-copy.c" -o "$shim" -ldl
+
+# Instructions of one process: BINARY ROW SIDE TIMES.
+count() {
+  LD_PRELOAD="$shim" WEBIMAGE_COUNT_ROW="$2" WEBIMAGE_COUNT_SIDE="$3" WEBIMAGE_COUNT_TIMES="$4" SWIFT_BACKTRACE=enable=no \
+    "$valgrind" --tool=callgrind --callgrind-out-file=/dev/null "$here/.build/release/$1" "$fixtures" 2>&1 >/dev/null \
+    | awk '/Collected :/ { print $NF }'
+}
+# Instructions of one operation of one side: BINARY ROW SIDE.
+per_op() {
+  local one three
+  one=$(count "$1" "$2" "$3" 1); three=$(count "$1" "$2" "$3" 3)
+  [ -n "$one" ] && [ -n "$three" ] || { echo "?"; return; }
+  echo $(( (three - one) / 2 ))
+}
+human() { awk -v n="$1" 'BEGIN { if (n == "?") print "?"; else if (n >= 1e6) printf "%.2f M", n / 1e6; else printf "%.0f", n }'; }
+
+echo "Instructions per operation (callgrind $("$valgrind" --version | sed 's/valgrind-//'); one run of 3 minus one run of 1, halved)."
+echo "They do not move with the machine's load; a change of a few per cent is a real change. The floor runs"
+echo "in the same process: for a codec, its C library called directly; for the memory hit, the memory cache alone."
+echo
+echo "| row | ours | floor | ours / floor |"
+echo "| --- | ---: | ---: | ---: |"
+# Rows in parallel, one process each per core at a time (the counts do not depend on timing),
+# printed in their order.
+out=$(dirname "$shim"); index=0
+for binary in CodecBenchmarks TransformBenchmarks ManagerBenchmarks; do
+  while IFS=$'\t' read -r row sides; do
+    index=$((index + 1))
+    while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+    {
+      ours=$(per_op "$binary" "$row" 0)
+      if [ "$sides" -ge 2 ]; then
+        floor=$(per_op "$binary" "$row" 1)
+        ratio=$(awk -v a="$ours" -v b="$floor" 'BEGIN { if (a == "?" || b == "?" || b == 0) print "?"; else printf "%.2fx", a / b }')
+        echo "| $row | $(human "$ours") | $(human "$floor") | $ratio |"
+      else
+        echo "| $row | $(human "$ours") | (none: the anchors run in other processes) | |"
+      fi
+    } > "$out/row-$(printf %03d $index)" &
+  done < <(WEBIMAGE_COUNT_LIST=1 "$here/.build/release/$binary" "$fixtures")
+done
+wait
+cat "$out"/row-*
+rm -rf "$(dirname "$shim")"
