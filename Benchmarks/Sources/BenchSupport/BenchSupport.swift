@@ -136,9 +136,10 @@ public enum InstructionCount {
         exit(0)
     }
 
-    /// The async form of `handle(_:sides:)`.
+    /// The async form of `handle(_:sides:)`;
+    /// `cleanup` runs before the exit (a folder the row wrote into).
     @discardableResult
-    public static func handle(_ name: String, sides: [() async throws -> Void]) async throws -> Bool {
+    public static func handle(_ name: String, sides: [() async throws -> Void], cleanup: () -> Void = {}) async throws -> Bool {
         if isListing {
             print("\(name)\t\(sides.count)")
             return true
@@ -147,6 +148,7 @@ public enum InstructionCount {
         let side = Int(environment["WEBIMAGE_COUNT_SIDE"] ?? "0") ?? 0
         let times = Int(environment["WEBIMAGE_COUNT_TIMES"] ?? "1") ?? 1
         for _ in 0..<times { try await sides[side]() }
+        cleanup()
         exit(0)
     }
 }

@@ -325,8 +325,42 @@ if InstructionCount.isListing || InstructionCount.isCounting {
             try await InstructionCount.handle(name, sides: [
                 { for _ in 0..<1000 { _ = try await manager.image(for: url) } },
                 { for _ in 0..<1000 { guard await memory.image(forKey: key) != nil else { fatalError("no memory hit") } } },
-            ])
+            ]) { try? FileManager.default.removeItem(at: work) }
         }.value
+    }
+    let crowdName = "1,000 concurrent image(for:) of one uncached 1024x768 WebP, from memory"
+    if wantsRow(crowdName) {
+        // A loader that answers from memory: the row counts the pipeline, not a transfer.
+        let webp = run.load("photo-1024x768.webp")
+        let loader = MemoryLoader(body: webp)
+        let manager = ImageManager(cache: ImageCache(namespace: "count", directory: freshDirectory(), config: ImageCacheConfig(cleanupInterval: nil)),
+                                   loaders: ImageLoaders([loader]), configuration: unlimited)
+        let round = Mutex(0)
+        // The floor: one task loads the same bytes from the same loader and decodes them, while
+        // 1,000 tasks in the same group wait for it (as the timed floor does).
+        func floor() async throws {
+            let gate = Gate(size: 1001)
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                group.addTask {
+                    let width = try Image(data: try await loader.data(for: ImageLoaderRequest(url: URL(string: "memory://floor")!)).0).width
+                    await gate.wait()
+                    return width
+                }
+                for _ in 0..<1000 { group.addTask { await gate.wait(); return 0 } }
+                for try await _ in group {}
+            }
+        }
+        func ours() async throws {
+            let url = URL(string: "memory://photo.webp?\(round.withLock { $0 += 1; return $0 })")!
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<1000 { group.addTask { try await manager.image(for: url).width } }
+                for try await _ in group {}
+            }
+            precondition(loader.count.withLock { $0 } == round.withLock { $0 }, "not one load per round")
+            await manager.waitForPendingStores()
+            await manager.cache.clear(.memory)
+        }
+        try await InstructionCount.handle(crowdName, sides: [ours, floor]) { try? FileManager.default.removeItem(at: work) }
     }
     if InstructionCount.isCounting { fatalError("no manager row named \(ProcessInfo.processInfo.environment["WEBIMAGE_COUNT_ROW"] ?? "")") }
     exit(0)
@@ -410,6 +444,25 @@ func concurrentCallers(_ url: URL, callers: Int) async throws -> (Double, Int) {
     await manager.cache.clear(.memory)
     return (ms(elapsed), requests)
 }
+/// A loader that answers every request with `body` from memory (for instruction counts, which
+/// should not count a transfer), counting its loads.
+final class MemoryLoader: ImageLoader {
+    let body: Data
+    let count = Mutex(0)
+    init(body: Data) { self.body = body }
+    func canLoad(_ url: URL) -> Bool { url.scheme == "memory" }
+    func load(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {
+        count.withLock { $0 += 1 }
+        let body = body
+        return AsyncThrowingStream { continuation in
+            continuation.yield(.response(ImageLoaderResponse(statusCode: 200, headers: ["content-type": "image/webp"],
+                                                             expectedContentLength: Int64(body.count), url: request.url)))
+            continuation.yield(.data(body))
+            continuation.finish()
+        }
+    }
+}
+
 /// Lets 1,000 waiters go at once when the last one arrives.
 final class Gate: Sendable {
     let waiting = Mutex<[CheckedContinuation<Void, Never>]>([])
