@@ -97,10 +97,12 @@ import Testing
     }
 
     @Test func aSchemeIsALetterThenSchemeCharactersThenAColon() {
-        for yes in ["http://a", "HTTPS://a", "data:image/png;base64,AA", "file:///tmp/a.png", "a+b-c.d:x", "x:"] {
+        for yes in ["http://a", "HTTPS://a", "data:image/png;base64,AA", "file:///tmp/a.png", "a+b-c.d:x", "x:",
+                    "https://images.example.com/a/long/path/that/is/not/a/small/string.png"] {
             #expect(URLScheme.isPresent(in: yes), "\(yes)")
         }
-        for no in ["", "a.png", "/tmp/a.png", "1http://a", "://a", "ht tp://a", "-a:b", "%68ttp://a", "a/b:c"] {
+        for no in ["", "a.png", "/tmp/a.png", "1http://a", "://a", "ht tp://a", "-a:b", "%68ttp://a", "a/b:c",
+                   "images.example.com/a/long/path/that/is/not/a/small/string.png"] {
             #expect(!URLScheme.isPresent(in: no), "\(no)")
         }
     }
