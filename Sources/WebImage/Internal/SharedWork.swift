@@ -122,6 +122,7 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
 
     /// Waits for the output as subscriber `id`; throws `CancellationError` when the caller's task
     /// is cancelled, without waiting for the work.
+    @inline(never)   // its own small frame, not part of every caller's
     func wait(_ id: Int) async throws -> Output {
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: Waiter) in

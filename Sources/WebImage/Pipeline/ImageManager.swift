@@ -129,14 +129,17 @@ public final class ImageManager: Sendable {
 
     // MARK: - The call
 
+    @inline(never)
     func load(_ url: URL, options callOptions: ImageOptions, context callContext: ImageContext,
               onEvent: (@Sendable (ImageEvent) -> Void)?, bounded: Bool = false) async throws -> LoadOutcome {
         if !bounded, let limit = callContext.isEmpty ? defaultLoadTimeout : callContext.loadTimeout ?? defaultLoadTimeout {
             return try await load(url, options: callOptions, context: callContext, onEvent: onEvent, within: limit)
         }
-        // Deciding is synchronous, so that this function's frame stays small: a caller that joins
-        // work in flight needs no more task memory than its first slab (a thousand joining
-        // callers then allocate one small request each, and no task memory).
+        // Deciding is synchronous and out of line, as are the steps around the wait, so that
+        // this function's frame (task memory every joining caller allocates) holds little more
+        // than the outcome: 1,104 bytes, from 2,048 when the timeout's task group and the whole
+        // pipeline were inlined into it; a joining caller allocates three task-memory slabs,
+        // from five (counted under callgrind, Benchmarks/README.md).
         do {
             let outcome: LoadOutcome
             switch try admit(url, options: callOptions, context: callContext, onEvent: onEvent) {
@@ -145,8 +148,7 @@ public final class ImageManager: Sendable {
             case .query(let request):
                 outcome = try await queryThenRun(request, onEvent: onEvent)
             }
-            pipeline.metrics.loaded(from: outcome.cacheType)
-            pipeline.events.send(.loadFinished(url, source: outcome.cacheType))
+            succeeded(url, outcome.cacheType)
             return outcome
         } catch {
             // A bounded call's cancellation is its deadline's or its caller's: the deadline's
@@ -156,7 +158,17 @@ public final class ImageManager: Sendable {
         }
     }
 
+    /// Counts a finished call and tells the lifecycle watchers. Not inlined, as the other
+    /// synchronous steps of `load` (`admit`, `failed`): an async function's frame holds the
+    /// temporaries of everything inlined into it, and every joining caller allocates that frame.
+    @inline(never)
+    func succeeded(_ url: URL, _ source: ImageCacheType) {
+        pipeline.metrics.loaded(from: source)
+        pipeline.events.send(.loadFinished(url, source: source))
+    }
+
     /// Counts a failed call and tells the lifecycle watchers.
+    @inline(never)
     private func failed(_ url: URL, _ error: any Error) {
         pipeline.metrics.failed(error)
         pipeline.events.send(.loadFailed(url, error: error))
@@ -164,6 +176,7 @@ public final class ImageManager: Sendable {
 
     /// The call, failing with `ImageError.timedOut(url:)` when it takes longer than `limit`: the
     /// load is a child task, cancelled then (it leaves the shared work like a cancelled caller).
+    @inline(never)   // its task group's state stays out of the plain call's frame
     private func load(_ url: URL, options: ImageOptions, context: ImageContext, onEvent: (@Sendable (ImageEvent) -> Void)?,
                       within limit: Duration) async throws -> LoadOutcome {
         struct DeadlinePassed: Error {}
@@ -198,6 +211,7 @@ public final class ImageManager: Sendable {
 
     /// Validates the call, merges its options and context over the defaults into one
     /// `LoadRequest`, and joins the work in flight for its key when there is one.
+    @inline(never)
     private func admit(_ url: URL, options callOptions: ImageOptions, context callContext: ImageContext,
                        onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> Admission {
         let request = try makeRequest(url, options: callOptions, context: callContext)
@@ -232,6 +246,7 @@ public final class ImageManager: Sendable {
     }
 
     /// The memory cache, then the shared work (disk, download, decode, transform, store).
+    @inline(never)   // the whole pipeline's state stays out of a joining caller's frame
     private func queryThenRun(_ request: LoadRequest, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
         // 1. Memory: the fast path, a hit needs nothing else.
         if request.queriesMemory {
@@ -277,16 +292,25 @@ public final class ImageManager: Sendable {
     /// Runs `body`: a success with `.retryFailed` takes the URL off the blacklist, a permanent
     /// failure puts it on.
     func keepingFailedURLs<Output>(_ request: LoadRequest, _ body: () async throws -> Output) async throws -> Output {
-        let (url, options) = (request.url, request.options)
         do {
             let output = try await body()
-            if options.contains(.retryFailed) { failedURLs.remove(url) }
+            if request.options.contains(.retryFailed) { succeededAfterRetry(request.url) }
             return output
         } catch {
-            let block = configuration.shouldBlockFailedURL?(url, error) ?? ImageManager.isPermanentFailure(error)
-            if block, !options.contains(.retryFailed) { failedURLs.insert(url) }
+            blockIfPermanent(request, error)
             throw error
         }
+    }
+
+    /// Takes a URL loaded with `.retryFailed` off the blacklist (out of line, as `succeeded`).
+    @inline(never)
+    private func succeededAfterRetry(_ url: URL) { failedURLs.remove(url) }
+
+    /// Puts the URL of a permanent failure on the blacklist, unless the call retries failed URLs.
+    @inline(never)
+    private func blockIfPermanent(_ request: LoadRequest, _ error: any Error) {
+        let block = configuration.shouldBlockFailedURL?(request.url, error) ?? ImageManager.isPermanentFailure(error)
+        if block, !request.options.contains(.retryFailed) { failedURLs.insert(request.url) }
     }
 
     /// The scale an `@2x` or `@3x` suffix of the file name asks for (SDWebImage's rule), else 1.

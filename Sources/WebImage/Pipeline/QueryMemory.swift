@@ -52,16 +52,16 @@ struct PlainMemoryHit: Sendable {
 }
 
 extension ImageManager {
-    /// The image of a plain memory hit for this call, or nil (take the whole path).
-    @inline(__always)
+    /// The image of a plain memory hit for this call, or nil (take the whole path). Not
+    /// inlined: its temporaries would enlarge the frame of every async caller (see `succeeded`).
+    @inline(never)
     func plainMemoryHit(_ url: URL, options: ImageOptions, context: ImageContext) -> Image? {
         guard let plainHit, context.isEmpty, options.isDisjoint(with: PlainMemoryHit.reshapingOptions),
               !Task.isCancelled else { return nil }
         let key = url.absoluteString
         guard URLScheme.isPresent(in: key), !failedURLs.contains(url),
               let image = plainHit.cache.memory.cachedImage(forKey: key) else { return nil }
-        pipeline.metrics.loaded(from: .memory)
-        pipeline.events.send(.loadFinished(url, source: .memory))
+        succeeded(url, .memory)
         return image
     }
 }
