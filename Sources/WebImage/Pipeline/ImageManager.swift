@@ -132,14 +132,15 @@ public final class ImageManager: Sendable {
     @inline(never)
     func load(_ url: URL, options callOptions: ImageOptions, context callContext: ImageContext,
               onEvent: (@Sendable (ImageEvent) -> Void)?, bounded: Bool = false) async throws -> LoadOutcome {
-        if !bounded, let limit = callContext.isEmpty ? defaultLoadTimeout : callContext.loadTimeout ?? defaultLoadTimeout {
+        if !bounded, let limit = loadTimeout(callContext) {
             return try await load(url, options: callOptions, context: callContext, onEvent: onEvent, within: limit)
         }
         // Deciding is synchronous and out of line, as are the steps around the wait, so that
         // this function's frame (task memory every joining caller allocates) holds little more
-        // than the outcome: 1,104 bytes, from 2,048 when the timeout's task group and the whole
-        // pipeline were inlined into it; a joining caller allocates three task-memory slabs,
-        // from five (counted under callgrind, Benchmarks/README.md).
+        // than the outcome (a reference): 192 bytes, from 2,048 when the timeout's task group,
+        // the whole pipeline and a copy of the context's fields were inlined into it and the
+        // outcome held a whole result; a joining caller's frames fit its task's first slab of
+        // task memory, as a bare waiting task's do (counted under callgrind, Benchmarks/README.md).
         do {
             let outcome: LoadOutcome
             switch try admit(url, options: callOptions, context: callContext, onEvent: onEvent) {
@@ -156,6 +157,13 @@ public final class ImageManager: Sendable {
             if !(bounded && error is CancellationError) { failed(url, error) }
             throw error
         }
+    }
+
+    /// The call's time limit: its context's, else the configuration's; nil: none. Out of line:
+    /// reading the context inline put a copy of its storage in `load`'s async frame.
+    @inline(never)
+    private func loadTimeout(_ context: ImageContext) -> Duration? {
+        context.isEmpty ? defaultLoadTimeout : context.loadTimeout ?? defaultLoadTimeout
     }
 
     /// Counts a finished call and tells the lifecycle watchers. Not inlined, as the other
@@ -250,7 +258,7 @@ public final class ImageManager: Sendable {
     private func queryThenRun(_ request: LoadRequest, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
         // 1. Memory: the fast path, a hit needs nothing else.
         if request.queriesMemory {
-            if let hit = await queryMemory(request) { return .hit(hit) }
+            if let hit = await queryMemory(request) { return .hit(SharedResult(hit)) }
             try Task.checkCancellation()
         }
         guard let loader = request.loader ?? loaders.loader(for: request.url), loader.canLoad(request.url) else {

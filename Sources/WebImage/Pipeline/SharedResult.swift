@@ -51,15 +51,17 @@ final class SharedResult: Sendable {
     }
 }
 
-/// What a load ends with: a memory hit as it is (no allocation on the fast path), or the result
-/// of a shared work.
+/// What a load ends with: a memory hit, or the result of a shared work. Both by reference: the
+/// outcome is held in the async frame of every call, and joining callers' frames must fit the
+/// task's first slab of task memory (an `ImageResult` inline made it 113 bytes, in several
+/// frames; a plain memory hit never builds an outcome).
 enum LoadOutcome: Sendable {
-    case hit(ImageResult)
+    case hit(SharedResult)
     case shared(SharedResult)
 
     var result: ImageResult {
         switch self {
-        case .hit(let result): result
+        case .hit(let hit): hit.result
         case .shared(let shared): shared.result
         }
     }
@@ -67,7 +69,7 @@ enum LoadOutcome: Sendable {
     /// Where the image came from, without copying the result.
     var cacheType: ImageCacheType {
         switch self {
-        case .hit(let result): result.cacheType
+        case .hit(let hit): hit.result.cacheType
         case .shared(let shared): shared.result.cacheType
         }
     }
@@ -75,7 +77,7 @@ enum LoadOutcome: Sendable {
     /// The image alone (what `image(for:)` returns: one reference taken, not the whole result copied).
     var image: Image {
         switch self {
-        case .hit(let result): result.image
+        case .hit(let hit): hit.result.image
         case .shared(let shared): shared.result.image
         }
     }
