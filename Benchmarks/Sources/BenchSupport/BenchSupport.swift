@@ -125,13 +125,8 @@ public enum InstructionCount {
     /// times the row only when `isListing` and `isCounting` are both false.
     @discardableResult
     public static func handle(_ name: String, sides: [() throws -> Void]) throws -> Bool {
-        if isListing {
-            print("\(name)\t\(sides.count)")
-            return true
-        }
-        guard environment["WEBIMAGE_COUNT_ROW"] == name else { return false }
-        let side = Int(environment["WEBIMAGE_COUNT_SIDE"] ?? "0") ?? 0
-        let times = Int(environment["WEBIMAGE_COUNT_TIMES"] ?? "1") ?? 1
+        if listed(name, sides: sides.count) { return true }
+        guard let (side, times) = asked(name) else { return false }
         for _ in 0..<times { try sides[side]() }
         exit(0)
     }
@@ -140,15 +135,22 @@ public enum InstructionCount {
     /// `cleanup` runs before the exit (a folder the row wrote into).
     @discardableResult
     public static func handle(_ name: String, sides: [() async throws -> Void], cleanup: () -> Void = {}) async throws -> Bool {
-        if isListing {
-            print("\(name)\t\(sides.count)")
-            return true
-        }
-        guard environment["WEBIMAGE_COUNT_ROW"] == name else { return false }
-        let side = Int(environment["WEBIMAGE_COUNT_SIDE"] ?? "0") ?? 0
-        let times = Int(environment["WEBIMAGE_COUNT_TIMES"] ?? "1") ?? 1
+        if listed(name, sides: sides.count) { return true }
+        guard let (side, times) = asked(name) else { return false }
         for _ in 0..<times { try await sides[side]() }
         cleanup()
         exit(0)
+    }
+
+    /// Prints the row when listing; whether it did.
+    private static func listed(_ name: String, sides: Int) -> Bool {
+        if isListing { print("\(name)\t\(sides)") }
+        return isListing
+    }
+
+    /// The side and the number of runs asked for, when `name` is the row to count.
+    private static func asked(_ name: String) -> (side: Int, times: Int)? {
+        guard environment["WEBIMAGE_COUNT_ROW"] == name else { return nil }
+        return (Int(environment["WEBIMAGE_COUNT_SIDE"] ?? "0") ?? 0, Int(environment["WEBIMAGE_COUNT_TIMES"] ?? "1") ?? 1)
     }
 }
