@@ -35,14 +35,18 @@ import Testing
 
     @Test func differentTransformersShareTheTransferButNotTheWork() async throws {
         let h = try await ManagerHarness()
-        h.server.route("/a.png", .delayed(.milliseconds(150), .respond(body: ManagerHarness.png)))
+        h.server.route("/a.png", .delayed(.milliseconds(600), .respond(body: ManagerHarness.png)))
         let manager = h.manager, url = h.url("/a.png")
         async let flipped = manager.image(for: url, context: ImageContext(transformer: FlippingTransformer(horizontal: true, vertical: false)))
         async let small = manager.image(for: url, context: ImageContext(transformer: ResizingTransformer(width: 8, height: 8)))
         async let plain = manager.image(for: url)
-        // While the transfer is held: three works (one per transformer key), one download.
-        try await Task.sleep(for: .milliseconds(80))
-        let counts = await manager.inFlightCounts()
+        // While the transfer is held: three works (one per transformer key), one download. Polled
+        // (a fixed wait failed when the suite's other tests kept the works from their transfer).
+        var counts = await manager.inFlightCounts()
+        for _ in 0..<100 where !(counts.loads == 3 && counts.downloads == 1) {
+            try await Task.sleep(for: .milliseconds(5))
+            counts = await manager.inFlightCounts()
+        }
         #expect(counts.loads == 3 && counts.downloads == 1, "\(counts)")
         let (a, b, c) = try await (flipped, small, plain)
         #expect(a.width == 64 && b.width == 8 && c.width == 64)
