@@ -103,18 +103,18 @@ struct ImagePipeline: Sendable {
     func load(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders,
               work: SharedWork<ImageEvent, SharedResult>, trace: ServiceContext?) async throws -> SharedResult {
         events.send(.loadStarted(request.url))
-        return try await spans.traced(request, work: work, parent: trace) {
-            try await loadStages(request, loader: loader, coders: coders, work: work)
+        return try await spans.traced(request, work: work, parent: trace) { tracing in
+            try await loadStages(request, loader: loader, coders: coders, work: work, tracing: tracing)
         }
     }
 
-    /// The stages of `load`, in the load's span.
+    /// The stages of `load`, in the load's span (each stage in a span of its own when `tracing`).
     private func loadStages(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders,
-                            work: SharedWork<ImageEvent, SharedResult>) async throws -> SharedResult {
+                            work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
         let options = request.options
         // 2. Disk (the manager looked in memory).
         let cached: ImageCacheResult?
-        switch try await traceStage("webimage.disk", { try await queryDisk(request) }) {
+        switch try await traceStage("webimage.disk", tracing, { try await queryDisk(request) }) {
         case .hit(let result): return result
         case .miss(let entry): cached = entry
         }
@@ -139,13 +139,13 @@ struct ImagePipeline: Sendable {
         }
         let progressive = options.contains(.progressiveLoad) && !options.contains(.avoidDecodeImage)
         do {
-            let (download, incremental) = try await traceStage("webimage.download") {
+            let (download, incremental) = try await traceStage("webimage.download", tracing) {
                 try await fetch(request, loader: loader, coders: coders, validators: validators, progressive: progressive, work: work)
             }
             return try await decodeAndStore(request, download: download, incremental: incremental, cached: cached,
-                                            coders: coders, work: work)
+                                            coders: coders, work: work, tracing: tracing)
         } catch where !(error is CancellationError) && !Task.isCancelled && request.context.alternativeSources?.isEmpty == false {
-            return try await loadAlternative(request, failure: error, coders: coders, work: work)
+            return try await loadAlternative(request, failure: error, coders: coders, work: work, tracing: tracing)
         }
     }
 
@@ -154,13 +154,14 @@ struct ImagePipeline: Sendable {
     /// loader, and its image stored under the asked URL's keys.
     @inline(never)
     private func loadAlternative(_ request: LoadRequest, failure: any Error, coders: ImageCoders,
-                                 work: SharedWork<ImageEvent, SharedResult>) async throws -> SharedResult {
+                                 work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
         for source in request.alternatives {
             try Task.checkCancellation()
             guard let loader = request.loader ?? loaders.loader(for: source.url), loader.canLoad(source.url) else { continue }
             do {
                 let (download, _) = try await fetch(source, loader: loader, coders: coders, validators: nil, progressive: false, work: work)
-                return try await decodeAndStore(source, download: download, incremental: nil, cached: nil, coders: coders, work: work)
+                return try await decodeAndStore(source, download: download, incremental: nil, cached: nil, coders: coders, work: work,
+                                                tracing: tracing)
             } catch where !(error is CancellationError) {
                 ImagePipeline.logger.debug("[WebImage] alternative source \(source.urlString) failed: \(error)")
             }
@@ -175,7 +176,7 @@ struct ImagePipeline: Sendable {
     @inline(never)
     private func decodeAndStore(_ request: LoadRequest, download: Download, incremental: (any IncrementalImageDecoder)?,
                                 cached: ImageCacheResult?, coders: ImageCoders,
-                                work: SharedWork<ImageEvent, SharedResult>) async throws -> SharedResult {
+                                work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
         let options = request.options
         // The body waits for a decode slot: counted by the loader as its transfer ended, or here.
         let waiting = download.response.backlogClaim ?? backlog.claim(download.data.count)
@@ -196,7 +197,7 @@ struct ImagePipeline: Sendable {
         let original: Image
         let decodeStart = ContinuousClock.now
         do {
-            original = try traceStage("webimage.decode") { try decode(download.data, request: request, coders: coders, incremental: incremental) }
+            original = try traceStage("webimage.decode", tracing) { try decode(download.data, request: request, coders: coders, incremental: incremental) }
         } catch let error as ImageError {
             switch error {
             case .emptyData, .unsupportedFormat, .undecodable, .tooLarge:
@@ -208,7 +209,7 @@ struct ImagePipeline: Sendable {
         metrics.record(.decode, .now - decodeStart)
         try Task.checkCancellation()
         let transformStart = ContinuousClock.now
-        let image = request.transformer == nil ? original : try traceStage("webimage.transform") { try transform(original, request: request) }
+        let image = request.transformer == nil ? original : try traceStage("webimage.transform", tracing) { try transform(original, request: request) }
         if request.transformer != nil {
             metrics.transforms.increment()
             metrics.record(.transform, .now - transformStart)
