@@ -156,10 +156,7 @@ final class CurlEngine: @unchecked Sendable {
             // A waiting transfer moves to the back of its new level; a running one is unaffected.
             // Watched before it is queued: a change in between is then read by the append.
             let id = transfer.id
-            handle.onChange { [weak self, weak handle] in
-                guard let handle else { return }
-                self?.reprioritize(id, to: handle)
-            }
+            handle.observe { [weak self] handle in self?.reprioritize(id, to: handle) }
         }
         lock.withLock { queues.append(transfer, level: (handle?.value ?? transfer.request.priority).rawValue) }
         wakeUp()

@@ -10,7 +10,7 @@ import Synchronization
 public final class LoadPriority: Sendable {
     private struct State {
         var value: ImageLoaderPriority
-        var observers: [@Sendable () -> Void] = []
+        var observers: [@Sendable (LoadPriority) -> Void] = []
     }
     private let state: Mutex<State>
 
@@ -28,6 +28,13 @@ public final class LoadPriority: Sendable {
     /// when changes race, the last observer call then sees the final value. The handle keeps its
     /// observers: an observer that uses the handle captures it weakly.
     public func onChange(_ observer: @escaping @Sendable () -> Void) {
+        state.withLock { $0.observers.append { _ in observer() } }
+    }
+
+    /// `onChange(_:)` for an observer that reads the handle: it is passed in, so the observer
+    /// need not capture it weakly (a weak reference gives an object a side table, and every
+    /// retain and release of it then takes the runtime's slow path).
+    func observe(_ observer: @escaping @Sendable (LoadPriority) -> Void) {
         state.withLock { $0.observers.append(observer) }
     }
 
@@ -44,6 +51,6 @@ public final class LoadPriority: Sendable {
 
     /// Tells every observer that the value changed.
     func notify() {
-        for observer in state.withLock({ $0.observers }) { observer() }
+        for observer in state.withLock({ $0.observers }) { observer(self) }
     }
 }

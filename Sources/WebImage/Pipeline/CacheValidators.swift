@@ -10,7 +10,9 @@ struct CacheValidators: Sendable, Equatable {
     /// sent in and start another (a damaged or planted cache file must not inject headers).
     init?(etag: String?, lastModified: String?) {
         func clean(_ value: String?) -> String? {
-            value.flatMap { $0.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 } ? nil : $0 }
+            // Scanned as contiguous bytes (the UTF-8 view's iterator cost about 25 instructions a byte).
+            guard var value else { return nil }
+            return value.withUTF8 { $0.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 } } ? nil : value
         }
         self.etag = clean(etag)
         self.lastModified = clean(lastModified)

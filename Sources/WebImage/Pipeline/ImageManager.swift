@@ -282,10 +282,7 @@ public final class ImageManager: Sendable {
     /// A caller that gave a priority handle moves its subscription when the handle changes.
     private func followPriority(of request: LoadRequest, in work: SharedWork<ImageEvent, SharedResult>, id: Int) {
         guard let handle = request.settings.priorityHandle else { return }
-        handle.onChange { [weak work, weak handle] in
-            guard let handle else { return }
-            work?.setPriority(id, to: handle.value)
-        }
+        handle.observe { [weak work] handle in work?.setPriority(id, to: handle.value) }
         work.setPriority(id, to: handle.value)   // a change since the join
     }
 

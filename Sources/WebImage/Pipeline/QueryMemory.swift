@@ -71,21 +71,20 @@ extension ImageManager {
 enum URLScheme {
     static func isPresent(in string: String) -> Bool {
         // A native string scans its bytes in place (the iterator cost about 40 instructions a
-        // byte, counted under callgrind); any other is copied once.
-        string.utf8.withContiguousStorageIfAvailable(startsWithScheme) ?? startsWithScheme(Array(string.utf8))
+        // byte, counted under callgrind); any other is copied once. Not generic: the generic
+        // scan was not specialized and cost about 400 instructions a call.
+        string.utf8.withContiguousStorageIfAvailable(startsWithScheme)
+            ?? Array(string.utf8).withUnsafeBufferPointer(startsWithScheme)
     }
 
-    private static func startsWithScheme<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> Bool {
-        var utf8 = bytes.makeIterator()
-        guard let first = utf8.next(), (first | 0x20) >= UInt8(ascii: "a"), (first | 0x20) <= UInt8(ascii: "z") else { return false }
-        while let byte = utf8.next() {
-            switch byte {
-            case UInt8(ascii: ":"): return true
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."):
-                continue
-            default: return false
-            }
+    private static func startsWithScheme(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        // Plain comparisons: the range patterns of a `switch` cost about 25 instructions a byte.
+        guard let first = bytes.first, (first | 0x20) &- UInt8(ascii: "a") < 26 else { return false }
+        for byte in bytes.dropFirst() {
+            if byte == UInt8(ascii: ":") { return true }
+            let isSchemeByte = (byte | 0x20) &- UInt8(ascii: "a") < 26 || byte &- UInt8(ascii: "0") < 10
+                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+            if !isSchemeByte { return false }
         }
         return false
     }

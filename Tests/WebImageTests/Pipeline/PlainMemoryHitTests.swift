@@ -102,7 +102,9 @@ import Testing
             #expect(URLScheme.isPresent(in: yes), "\(yes)")
         }
         for no in ["", "a.png", "/tmp/a.png", "1http://a", "://a", "ht tp://a", "-a:b", "%68ttp://a", "a/b:c",
-                   "images.example.com/a/long/path/that/is/not/a/small/string.png"] {
+                   "images.example.com/a/long/path/that/is/not/a/small/string.png",
+                   // Bytes next to the letter and digit ranges, and non-ASCII ones.
+                   "@a:b", "a@:b", "[a:b", "a[:b", "`a:b", "a`:b", "{a:b", "a{:b", "a/:b", "a;:b", "é:x", "aé:x"] {
             #expect(!URLScheme.isPresent(in: no), "\(no)")
         }
     }
