@@ -222,6 +222,17 @@ public final class ImageManager: Sendable {
     @inline(never)
     private func admit(_ url: URL, options callOptions: ImageOptions, context callContext: ImageContext,
                        onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> Admission {
+        // A plain call joins a plain call's work in flight by its URL, with that call's request:
+        // its own would be the same.
+        if callOptions.isEmpty, callContext.isEmpty, configuration.optionsProcessor == nil, !pipeline.works.isEmpty {
+            try Task.checkCancellation()
+            if !failedURLs.contains(url),
+               let (work, id, key) = pipeline.works.joinPlain(url.absoluteString, priority: { $0.request.callerPriority }, onEvent: onEvent) {
+                followPriority(of: key.request, in: work, id: id)
+                pipeline.spans.joined(work)
+                return .joined(work, id: id, key.request)
+            }
+        }
         let request = try makeRequest(url, options: callOptions, context: callContext)
         // Work in flight for this key: join it (cheaper than asking the memory cache). With no
         // work in flight at all (a warm cache's usual state) the key is not even made.
@@ -250,7 +261,8 @@ public final class ImageManager: Sendable {
         }
         if !options.contains(.retryFailed), failedURLs.contains(url) { throw ImageError.blacklistedURL(url) }
         return LoadRequest(url: url, urlString: string, options: options, settings: settings,
-                           isShareable: callContext.isShareable)
+                           isShareable: callContext.isShareable,
+                           isPlain: callOptions.isEmpty && callContext.isEmpty && configuration.optionsProcessor == nil)
     }
 
     /// The memory cache, then the shared work (disk, download, decode, transform, store).
@@ -269,8 +281,10 @@ public final class ImageManager: Sendable {
         let lifo = (loader as? HTTPImageLoader)?.configuration.executionOrder == .lifo
         return try await settle(request) {
             let trace = WorkSpans.creatorContext()
+            // A plain call's work can be joined by its URL (`admit`), as where the key is joined: when the call asks memory first.
+            let plainURL = request.isPlain && request.queriesMemory ? request.urlString : nil
             let (work, id, isNew) = pipeline.works.join(WorkKey(request), priority: request.callerPriority, taskPriority: Task.currentPriority,
-                                                        lifo: lifo, onEvent: onEvent) { work in
+                                                        lifo: lifo, plainURL: plainURL, onEvent: onEvent) { work in
                 try await pipeline.load(request, loader: loader, coders: coders, work: work, trace: trace)
             }
             followPriority(of: request, in: work, id: id)

@@ -19,6 +19,19 @@ struct LoadMetrics: Sendable {
     /// A stage of a load, as the `stage` dimension names it.
     enum Stage: String, CaseIterable, Sendable {
         case queue, connect, firstByte = "first_byte", download, decode, transform, store
+
+        /// The stage's position in `allCases`.
+        var index: Int {
+            switch self {
+            case .queue: 0
+            case .connect: 1
+            case .firstByte: 2
+            case .download: 3
+            case .decode: 4
+            case .transform: 5
+            case .store: 6
+            }
+        }
     }
 
     /// The `error` dimension: what kind of failure ended a load.
@@ -33,9 +46,9 @@ struct LoadMetrics: Sendable {
     let downloadedBytes = Counter(label: "webimage_downloaded_bytes_total")
     let decodes = Counter(label: "webimage_decodes_total")
     let transforms = Counter(label: "webimage_transforms_total")
-    private let stages: [Stage: CoreMetrics.Timer] = Dictionary(uniqueKeysWithValues: Stage.allCases.map {
-        ($0, CoreMetrics.Timer(label: "webimage_stage_duration_seconds", dimensions: [("stage", $0.rawValue)]))
-    })
+    private let stages: [CoreMetrics.Timer] = Stage.allCases.map {
+        CoreMetrics.Timer(label: "webimage_stage_duration_seconds", dimensions: [("stage", $0.rawValue)])
+    }
     let transfersInFlight = Gauge(label: "webimage_transfers_in_flight")
 
     /// A finished call: where its image came from.
@@ -53,7 +66,9 @@ struct LoadMetrics: Sendable {
     /// How long `stage` took.
     func record(_ stage: Stage, _ duration: Duration) {
         let (seconds, attoseconds) = duration.components
-        stages[stage]?.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        // By position, not by a dictionary: a stage hashes as its raw value, a string (about 150
+        // instructions a look-up, six a load).
+        stages[stage.index].recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
     /// What a transfer took, from the loader's metrics.

@@ -116,16 +116,20 @@ final class LoadRequest: Sendable {
     /// False when the caller's own context holds closures or values the manager cannot compare:
     /// the call shares no work (its keys equal only themselves).
     let isShareable: Bool
+    /// Whether the call was plain (no options, no context of its own, no options processor):
+    /// every plain call of a URL makes this same request, so one can join its work by the URL.
+    let isPlain: Bool
 
     /// Decides everything for a call of `url` with merged `options` and the merged context's
     /// `settings`; `isShareable` is whether the caller's own context can be compared with others'.
-    init(url: URL, urlString: String, options: ImageOptions, settings: Settings, isShareable: Bool) {
+    init(url: URL, urlString: String, options: ImageOptions, settings: Settings, isShareable: Bool, isPlain: Bool = false) {
         self.url = url
         self.urlString = urlString
         resultURL = url
         self.options = options
         self.settings = settings
         self.isShareable = isShareable
+        self.isPlain = isPlain
         priority = options.contains(.highPriority) ? .high : options.contains(.lowPriority) ? .low : .normal
 
         // Keys: the filter's key is the original's; the thumbnail, then the transformer, extend it.
@@ -169,6 +173,7 @@ final class LoadRequest: Sendable {
         decodeOptions = base.decodeOptions
         priority = base.priority
         isShareable = base.isShareable
+        isPlain = false
     }
 
     /// This request's alternative sources, as requests that load from them.
