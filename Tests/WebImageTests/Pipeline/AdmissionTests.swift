@@ -16,11 +16,6 @@ import Testing
         return h
     }
 
-    func waitUntil(_ condition: @autoclosure () -> Bool) async throws {
-        for _ in 0..<400 where !condition() { try await Task.sleep(for: .milliseconds(5)) }
-        #expect(condition())
-    }
-
     @Test func onlyTheLimitRunsTheOthersHoldNoTransfer() async throws {
         let h = try await harness(limit: 2)
         let tasks = (0..<10).map { index in Task { try await h.manager.image(for: h.url("/slow\(index)")) } }

@@ -6,9 +6,11 @@ import Testing
 /// URL, without building its own request: one work and one transfer, never a work that ended,
 /// never a work made by a call with options, and the failed-URL list still applies.
 @Suite struct PlainJoinTests {
-    /// Waits (up to 2 s) until `condition` holds.
-    private func eventually(_ condition: () -> Bool) async throws {
-        for _ in 0..<400 where !condition() { try await Task.sleep(for: .milliseconds(5)) }
+    /// A harness whose /a.png answers after 300 ms, its manager and that URL.
+    private func slowHarness() async throws -> (ManagerHarness, ImageManager, URL) {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .delayed(.milliseconds(300), .respond(body: ManagerHarness.png)))
+        return (h, h.manager, h.url("/a.png"))
     }
 
     private func joinPlain(_ manager: ImageManager, _ url: URL) -> (SharedWork<ImageEvent, SharedResult>, Int, WorkKey)? {
@@ -16,16 +18,14 @@ import Testing
     }
 
     @Test func plainCallsShareOneWorkByTheURLAndAnEndedWorkIsNeverJoined() async throws {
-        let h = try await ManagerHarness()
-        h.server.route("/a.png", .delayed(.milliseconds(300), .respond(body: ManagerHarness.png)))
-        let manager = h.manager, url = h.url("/a.png")
+        let (h, manager, url) = try await slowHarness()
         let calls = Task {
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<20 { group.addTask { try await manager.image(for: url).width } }
                 return try await group.reduce(into: [Int]()) { $0.append($1) }
             }
         }
-        try await eventually { h.server.requestCount("/a.png") == 1 }
+        try await waitUntil(h.server.requestCount("/a.png") == 1)
         let (work, id, key) = try #require(joinPlain(manager, url), "the plain work in flight is found by its URL")
         #expect(key.request.isPlain && key.request.urlString == url.absoluteString)
         #expect(try await work.wait(id).result.image.width == 64)
@@ -35,7 +35,7 @@ import Testing
         // Once the work has ended, its URL leads nowhere: the next plain call makes a new work
         // (a stale entry would hand it the old image).
         await manager.waitForPendingStores()
-        try await eventually { !manager.pipeline.works.hasPlainWork(url.absoluteString) && manager.pipeline.works.count == 0 }
+        try await waitUntil(manager.pipeline.works.count == 0)
         #expect(!manager.pipeline.works.hasPlainWork(url.absoluteString))
         await h.cache.clear(.all)
         let small = try Image(bitmap: Fixtures.gradient(width: 32, height: 32)).encoded(as: .png)
@@ -46,12 +46,10 @@ import Testing
     }
 
     @Test func aWorkMadeByACallWithOptionsIsJoinedByItsKeyNotByItsURL() async throws {
-        let h = try await ManagerHarness()
-        h.server.route("/a.png", .delayed(.milliseconds(300), .respond(body: ManagerHarness.png)))
-        let manager = h.manager, url = h.url("/a.png")
+        let (h, manager, url) = try await slowHarness()
         // .lowPriority does not change the work (it is not part of the key), but the call is not plain.
         let first = Task { try await manager.image(for: url, options: .lowPriority).width }
-        try await eventually { h.server.requestCount("/a.png") == 1 }
+        try await waitUntil(h.server.requestCount("/a.png") == 1)
         #expect(!manager.pipeline.works.hasPlainWork(url.absoluteString), "only a plain call's work is found by its URL")
         // A plain call still shares that work, through its key.
         #expect(try await manager.image(for: url).width == 64)
@@ -61,11 +59,9 @@ import Testing
     }
 
     @Test func aFailedURLFailsAPlainCallEvenWithItsWorkInFlight() async throws {
-        let h = try await ManagerHarness()
-        h.server.route("/a.png", .delayed(.milliseconds(300), .respond(body: ManagerHarness.png)))
-        let manager = h.manager, url = h.url("/a.png")
+        let (h, manager, url) = try await slowHarness()
         let first = Task { try await manager.image(for: url).width }
-        try await eventually { h.server.requestCount("/a.png") == 1 }
+        try await waitUntil(h.server.requestCount("/a.png") == 1)
         #expect(manager.pipeline.works.hasPlainWork(url.absoluteString))
         manager.failedURLs.insert(url)
         await #expect(throws: ImageError.blacklistedURL(url)) { try await manager.image(for: url) }
