@@ -124,11 +124,14 @@ final class PendingStores: Sendable {
     /// Waits until every write started or reserved so far (and any started meanwhile) is done.
     func waitForAll() async {
         while true {
-            if let running = state.withLock({ $0.tasks.first?.value }) {
+            // One look at both, under one lock: looked at apart, a reservation that started its
+            // write in between was in neither, and the wait returned before that write.
+            let (running, reserved) = state.withLock { ($0.tasks.first?.value, !$0.reserved.isEmpty) }
+            if let running {
                 await running.value
                 continue
             }
-            guard state.withLock({ !$0.reserved.isEmpty }) else { return }
+            guard reserved else { return }
             // Woken when a reservation starts its write or goes; then it looks again.
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { state -> Bool in
