@@ -405,6 +405,21 @@ if let part = ProcessInfo.processInfo.environment["WEBIMAGE_PROFILE"] {
     finishMode()
 }
 
+// WEBIMAGE_E2E=N: N interleaved rounds of 1,000 small JPEGs end to end and its three stages
+// alone (WEBIMAGE_E2E_ONLY=end|stages runs one side, for a profiler); prints the medians and exits.
+if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_E2E"].flatMap({ Int($0) }) {
+    let only = ProcessInfo.processInfo.environment["WEBIMAGE_E2E_ONLY"]
+    var ends: [Double] = [], sums: [Double] = []
+    for _ in 0..<rounds {
+        ends.append(only == "stages" ? 0 : try await endToEnd())
+        sums.append(only == "end" ? 0 : try await loaderAlone() + decodeAlone() + storeAlone())
+    }
+    let paired = Spread(samples: ends).ratios(over: Spread(samples: sums))
+    print("end to end \(f(median(ends))) ms; loader + decode + store alone \(f(median(sums))) ms; \(f(median(ends) / median(sums)))x; paired \(paired.text)x")
+    finishMode()
+}
+
+
 // 1. Memory hit through image(for:), each call timed, from a non-main task; beside it the
 //    memory cache alone (one actor hop).
 let (hotManager, _) = freshManager()
@@ -565,20 +580,6 @@ func storeAlone() async throws -> Double {
         }
     })
 }
-// WEBIMAGE_E2E=N: N interleaved rounds of 1,000 small JPEGs end to end and its three stages
-// alone (WEBIMAGE_E2E_ONLY=end|stages runs one side, for a profiler); prints the medians and exits.
-if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_E2E"].flatMap({ Int($0) }) {
-    let only = ProcessInfo.processInfo.environment["WEBIMAGE_E2E_ONLY"]
-    var ends: [Double] = [], sums: [Double] = []
-    for _ in 0..<rounds {
-        ends.append(only == "stages" ? 0 : try await endToEnd())
-        sums.append(only == "end" ? 0 : try await loaderAlone() + decodeAlone() + storeAlone())
-    }
-    let paired = Spread(samples: ends).ratios(over: Spread(samples: sums))
-    print("end to end \(f(median(ends))) ms; loader + decode + store alone \(f(median(sums))) ms; \(f(median(ends) / median(sums)))x; paired \(paired.text)x")
-    finishMode()
-}
-
 _ = try await endToEnd(); _ = try await loaderAlone(); _ = try await decodeAlone()
 var e2e: [Double] = [], loads: [Double] = [], decodes: [Double] = [], stores: [Double] = [], bare: [Double] = [], hand: [Double] = []
 for _ in 0..<7 {

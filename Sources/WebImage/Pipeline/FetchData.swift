@@ -89,7 +89,7 @@ extension ImagePipeline {
     static func transfer(_ request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,
                          transfer: SharedWork<DownloadEvent, Download>, retry: RetryStrategy?, limiter: RateLimiter?,
                          metrics: LoadMetrics, events: LoadEventHub) async throws -> Download {
-        let limiter = loader is FileImageLoader || loader is DataImageLoader ? nil : limiter
+        let limiter = LoaderKind.isLocal(loader) ? nil : limiter
         guard let retry else {
             try await limiter?.wait()
             return try await self.transfer(request, loader: loader, streaming: streaming, transfer: transfer, metrics: metrics,

@@ -19,7 +19,7 @@ extension ImageManager {
             throw ImageError.invalidURL(request.urlString)
         }
         let pipeline = self.pipeline
-        let lifo = (loader as? HTTPImageLoader)?.configuration.executionOrder == .lifo
+        let lifo = LoaderKind.startsNewestFirst(loader)
         return try await keepingFailedURLs(request) {
             let (work, id, _) = pipeline.dataLoads.join(DataKey(request), priority: request.callerPriority, taskPriority: Task.currentPriority,
                                                      lifo: lifo, onEvent: nil) { work in
