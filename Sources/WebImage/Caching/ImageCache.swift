@@ -99,6 +99,17 @@ public final class ImageCache: ImageCaching {
     /// `shouldCacheImagesInMemory` is on); a disk hit's data and extended data come in one
     /// trip to the disk thread.
     public func image(forKey key: String, query: ImageCacheQuery) async -> ImageCacheResult? {
+        await image(forKey: key, query: query, sharingDiskQueries: true)
+    }
+
+    /// Disk queries in flight in the shared table (for tests).
+    var sharedDiskQueryCount: Int { diskQueries.count }
+
+    /// `image(forKey:query:)`; without `sharingDiskQueries`, a disk query is read and decoded in
+    /// the calling task instead of a task shared with concurrent queries of the key: for the
+    /// manager's loads, whose works already share their callers (a shared query of their own
+    /// cost each load a task, a work and a trip through the global queue).
+    func image(forKey key: String, query: ImageCacheQuery, sharingDiskQueries: Bool) async -> ImageCacheResult? {
         if key.isEmpty { return nil }
         let scope = query.scope, options = query.options
         if scope.includesMemory, let image = memory.cachedImage(forKey: key) {
@@ -110,21 +121,34 @@ public final class ImageCache: ImageCaching {
         }
         guard scope.includesDisk, !Task.isCancelled else { return nil }
         let disk = self.disk, coders = self.coders, extended = query.includingExtendedData
-        let hit = try? await diskQueries.run(DiskQueryKey(key: key, options: options, extended: extended), onEvent: nil) { _ in
-            try Task.checkCancellation()
-            guard let entry = await disk.entry(forKey: key, includingData: true, includingExtendedData: extended),
-                  let data = entry.data else { return nil }
-            try Task.checkCancellation()   // every caller left during the read: no decode
-            guard let image = try? coders.decode(data, options: options) else {
-                // Truncated or not an image: the entry is useless, drop it.
-                await disk.removeData(forKey: key)
-                return nil
+        let hit: ImageCacheResult?
+        if sharingDiskQueries {
+            hit = try? await diskQueries.run(DiskQueryKey(key: key, options: options, extended: extended), onEvent: nil) { _ in
+                try await ImageCache.readAndDecode(key, disk: disk, coders: coders, options: options, extended: extended)
             }
-            return ImageCacheResult(image: image, data: data, cacheType: .disk, extendedData: entry.extendedData)
+        } else {
+            hit = try? await ImageCache.readAndDecode(key, disk: disk, coders: coders, options: options, extended: extended)
         }
         // Promotion is each query's own decision (concurrent queries share the read and decode).
         if let hit, config.shouldCacheImagesInMemory, query.storeType.includesMemory { await memory.setImage(hit.image, forKey: key) }
         return hit
+    }
+
+    /// The disk entry of `key` decoded with `options` (with its extended data when `extended`),
+    /// or nil; an entry that does not decode is removed. Checks cancellation before the read
+    /// and before the decode.
+    private static func readAndDecode(_ key: String, disk: DiskCache, coders: ImageCoders, options: ImageDecodingOptions,
+                                      extended: Bool) async throws -> ImageCacheResult? {
+        try Task.checkCancellation()
+        guard let entry = await disk.entry(forKey: key, includingData: true, includingExtendedData: extended),
+              let data = entry.data else { return nil }
+        try Task.checkCancellation()   // every caller left during the read: no decode
+        guard let image = try? coders.decode(data, options: options) else {
+            // Truncated or not an image: the entry is useless, drop it.
+            await disk.removeData(forKey: key)
+            return nil
+        }
+        return ImageCacheResult(image: image, data: data, cacheType: .disk, extendedData: entry.extendedData)
     }
 
     public func store(_ image: Image?, data: Data?, forKey key: String, to destination: ImageCacheType = .all) async throws {

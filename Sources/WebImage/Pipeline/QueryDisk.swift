@@ -21,7 +21,7 @@ extension ImagePipeline {
         var cached: ImageCacheResult?
         if scope != .none {
             // With .refreshCached the validators come in the same trip as the entry.
-            cached = await request.cache.image(forKey: key, query: ImageCacheQuery(
+            cached = await queryCache(request, key: key, query: ImageCacheQuery(
                 scope: scope, options: request.decodeOptions, includingData: options.contains(.queryMemoryData),
                 storeType: request.memoryStoreType, includingExtendedData: options.contains(.refreshCached)))
         }
@@ -46,7 +46,7 @@ extension ImagePipeline {
             options.maxPixelSize = nil
             options.fillSize = nil
         }
-        guard let hit = await request.cache.image(forKey: originalKey, query: ImageCacheQuery(
+        guard let hit = await queryCache(request, key: originalKey, query: ImageCacheQuery(
             scope: request.originalQueryType, options: options, storeType: request.originalStoreType)) else { return nil }
         try Task.checkCancellation()
         let image = try transform(thumbnail(hit.image, request: request), request: request)
@@ -56,5 +56,13 @@ extension ImagePipeline {
         var result = ImageResult(image: image, data: nil, cacheType: hit.cacheType, url: request.url)
         result.storeFailure = failure
         return result
+    }
+
+    /// The request's cache asked for `key`. The library's own cache reads and decodes in this
+    /// load's task: the load's work already shares its callers, a shared query would only add a
+    /// task and a work of its own.
+    private func queryCache(_ request: LoadRequest, key: String, query: ImageCacheQuery) async -> ImageCacheResult? {
+        if let own = request.settings.imageCache { return await own.image(forKey: key, query: query, sharingDiskQueries: false) }
+        return await request.cache.image(forKey: key, query: query)
     }
 }

@@ -1,0 +1,35 @@
+import Foundation
+import Synchronization
+import Testing
+@_spi(Testing) @testable import WebImage
+
+/// Where a disk query runs: in the load's own task for the manager's loads, in a task shared
+/// by concurrent queries of a key for the cache's own API.
+@Suite struct DiskQueryTests {
+    /// A load reads the disk in its own task (its work already shares its callers); a query
+    /// through the cache's API goes through the table shared by concurrent queries of a key.
+    @Test func aLoadReadsTheDiskInItsOwnTaskTheQueryAPIInASharedOne() async throws {
+        let seen = Mutex<[Int]>([])
+        let watched = Mutex<ImageCache?>(nil)
+        let directory = TemporaryDirectory(); defer { directory.remove() }
+        var diskConfiguration = DiskCache.Configuration(ioHook: {
+            guard let cache = watched.withLock({ $0 }) else { return }
+            seen.withLock { $0.append(cache.sharedDiskQueryCount) }
+        })
+        diskConfiguration.cleanupInterval = nil
+        let cache = ImageCache(memory: MemoryCache(), disk: DiskCache(directory: directory.url, configuration: diskConfiguration))
+        watched.withLock { $0 = cache }
+        let h = try await ManagerHarness(cache: cache)
+        h.server.route("/d.png", .respond(body: ManagerHarness.png))
+        _ = try await h.manager.image(for: h.url("/d.png"), options: .waitStoreCache)
+        await cache.clear(.memory)
+        #expect(try await h.manager.result(for: h.url("/d.png")).cacheType == .disk)
+        let byLoads = seen.withLock { $0 }
+        #expect(!byLoads.isEmpty && byLoads.allSatisfy { $0 == 0 }, "the loads' disk reads: \(byLoads)")
+        seen.withLock { $0 = [] }
+        await cache.clear(.memory)
+        #expect(await cache.image(forKey: h.url("/d.png").absoluteString, query: ImageCacheQuery(scope: .disk))?.cacheType == .disk)
+        #expect(seen.withLock { $0 } == [1], "the query API's read is a shared query")
+        await h.finish()
+    }
+}
