@@ -23,6 +23,14 @@ public final class ImageLoaders: Sendable {
     /// The loader for `url`, or nil.
     public func loader(for url: URL) -> (any ImageLoader)? { all.first { $0.canLoad(url) } }
 
+    /// `chosen` when it can load `url` (a loader the call named), else the registry's loader
+    /// for `url`; nil when neither. Each loader is asked once (asking parses the URL's scheme
+    /// and host).
+    func loader(_ chosen: (any ImageLoader)?, for url: URL) -> (any ImageLoader)? {
+        guard let chosen else { return loader(for: url) }
+        return chosen.canLoad(url) ? chosen : nil
+    }
+
     /// Loads with the first loader that accepts the URL.
     /// The stream fails with `ImageError.invalidURL` when none does.
     public func load(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {

@@ -273,7 +273,7 @@ public final class ImageManager: Sendable {
             if let hit = await queryMemory(request) { return .hit(SharedResult(hit)) }
             try Task.checkCancellation()
         }
-        guard let loader = request.loader ?? loaders.loader(for: request.url), loader.canLoad(request.url) else {
+        guard let loader = loaders.loader(request.loader, for: request.url) else {
             throw ImageError.invalidURL(request.urlString)
         }
         let (coders, pipeline) = (self.coders, self.pipeline)

@@ -157,7 +157,7 @@ struct ImagePipeline: Sendable {
                                  work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
         for source in request.alternatives {
             try Task.checkCancellation()
-            guard let loader = request.loader ?? loaders.loader(for: source.url), loader.canLoad(source.url) else { continue }
+            guard let loader = loaders.loader(request.loader, for: source.url) else { continue }
             do {
                 let (download, _) = try await fetch(source, loader: loader, coders: coders, validators: nil, progressive: false, work: work)
                 return try await decodeAndStore(source, download: download, incremental: nil, cached: nil, coders: coders, work: work,

@@ -15,7 +15,7 @@ extension ImageManager {
     ///   or `CancellationError`.
     public func data(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws -> Data {
         let request = try makeRequest(url, options: options, context: context)
-        guard let loader = request.loader ?? loaders.loader(for: request.url), loader.canLoad(request.url) else {
+        guard let loader = loaders.loader(request.loader, for: request.url) else {
             throw ImageError.invalidURL(request.urlString)
         }
         let pipeline = self.pipeline

@@ -45,4 +45,15 @@ import Testing
         #expect(loaders.all.first is DataImageLoader)
         #expect(loaders.all.count == 4)
     }
+
+    /// A loader the call names is used when it can load the URL, and the call fails (nil) when
+    /// it cannot: the registry is asked only when the call names none.
+    @Test func aNamedLoaderIsUsedOnlyForWhatItCanLoad() {
+        let registry = ImageLoaders([FileImageLoader(), DataImageLoader()])
+        let file = URL(fileURLWithPath: "/tmp/a.png"), web = URL(string: "http://example.com/a.png")!
+        #expect(registry.loader(nil, for: file) is FileImageLoader)
+        #expect(registry.loader(nil, for: web) == nil)
+        #expect(registry.loader(DataImageLoader(), for: file) == nil, "the named loader cannot load it: not the registry's either")
+        #expect(registry.loader(HTTPImageLoader.shared, for: web) is HTTPImageLoader)
+    }
 }
