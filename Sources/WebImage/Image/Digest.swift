@@ -20,13 +20,19 @@ public enum Digest {
     /// The MD5 of the UTF-8 bytes of `text` as hex, then `.` and `suffix` when there is one, built
     /// as one string (the disk cache's file names).
     static func md5(_ text: String, suffix: String?) -> String {
-        var digest: (UInt64, UInt64) = (0, 0)
-        var text = text
-        let status = text.withUTF8 { utf8 in
-            withUnsafeMutableBytes(of: &digest) { wi_md5(utf8.baseAddress, utf8.count, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        var text = text, suffix = suffix
+        return text.withUTF8 { utf8 in
+            guard suffix != nil else { return md5(utf8, suffix: nil) }
+            return suffix!.withUTF8 { md5(utf8, suffix: $0) }
         }
+    }
+
+    /// The MD5 of `bytes` as hex, then `.` and the `suffix` bytes when there are some.
+    static func md5(_ bytes: UnsafeBufferPointer<UInt8>, suffix: UnsafeBufferPointer<UInt8>?) -> String {
+        var digest: (UInt64, UInt64) = (0, 0)
+        let status = withUnsafeMutableBytes(of: &digest) { wi_md5(bytes.baseAddress, bytes.count, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
         precondition(status == WI_OK, "OpenSSL's libcrypto did not compute the digest")
-        let suffixCount = suffix.map { $0.utf8.count + 1 } ?? 0
+        let suffixCount = suffix.map { $0.count + 1 } ?? 0
         return String(unsafeUninitializedCapacity: 32 + suffixCount) { out in
             let digits: StaticString = "0123456789abcdef"
             withUnsafeBytes(of: &digest) { bytes in
@@ -37,7 +43,7 @@ public enum Digest {
             }
             guard let suffix else { return 32 }
             out[32] = UInt8(ascii: ".")
-            _ = out[33...].initialize(fromContentsOf: suffix.utf8)
+            _ = out[33...].initialize(fromContentsOf: suffix)
             return 32 + suffixCount
         }
     }
