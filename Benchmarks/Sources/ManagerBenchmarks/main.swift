@@ -497,14 +497,15 @@ final class Gate: Sendable {
 }
 
 /// For each case, rounds that interleave one call, 1,000 callers, and the no-library floor alone
-/// and with 1,000 waiting tasks (medians of 15 each).
+/// and with 1,000 waiting tasks (medians of 41 each: a round is about 25 ms, and the medians of
+/// 15 moved by 5-10 % between runs of the same build).
 var coalescing: [(label: String, single: Double, shared: Double, requests: Int, alone: Double, crowd: Double, paired: Spread)] = []
 for (label, path) in [("12 KB JPEG", "small/0000.jpg"), ("1024x768 WebP", "photo-1024x768.webp")] {
     let url = URL(string: "\(base)/\(path)")!
     _ = try await concurrentCallers(url, callers: 1)
     _ = try await transferDecodeFloor(url, waiters: 0, loader: floorLoader)
     var single: [Double] = [], shared: [Double] = [], alone: [Double] = [], crowd: [Double] = [], requests = 0
-    for i in 0..<15 {
+    for i in 0..<41 {
         single.append(try await concurrentCallers(url, callers: 1).0)
         let (time, count) = try await concurrentCallers(url, callers: 1000)
         shared.append(time)
@@ -582,7 +583,8 @@ func storeAlone() async throws -> Double {
 }
 _ = try await endToEnd(); _ = try await loaderAlone(); _ = try await decodeAlone()
 var e2e: [Double] = [], loads: [Double] = [], decodes: [Double] = [], stores: [Double] = [], bare: [Double] = [], hand: [Double] = []
-for _ in 0..<7 {
+// 15 rounds (a round is under a second; the medians of 7 moved by 5-10 % between runs of one build).
+for _ in 0..<15 {
     e2e.append(try await endToEnd())
     loads.append(try await loaderAlone())
     decodes.append(try await decodeAlone())
@@ -607,6 +609,6 @@ print("| the same against the sum of its three stages | \(f(endMs)) ms | \(f(loa
 print("| pipeline overhead: image(for:) without caches vs load-then-decode written by hand | \(f(bareMs)) ms | \(f(handMs)) ms | \(f(bareMs / handMs))x; paired \(Spread(samples: bare).ratios(over: Spread(samples: hand)).text)x | ratio reported |")
 var usage = rusage()
 getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-print("peak RSS of this process after every run above (1,000 small JPEGs x 7 rounds end to end among them): \(usage.ru_maxrss / 1024) MiB")
+print("peak RSS of this process after every run above (1,000 small JPEGs x 15 rounds end to end among them): \(usage.ru_maxrss / 1024) MiB")
 print("caches in \(work.deletingLastPathComponent().path); machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")
 try? FileManager.default.removeItem(at: work)   // the caches this run made
