@@ -46,7 +46,9 @@ extension ImagePipeline {
             options.maxPixelSize = nil
             options.fillSize = nil
         }
-        guard let hit = await queryCache(request, key: originalKey, query: ImageCacheQuery(
+        // Through the cache's shared queries: works of other sizes or transformers of the same
+        // original read and decode it once.
+        guard let hit = await request.cache.image(forKey: originalKey, query: ImageCacheQuery(
             scope: request.originalQueryType, options: options, storeType: request.originalStoreType)) else { return nil }
         try Task.checkCancellation()
         let image = try transform(thumbnail(hit.image, request: request), request: request)
@@ -58,9 +60,9 @@ extension ImagePipeline {
         return result
     }
 
-    /// The request's cache asked for `key`. The library's own cache reads and decodes in this
-    /// load's task: the load's work already shares its callers, a shared query would only add a
-    /// task and a work of its own.
+    /// The request's cache asked for the load's own key. The library's own cache reads and
+    /// decodes in this load's task: the load's work already shares every caller of that key, a
+    /// shared query would only add a task and a work of its own.
     private func queryCache(_ request: LoadRequest, key: String, query: ImageCacheQuery) async -> ImageCacheResult? {
         if let own = request.settings.imageCache { return await own.image(forKey: key, query: query, sharingDiskQueries: false) }
         return await request.cache.image(forKey: key, query: query)

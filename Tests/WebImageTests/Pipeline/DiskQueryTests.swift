@@ -3,12 +3,13 @@ import Synchronization
 import Testing
 @_spi(Testing) @testable import WebImage
 
-/// Where a disk query runs: in the load's own task for the manager's loads, in a task shared
-/// by concurrent queries of a key for the cache's own API.
+/// Where a disk query runs: in the load's own task for its own key, in a task shared by
+/// concurrent queries of a key for the cache's API and for a cached original.
 @Suite struct DiskQueryTests {
-    /// A load reads the disk in its own task (its work already shares its callers); a query
-    /// through the cache's API goes through the table shared by concurrent queries of a key.
-    @Test func aLoadReadsTheDiskInItsOwnTaskTheQueryAPIInASharedOne() async throws {
+    /// A load reads its own key's entry in its own task (its work already shares every caller
+    /// of the key); a query through the cache's API, and a load's query of a cached original,
+    /// go through the table shared by concurrent queries of a key.
+    @Test func aLoadReadsItsOwnKeyInItsTaskAndSharesOtherQueries() async throws {
         let seen = Mutex<[Int]>([])
         let watched = Mutex<ImageCache?>(nil)
         let directory = TemporaryDirectory(); defer { directory.remove() }
@@ -30,6 +31,14 @@ import Testing
         await cache.clear(.memory)
         #expect(await cache.image(forKey: h.url("/d.png").absoluteString, query: ImageCacheQuery(scope: .disk))?.cacheType == .disk)
         #expect(seen.withLock { $0 } == [1], "the query API's read is a shared query")
+        // A thumbnail load reads its own key in its task, and the cached original through the
+        // shared queries (loads of other sizes of one original read it once).
+        seen.withLock { $0 = [] }
+        var context = ImageContext()
+        context.thumbnailPixelSize = PixelSize(width: 4, height: 4)
+        _ = try await h.manager.image(for: h.url("/d.png"), context: context)
+        #expect(h.server.requestCount("/d.png") == 1, "the original on disk was used")
+        #expect(seen.withLock { $0.prefix(2) } == [0, 1], "its own key, then the original: \(seen.withLock { $0 })")
         await h.finish()
     }
 }
