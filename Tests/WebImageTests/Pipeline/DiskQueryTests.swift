@@ -12,6 +12,8 @@ import Testing
     @Test func aLoadReadsItsOwnKeyInItsTaskAndSharesOtherQueries() async throws {
         let seen = Mutex<[Int]>([])
         let watched = Mutex<ImageCache?>(nil)
+        // The hook holds `watched`, which holds the cache that holds the hook: let go at the end.
+        defer { watched.withLock { $0 = nil } }
         let directory = TemporaryDirectory(); defer { directory.remove() }
         var diskConfiguration = DiskCache.Configuration(ioHook: {
             guard let cache = watched.withLock({ $0 }) else { return }
