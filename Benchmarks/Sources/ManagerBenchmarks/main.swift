@@ -99,17 +99,46 @@ if ProcessInfo.processInfo.environment["WEBIMAGE_TIMELINE"] != nil {
         let start = clock.now
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<1000 { group.addTask { let w = try await manager.image(for: url).width; timeline.mark("first"); return w } }
+            timeline.mark("spawned")
             for try await _ in group {}
         }
         let end = clock.now
         let times = loader.times.withLock { $0 }
-        for (name, instant) in [("transfer start", times.first), ("transfer end", times.last), ("first caller done", timeline.first("first")), ("all done", end)] {
+        for (name, instant) in [("transfer start", times.first), ("transfer end", times.last), ("spawned", timeline.first("spawned")),
+                                ("first caller done", timeline.first("first")), ("all done", end)] {
             if let instant { table[name, default: []].append(ms(instant - start)) }
         }
         await manager.waitForPendingStores()
         await manager.cache.clear(.memory)
+        // The no-library floor of the same round, marked the same way.
+        let floorURL = URL(string: "\(base)/photo-1024x768.webp?timeline-floor-\(i)")!
+        let floorline = Timeline()
+        let gate = Gate(size: 1001)
+        let floorStart = clock.now
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            group.addTask {
+                floorline.mark("transfer start")
+                let data = try await floorLoader.data(for: ImageLoaderRequest(url: floorURL)).0
+                floorline.mark("transfer end")
+                let width = try Image(data: data).width
+                floorline.mark("decoded")
+                await gate.wait()
+                return width
+            }
+            for _ in 0..<1000 { group.addTask { await gate.wait(); floorline.mark("first"); return 0 } }
+            floorline.mark("spawned")
+            for try await _ in group {}
+        }
+        let floorEnd = clock.now
+        for (name, instant) in [("floor transfer start", floorline.first("transfer start")), ("floor transfer end", floorline.first("transfer end")),
+                                ("floor spawned", floorline.first("spawned")), ("floor decoded", floorline.first("decoded")),
+                                ("floor first waiter done", floorline.first("first")), ("floor all done", floorEnd)] {
+            if let instant { table[name, default: []].append(ms(instant - floorStart)) }
+        }
     }
-    print(["transfer start", "transfer end", "first caller done", "all done"].map { "\($0) \(f(median(table[$0] ?? [0])))" }.joined(separator: "; "))
+    print(["transfer start", "transfer end", "spawned", "first caller done", "all done"].map { "\($0) \(f(median(table[$0] ?? [0])))" }.joined(separator: "; "))
+    print(["floor transfer start", "floor transfer end", "floor spawned", "floor decoded", "floor first waiter done", "floor all done"]
+        .map { "\($0) \(f(median(table[$0] ?? [0])))" }.joined(separator: "; "))
     finishMode()
 }
 
