@@ -35,14 +35,37 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
         var live = 0
         /// Every event sent so far, for the works that replay them to late subscribers.
         var history: [Event] = []
-        /// Live subscribers per priority (low, normal, high).
-        var perPriority = [0, 0, 0]
+        /// Live subscribers per priority.
+        var perPriority = PriorityCounts()
 
         /// The highest priority a live subscriber asks for (normal when none is left).
         var priority: ImageLoaderPriority {
-            if perPriority[2] > 0 { return .high }
-            if perPriority[1] > 0 || perPriority[0] == 0 { return .normal }
+            if perPriority.high > 0 { return .high }
+            if perPriority.normal > 0 || perPriority.low == 0 { return .normal }
             return .low
+        }
+    }
+
+    /// Counts by priority, inline (an array would be a heap object, checked for uniqueness at
+    /// every change by every joining caller).
+    struct PriorityCounts {
+        var low = 0, normal = 0, high = 0
+
+        subscript(_ priority: ImageLoaderPriority) -> Int {
+            get {
+                switch priority {
+                case .low: low
+                case .normal: normal
+                case .high: high
+                }
+            }
+            set {
+                switch priority {
+                case .low: low = newValue
+                case .normal: normal = newValue
+                case .high: high = newValue
+                }
+            }
         }
     }
 
@@ -104,7 +127,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
             let replay = onEvent != nil ? subscribers.history : []
             subscribers.byID.append(Subscriber(onEvent: onEvent, waiter: nil, replaying: !replay.isEmpty, priority: priority))
             subscribers.live += 1
-            subscribers.perPriority[priority.rawValue] += 1
+            subscribers.perPriority[priority] += 1
             let changed = updatePriority(subscribers)
             state = .waiting(subscribers)
             return .subscribed(id: id, replay: replay, priorityChanged: changed)
@@ -135,8 +158,8 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
               let old = subscribers.byID[id]?.priority, old != priority else { return false }
         state = .modifying
         subscribers.byID[id]?.priority = priority
-        subscribers.perPriority[old.rawValue] -= 1
-        subscribers.perPriority[priority.rawValue] += 1
+        subscribers.perPriority[old] -= 1
+        subscribers.perPriority[priority] += 1
         let changed = updatePriority(subscribers)
         state = .waiting(subscribers)
         return changed
@@ -235,7 +258,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     /// Takes subscriber `id` out: `abandoned` (and the state is `abandoned`) when it was the
     /// last; `priorityChanged` when the work's priority fell with it.
     private mutating func remove(_ id: Int, from subscribers: inout Subscribers) -> (abandoned: Bool, priorityChanged: Bool) {
-        if let priority = subscribers.byID[id]?.priority { subscribers.perPriority[priority.rawValue] -= 1 }
+        if let priority = subscribers.byID[id]?.priority { subscribers.perPriority[priority] -= 1 }
         subscribers.byID[id] = nil
         subscribers.live -= 1
         if subscribers.live == 0 {

@@ -10,17 +10,19 @@ import Foundation
 /// manager cannot tell two such closures apart.
 public struct ImageContext: Sendable {
     /// The values, shared between copies until one of them changes (copy on write): a context is
-    /// copied on every call, and most are empty.
-    private var storage: Storage
+    /// copied on every call, and most are empty. Nil when empty: an empty context (every call's
+    /// default argument) then holds no reference, and making or dropping one touches no shared
+    /// reference count.
+    private var storage: Storage?
 
     /// Transforms the decoded image; its key becomes part of the cache key.
     public var transformer: (any ImageTransformer)? {
-        get { storage.fields.transformer }
+        get { storage?.fields.transformer }
         set { mutate { $0.transformer = newValue } }
     }
     /// Decode at most this size (a thumbnail); becomes part of the cache key.
     public var thumbnailPixelSize: PixelSize? {
-        get { storage.fields.thumbnailPixelSize }
+        get { storage?.fields.thumbnailPixelSize }
         set { mutate { $0.thumbnailPixelSize = newValue } }
     }
     /// Decode at the smallest size that still fills this box (width and height at least the
@@ -28,76 +30,76 @@ public struct ImageContext: Sendable {
     /// or resamples to the box afterwards: JPEG and WebP skip the pixels it would throw away.
     /// Not in SDWebImage (its thumbnail fits inside the box); becomes part of the cache key.
     public var fillPixelSize: PixelSize? {
-        get { storage.fields.fillPixelSize }
+        get { storage?.fields.fillPixelSize }
         set { mutate { $0.fillPixelSize = newValue } }
     }
     /// With a thumbnail size, keep the aspect ratio (default true) or stretch to the size.
     public var preserveAspectRatio: Bool? {
-        get { storage.fields.preserveAspectRatio }
+        get { storage?.fields.preserveAspectRatio }
         set { mutate { $0.preserveAspectRatio = newValue } }
     }
     /// The image's scale factor; default: from an `@2x`/`@3x` suffix of the cache key, else 1.
     public var imageScaleFactor: Double? {
-        get { storage.fields.imageScaleFactor }
+        get { storage?.fields.imageScaleFactor }
         set { mutate { $0.imageScaleFactor = newValue } }
     }
     /// The pixel budget for `.scaleDownLargeImages`, in bytes of RGBA pixels (default 60 MB).
     public var scaleDownLimitBytes: Int? {
-        get { storage.fields.scaleDownLimitBytes }
+        get { storage?.fields.scaleDownLimitBytes }
         set { mutate { $0.scaleDownLimitBytes = newValue } }
     }
     /// Where to look for the image (default `.all`).
     public var queryCacheType: ImageCacheType? {
-        get { storage.fields.queryCacheType }
+        get { storage?.fields.queryCacheType }
         set { mutate { $0.queryCacheType = newValue } }
     }
     /// Where to store the loaded image (default `.all`).
     public var storeCacheType: ImageCacheType? {
-        get { storage.fields.storeCacheType }
+        get { storage?.fields.storeCacheType }
         set { mutate { $0.storeCacheType = newValue } }
     }
     /// Where to look for the untransformed original when a transformed or thumbnail image is not
     /// cached (default `.disk`, as current SDWebImage 5.x): a hit is transformed instead of
     /// downloading again. `.none` never looks.
     public var originalQueryCacheType: ImageCacheType? {
-        get { storage.fields.originalQueryCacheType }
+        get { storage?.fields.originalQueryCacheType }
         set { mutate { $0.originalQueryCacheType = newValue } }
     }
     /// Where to store the original data when the image is transformed or a thumbnail (default `.disk`).
     public var originalStoreCacheType: ImageCacheType? {
-        get { storage.fields.originalStoreCacheType }
+        get { storage?.fields.originalStoreCacheType }
         set { mutate { $0.originalStoreCacheType = newValue } }
     }
     /// Turns a URL into its cache key (default: the absolute string).
     public var cacheKeyFilter: CacheKeyFilter? {
-        get { storage.fields.cacheKeyFilter }
+        get { storage?.fields.cacheKeyFilter }
         set { mutate { $0.cacheKeyFilter = newValue } }
     }
     /// Encodes a transformed image for the disk cache (default: its source format).
     public var cacheSerializer: CacheSerializer? {
-        get { storage.fields.cacheSerializer }
+        get { storage?.fields.cacheSerializer }
         set { mutate { $0.cacheSerializer = newValue } }
     }
     /// Changes or refuses the request (beats the loader's own modifier).
     public var requestModifier: RequestModifier? {
-        get { storage.fields.requestModifier }
+        get { storage?.fields.requestModifier }
         set { mutate { $0.requestModifier = newValue } }
     }
     /// Changes or refuses the request asynchronously, after `requestModifier` (an access token
     /// refreshed before sending; beats the loader's own). A call cancelled while it runs sends
     /// nothing.
     public var asyncRequestModifier: AsyncRequestModifier? {
-        get { storage.fields.asyncRequestModifier }
+        get { storage?.fields.asyncRequestModifier }
         set { mutate { $0.asyncRequestModifier = newValue } }
     }
     /// Inspects, rewrites or refuses the response (beats the loader's own modifier).
     public var responseModifier: ResponseModifier? {
-        get { storage.fields.responseModifier }
+        get { storage?.fields.responseModifier }
         set { mutate { $0.responseModifier = newValue } }
     }
     /// Turns downloaded bytes into image bytes (beats the loader's own decryptor).
     public var decryptor: Decryptor? {
-        get { storage.fields.decryptor }
+        get { storage?.fields.decryptor }
         set { mutate { $0.decryptor = newValue } }
     }
     /// The longest a whole call may take (waiting in the loader's queue, the transfer, decoding;
@@ -110,43 +112,43 @@ public struct ImageContext: Sendable {
     /// served it. When every source fails, the asked URL's error is thrown. A call with
     /// alternative sources shares no work with other calls.
     public var alternativeSources: [URL]? {
-        get { storage.fields.alternativeSources }
+        get { storage?.fields.alternativeSources }
         set { mutate { $0.alternativeSources = newValue } }
     }
 
     /// How a failed download is tried again; nil (the default): it is not.
     public var retryStrategy: RetryStrategy? {
-        get { storage.fields.retryStrategy }
+        get { storage?.fields.retryStrategy }
         set { mutate { $0.retryStrategy = newValue } }
     }
 
     public var loadTimeout: Duration? {
-        get { storage.fields.loadTimeout }
+        get { storage?.fields.loadTimeout }
         set { mutate { $0.loadTimeout = newValue } }
     }
     /// Stall and total timeout of the download (default: the loader's).
     public var downloadTimeout: Duration? {
-        get { storage.fields.downloadTimeout }
+        get { storage?.fields.downloadTimeout }
         set { mutate { $0.downloadTimeout = newValue } }
     }
     /// The cache to use instead of the manager's.
     public var cache: (any ImageCaching)? {
-        get { storage.fields.cache }
+        get { storage?.fields.cache }
         set { mutate { $0.cache = newValue } }
     }
     /// The loader to use instead of the manager's registry.
     public var loader: (any ImageLoader)? {
-        get { storage.fields.loader }
+        get { storage?.fields.loader }
         set { mutate { $0.loader = newValue } }
     }
     /// The coder to decode with instead of the manager's registry.
     public var coder: (any ImageCoder)? {
-        get { storage.fields.coder }
+        get { storage?.fields.coder }
         set { mutate { $0.coder = newValue } }
     }
     /// The shortest time between two progressive previews (default 0.1 s).
     public var previewInterval: Duration? {
-        get { storage.fields.previewInterval }
+        get { storage?.fields.previewInterval }
         set { mutate { $0.previewInterval = newValue } }
     }
     /// A priority the caller can change while the load runs (Nuke's `ImageTask.priority`
@@ -154,12 +156,12 @@ public struct ImageContext: Sendable {
     /// move the load: a waiting transfer is reordered in the loader's queue. Calls sharing a
     /// load run at the highest priority among them.
     public var priority: LoadPriority? {
-        get { storage.fields.priority }
+        get { storage?.fields.priority }
         set { mutate { $0.priority = newValue } }
     }
 
     /// An empty context: every setting falls back to its default.
-    public init() { storage = Storage.empty }
+    public init() { storage = nil }
 
     /// A context with the most used fields set.
     public init(transformer: (any ImageTransformer)? = nil, thumbnailPixelSize: PixelSize? = nil,
@@ -175,20 +177,23 @@ public struct ImageContext: Sendable {
 
     /// A custom value, for keys defined by custom loaders, caches and coders.
     public subscript<Key: ImageContextKey>(key: Key.Type) -> Key.Value? {
-        get { storage.fields.custom[ObjectIdentifier(key)] as? Key.Value }
+        get { storage?.fields.custom[ObjectIdentifier(key)] as? Key.Value }
         set { mutate { $0.custom[ObjectIdentifier(key)] = newValue } }
     }
 
     private mutating func mutate(_ change: (inout Fields) -> Void) {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-        change(&storage.fields)
+        if storage == nil {
+            storage = Storage(Fields())
+        } else if !isKnownUniquelyReferenced(&storage) {
+            storage = Storage(storage!.fields)
+        }
+        change(&storage!.fields)
     }
 
     /// This context with every nil field taken from `defaults`.
     func merged(over defaults: ImageContext) -> ImageContext {
-        if storage === Storage.empty { return defaults }
-        if defaults.storage === Storage.empty { return self }
-        let mine = storage.fields, base = defaults.storage.fields
+        guard let mine = storage?.fields else { return defaults }
+        guard let base = defaults.storage?.fields else { return self }
         var result = mine
         result.transformer = mine.transformer ?? base.transformer
         result.thumbnailPixelSize = mine.thumbnailPixelSize ?? base.thumbnailPixelSize
@@ -223,14 +228,13 @@ public struct ImageContext: Sendable {
 
     /// Whether this context was left entirely at its defaults (the common, fastest case).
     var isEmpty: Bool {
-        storage === Storage.empty || storage.fields.isEmpty
+        storage?.fields.isEmpty ?? true
     }
 
     /// Whether loads with this context can share work with other loads of the same key: false
     /// when it carries closures or value-type plug-ins that cannot be compared.
     var isShareable: Bool {
-        if storage === Storage.empty { return true }
-        let f = storage.fields
+        guard let f = storage?.fields else { return true }
         return f.cacheKeyFilter == nil && f.cacheSerializer == nil && f.requestModifier == nil && f.asyncRequestModifier == nil
             && f.responseModifier == nil
             && f.decryptor == nil && f.custom.isEmpty && f.alternativeSources == nil
@@ -282,7 +286,6 @@ public struct ImageContext: Sendable {
     // Sendable by hand: `fields` is only changed through `mutate`, when this storage is
     // referenced by one context alone (copy on write); shared storage is never written.
     private final class Storage: @unchecked Sendable {
-        static let empty = Storage(Fields())
         var fields: Fields
         init(_ fields: Fields) { self.fields = fields }
     }

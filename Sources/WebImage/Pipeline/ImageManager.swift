@@ -31,7 +31,7 @@ public final class ImageManager: Sendable {
     /// What `defaults` decide, worked out once: a call with no context of its own uses it as is.
     private let defaultSettings: LoadRequest.Settings
     /// The default context's `loadTimeout`, read once.
-    private let defaultLoadTimeout: Duration?
+    let defaultLoadTimeout: Duration?
     /// The memory fast path of plain calls, when the defaults allow it.
     let plainHit: PlainMemoryHit?
 
@@ -54,27 +54,45 @@ public final class ImageManager: Sendable {
     // MARK: - Loading
 
     /// The image at `url`, from the memory cache, the disk cache or the loader.
+    ///
+    /// The call runs on its caller's executor (`nonisolated(nonsending)`) up to the wait for a
+    /// load: a memory hit, or joining a load in flight, makes no hop to another executor.
     /// - Throws: `ImageError` (`invalidURL`, `blacklistedURL`, `notInCache`, a loader or decoder
     ///   error, ...) or `CancellationError`.
-    public func image(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws -> Image {
-        if let hit = plainMemoryHit(url, options: options, context: context) { return hit }
-        return try await load(url, options: options, context: context, onEvent: nil).image
+    nonisolated(nonsending) public func image(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws -> Image {
+        switch plainShortcut(url, options: options, context: context) {
+        case .hit(let image)?:
+            return image
+        case .joined(let work, let id, let request)?:
+            let shared: SharedResult
+            do { shared = try await work.wait(id) } catch { throw joinedPlain(url, request, failed: error) }
+            return joinedPlain(url, succeeded: shared).result.image
+        case nil:
+            return try await load(url, options: options, context: context, onEvent: nil).image
+        }
     }
 
     /// The image at `urlString`; a string that is not a URL fails with `ImageError.invalidURL`.
     /// - Throws: as `image(for:options:context:)`.
-    public func image(for urlString: String, options: ImageOptions = [], context: ImageContext = .init()) async throws -> Image {
+    nonisolated(nonsending) public func image(for urlString: String, options: ImageOptions = [], context: ImageContext = .init()) async throws -> Image {
         guard let url = URL(string: urlString) else { throw ImageError.invalidURL(urlString) }
         return try await image(for: url, options: options, context: context)
     }
 
-    /// The image with its data, where it came from, and the URL.
+    /// The image with its data, where it came from, and the URL. Runs on its caller's executor
+    /// as `image(for:options:context:)` does.
     /// - Throws: as `image(for:options:context:)`.
-    public func result(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws -> ImageResult {
-        if let hit = plainMemoryHit(url, options: options, context: context) {
-            return ImageResult(image: hit, data: nil, cacheType: .memory, url: url)
+    nonisolated(nonsending) public func result(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws -> ImageResult {
+        switch plainShortcut(url, options: options, context: context) {
+        case .hit(let image)?:
+            return ImageResult(image: image, data: nil, cacheType: .memory, url: url)
+        case .joined(let work, let id, let request)?:
+            let shared: SharedResult
+            do { shared = try await work.wait(id) } catch { throw joinedPlain(url, request, failed: error) }
+            return joinedPlain(url, succeeded: shared).result
+        case nil:
+            return try await load(url, options: options, context: context, onEvent: nil).result
         }
-        return try await load(url, options: options, context: context, onEvent: nil).result
     }
 
     /// The load as a stream: progress, previews (with `.progressiveLoad`), then `.finished`.
@@ -177,7 +195,7 @@ public final class ImageManager: Sendable {
 
     /// Counts a failed call and tells the lifecycle watchers.
     @inline(never)
-    private func failed(_ url: URL, _ error: any Error) {
+    func failed(_ url: URL, _ error: any Error) {
         pipeline.metrics.failed(error)
         pipeline.events.send(.loadFailed(url, error: error))
     }
@@ -294,7 +312,7 @@ public final class ImageManager: Sendable {
     }
 
     /// A caller that gave a priority handle moves its subscription when the handle changes.
-    private func followPriority(of request: LoadRequest, in work: SharedWork<ImageEvent, SharedResult>, id: Int) {
+    func followPriority(of request: LoadRequest, in work: SharedWork<ImageEvent, SharedResult>, id: Int) {
         guard let handle = request.settings.priorityHandle else { return }
         handle.observe { [weak work] handle in work?.setPriority(id, to: handle.value) }
         work.setPriority(id, to: handle.value)   // a change since the join
@@ -327,7 +345,7 @@ public final class ImageManager: Sendable {
 
     /// Puts the URL of a permanent failure on the blacklist, unless the call retries failed URLs.
     @inline(never)
-    private func blockIfPermanent(_ request: LoadRequest, _ error: any Error) {
+    func blockIfPermanent(_ request: LoadRequest, _ error: any Error) {
         let block = configuration.shouldBlockFailedURL?(request.url, error) ?? ImageManager.isPermanentFailure(error)
         if block, !request.options.contains(.retryFailed) { failedURLs.insert(request.url) }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import WebImage
 
@@ -66,6 +67,74 @@ import Testing
         manager.failedURLs.insert(url)
         await #expect(throws: ImageError.blacklistedURL(url)) { try await manager.image(for: url) }
         #expect(try await first.value == 64, "the call already waiting is not affected")
+        await h.finish()
+    }
+    // MARK: The shortcut (`ImageManager.plainShortcut`): a plain call joins before building anything
+
+    /// Whether the shortcut joined (and the subscription it took, to be waited on).
+    private func shortcutJoin(_ manager: ImageManager, _ url: URL) -> (SharedWork<ImageEvent, SharedResult>, Int)? {
+        if case .joined(let work, let id, _)? = manager.plainShortcut(url, options: [], context: .init()) { return (work, id) }
+        return nil
+    }
+
+    /// Joined calls through the shortcut get the shared image and are counted as calls: one
+    /// `loadFinished` each, as every call on the whole path.
+    @Test func plainCallsJoinThroughTheShortcutAndAreEachCounted() async throws {
+        let (h, manager, url) = try await slowHarness()
+        let events = manager.lifecycleEvents()
+        let finished = Mutex(0)
+        let watcher = Task {
+            for await event in events {
+                if case .loadFinished = event { finished.withLock { $0 += 1 } }
+            }
+        }
+        defer { watcher.cancel() }
+        let first = Task { try await manager.image(for: url).width }
+        try await waitUntil(h.server.requestCount("/a.png") == 1)
+        let (work, id) = try #require(shortcutJoin(manager, url), "the shortcut joins the plain work in flight")
+        let joined = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<4 { group.addTask { try await manager.image(for: url).width } }
+            group.addTask { try await manager.result(for: url).image.width }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(joined == Array(repeating: 64, count: 5))
+        #expect(try await first.value == 64)
+        #expect(try await work.wait(id).result.image.width == 64, "the subscription taken by hand is served too")
+        #expect(h.server.requestCount("/a.png") == 1)
+        try await waitUntil(finished.withLock { $0 } == 6)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(finished.withLock { $0 } == 6, "one loadFinished per call (the first and five joined)")
+        await h.finish()
+    }
+
+    /// A joined caller whose task is cancelled leaves with `CancellationError`; the work goes on
+    /// for the caller that made it.
+    @Test func aCancelledJoinerLeavesAndTheWorkGoesOn() async throws {
+        let (h, manager, url) = try await slowHarness()
+        let first = Task { try await manager.image(for: url).width }
+        try await waitUntil(h.server.requestCount("/a.png") == 1)
+        let joiner = Task { try await manager.image(for: url).width }
+        try await Task.sleep(for: .milliseconds(50))
+        joiner.cancel()
+        await #expect(throws: CancellationError.self) { try await joiner.value }
+        #expect(try await first.value == 64)
+        #expect(!(await manager.isFailedURL(url)), "a cancellation is not a permanent failure")
+        await h.finish()
+    }
+
+    /// A manager with a default time limit keeps it for joining callers: they wait in `load`,
+    /// which bounds them, not through the shortcut.
+    @Test func aDefaultTimeLimitBoundsJoiningCallers() async throws {
+        var configuration = ImageManager.Configuration()
+        configuration.defaultContext.loadTimeout = .milliseconds(150)
+        let h = try await ManagerHarness(configuration: configuration)
+        h.server.route("/a.png", .delayed(.milliseconds(600), .respond(body: ManagerHarness.png)))
+        let url = h.url("/a.png")
+        let first = Task { try await h.manager.image(for: url).width }
+        try await waitUntil(h.server.requestCount("/a.png") == 1)
+        #expect(shortcutJoin(h.manager, url) == nil, "no join by the shortcut: it would not be bounded")
+        await #expect(throws: ImageError.timedOut(url: url)) { _ = try await h.manager.image(for: url) }
+        await #expect(throws: ImageError.timedOut(url: url)) { _ = try await first.value }
         await h.finish()
     }
 }
