@@ -64,9 +64,7 @@ public final class ImageManager: Sendable {
         case .hit(let image)?:
             return image
         case .joined(let work, let id, let request)?:
-            let shared: SharedResult
-            do { shared = try await work.wait(id) } catch { throw joinedPlain(url, request, failed: error) }
-            return joinedPlain(url, succeeded: shared).result.image
+            return try await waitJoined(url, work, id: id, request).result.image
         case nil:
             return try await load(url, options: options, context: context, onEvent: nil).image
         }
@@ -87,9 +85,7 @@ public final class ImageManager: Sendable {
         case .hit(let image)?:
             return ImageResult(image: image, data: nil, cacheType: .memory, url: url)
         case .joined(let work, let id, let request)?:
-            let shared: SharedResult
-            do { shared = try await work.wait(id) } catch { throw joinedPlain(url, request, failed: error) }
-            return joinedPlain(url, succeeded: shared).result
+            return try await waitJoined(url, work, id: id, request).result
         case nil:
             return try await load(url, options: options, context: context, onEvent: nil).result
         }

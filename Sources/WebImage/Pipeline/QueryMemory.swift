@@ -88,6 +88,16 @@ extension ImageManager {
         return .joined(work, id: id, workKey.request)
     }
 
+    /// The wait of a plain call that joined `work` (see `plainShortcut`), with its bookkeeping.
+    /// Inlined, and on the caller's executor: no async level and no hop of its own.
+    @inline(__always)
+    nonisolated(nonsending) func waitJoined(_ url: URL, _ work: SharedWork<ImageEvent, SharedResult>, id: Int,
+                                            _ request: LoadRequest) async throws -> SharedResult {
+        let shared: SharedResult
+        do { shared = try await work.wait(id) } catch { throw joinedPlain(url, request, failed: error) }
+        return joinedPlain(url, succeeded: shared)
+    }
+
     /// A joined plain call's result arrived: the pickup and the counts, as `load` keeps them (a
     /// plain call has no `.retryFailed`: the blacklist has nothing to undo).
     @inline(never)
