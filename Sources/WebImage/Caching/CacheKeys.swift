@@ -44,13 +44,24 @@ enum PathExtension {
         return String(component[component.index(after: dot)...])
     }
 
-    /// `of(_:)` for a path of ASCII characters, read from its bytes (no array of components).
+    /// `of(_:)` for a path of ASCII characters, read from its bytes with `range(in:path:)` (the
+    /// reading cache file names use; for tests, which compare it with `of(_:)`).
     static func ofASCII(_ path: String) -> String {
-        var utf8 = path.utf8[...]
-        while utf8.last == UInt8(ascii: "/") { utf8 = utf8.dropLast() }
-        let component = utf8[(utf8.lastIndex(of: UInt8(ascii: "/")).map(utf8.index(after:)) ?? utf8.startIndex)...]
-        guard let dot = component.lastIndex(of: UInt8(ascii: ".")), dot != component.startIndex else { return "" }
-        return String(Substring(component[component.index(after: dot)...]))
+        var path = path
+        return path.withUTF8 { bytes in
+            String(decoding: UnsafeBufferPointer(rebasing: bytes[range(in: bytes, path: 0..<bytes.count)]), as: UTF8.self)
+        }
+    }
+
+    /// `of(_:)` over the UTF-8 bytes of an ASCII path at `path` in `bytes`: the range after the
+    /// last `.` of the last component, trailing slashes aside; empty when there is none (no
+    /// array of components, no string).
+    static func range(in bytes: UnsafeBufferPointer<UInt8>, path: Range<Int>) -> Range<Int> {
+        var end = path.upperBound
+        while end > path.lowerBound, bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
+        let component = (bytes[path.lowerBound..<end].lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 }) ?? path.lowerBound
+        guard let dot = bytes[component..<end].lastIndex(of: UInt8(ascii: ".")), dot != component else { return end..<end }
+        return (dot + 1)..<end
     }
 
     /// The last path component without its extension (and without a query or fragment).

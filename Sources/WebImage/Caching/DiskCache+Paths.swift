@@ -67,7 +67,7 @@ extension DiskCache {
         // or extension string (about 2,000 instructions a name, counted under callgrind).
         let plain = key.withUTF8 { bytes -> String? in
             guard let path = plainPathRange(bytes) else { return nil }
-            let ext = extensionRange(bytes, path: path)
+            let ext = PathExtension.range(in: bytes, path: path)
             let isPlain = !ext.isEmpty && ext.count <= 255 - 33
                 && bytes[ext].allSatisfy { $0.isLetterASCII || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) }
             return Digest.md5(bytes, suffix: isPlain ? UnsafeBufferPointer(rebasing: bytes[ext]) : nil)
@@ -83,8 +83,9 @@ extension DiskCache {
 
     /// The path of `key` read as a URL reference, as `URLComponents(string:)` gives it, for keys
     /// made only of characters that need no escaping and no `%` or brackets (the usual image URL);
-    /// nil for any other key (the caller then asks `URLComponents`, which parses a URL for every
-    /// store and read: a fifth of a small store's time on its thread).
+    /// nil for any other key (`fileName(forKey:)` then asks `URLComponents`, which parses a URL
+    /// for every store and read: a fifth of a small store's time on its thread). The string view
+    /// of `plainPathRange`, for tests, which compare it with `URLComponents`.
     nonisolated static func plainURLPath(_ key: String) -> String? {
         var key = key
         return key.withUTF8 { bytes in
@@ -140,16 +141,6 @@ extension DiskCache {
             start = authorityEnd
         }
         return start..<end
-    }
-
-    /// The range of the extension of the path at `path` in `bytes` (`PathExtension.ofASCII`):
-    /// after the last `.` of the last component, trailing slashes aside; empty when none.
-    private nonisolated static func extensionRange(_ bytes: UnsafeBufferPointer<UInt8>, path: Range<Int>) -> Range<Int> {
-        var end = path.upperBound
-        while end > path.lowerBound, bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
-        let component = (bytes[path.lowerBound..<end].lastIndex(of: UInt8(ascii: "/")).map { $0 + 1 }) ?? path.lowerBound
-        guard let dot = bytes[component..<end].lastIndex(of: UInt8(ascii: ".")), dot != component else { return end..<end }
-        return (dot + 1)..<end
     }
 
     /// Where the entry for `key` lives (whether or not it exists).
