@@ -8,9 +8,17 @@ import Synchronization
 /// A loader that queues requests watches it with `onChange(_:)` and moves a waiting request to
 /// its new place (the HTTP loader does); a transfer already running is not affected.
 public final class LoadPriority: Sendable {
+    private typealias Observer = @Sendable (LoadPriority) -> Void
     private struct State {
         var value: ImageLoaderPriority
-        var observers: [@Sendable (LoadPriority) -> Void] = []
+        /// The first observer, inline: most handles have one (a load's work or transfer), and
+        /// an array would be one more allocation per handle (three per load).
+        var first: Observer?
+        var more: [Observer] = []
+
+        mutating func append(_ observer: @escaping Observer) {
+            if first == nil { first = observer } else { more.append(observer) }
+        }
     }
     private let state: Mutex<State>
 
@@ -28,14 +36,14 @@ public final class LoadPriority: Sendable {
     /// when changes race, the last observer call then sees the final value. The handle keeps its
     /// observers: an observer that uses the handle captures it weakly.
     public func onChange(_ observer: @escaping @Sendable () -> Void) {
-        state.withLock { $0.observers.append { _ in observer() } }
+        state.withLock { $0.append { _ in observer() } }
     }
 
     /// `onChange(_:)` for an observer that reads the handle: it is passed in, so the observer
     /// need not capture it weakly (a weak reference gives an object a side table, and every
     /// retain and release of it then takes the runtime's slow path).
     func observe(_ observer: @escaping @Sendable (LoadPriority) -> Void) {
-        state.withLock { $0.observers.append(observer) }
+        state.withLock { $0.append(observer) }
     }
 
     /// Sets the value without telling anyone; true when it changed (call `notify()` after
@@ -51,6 +59,8 @@ public final class LoadPriority: Sendable {
 
     /// Tells every observer that the value changed.
     func notify() {
-        for observer in state.withLock({ $0.observers }) { observer(self) }
+        let (first, more) = state.withLock { ($0.first, $0.more) }
+        first?(self)
+        for observer in more { observer(self) }
     }
 }
