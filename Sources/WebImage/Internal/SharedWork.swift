@@ -122,10 +122,10 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
     var hasEventSubscribers: Bool { machine.withLock { $0.hasEventSubscribers } }
 
     /// Waits for the output as subscriber `id`; throws `CancellationError` when the caller's task
-    /// is cancelled, without waiting for the work. Inlined into its callers: a joining caller's
-    /// wait is no async level of its own (about 300 instructions a joining caller, callgrind).
+    /// is cancelled, without waiting for the work. Inlined into its callers, and on their
+    /// executor: a joining caller's wait is no async level and no executor hop of its own.
     @inline(__always)
-    func wait(_ id: Int) async throws -> Output {
+    nonisolated(nonsending) func wait(_ id: Int) async throws -> Output {
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: Waiter) in
                 let isCancelled = Task.isCancelled

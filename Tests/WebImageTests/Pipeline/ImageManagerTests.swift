@@ -115,14 +115,16 @@ import Testing
     @Test func backgroundDiskWritesCanBeAwaited() async throws {
         let h = try await ManagerHarness()
         for i in 0..<5 { h.server.route("/w\(i).png", .respond(body: ManagerHarness.png)) }
-        let slowDisk = InstrumentedCache(base: h.cache, storeDelay: .milliseconds(300))
+        // A store takes 1 s: five loads return well within it unless they wait for their writes
+        // (a 300 ms delay was too close to five loads on a busy machine).
+        let slowDisk = InstrumentedCache(base: h.cache, storeDelay: .seconds(1))
         var context = ImageContext()
         context.cache = slowDisk
         let manager = h.manager
         let urls = (0..<5).map { h.url("/w\($0).png") }
         let start = ContinuousClock.now
         for url in urls { _ = try await manager.image(for: url, context: context) }
-        #expect(ContinuousClock.now - start < .milliseconds(300), "the loads waited for their disk writes")
+        #expect(ContinuousClock.now - start < .seconds(1), "the loads waited for their disk writes")
         #expect(await h.cache.disk.contains(urls[0].absoluteString) == false, "written before the delay ended")
         await manager.waitForPendingStores()
         for url in urls {
