@@ -124,15 +124,21 @@ static inline int wi_ipv4_is_public(const uint8_t a[4]) {
     return 1;
 }
 
-/// Whether a 16-byte address is public. IPv4-mapped, NAT64 (64:ff9b::/96) and 6to4 (2002::/16)
-/// addresses are judged by the IPv4 address they carry.
+/// Whether a 16-byte address is public. IPv4-mapped (::ffff:0:0/96), IPv4-compatible (::/96,
+/// `::a.b.c.d`), SIIT-translated (::ffff:0:0:0/96, `::ffff:0:a.b.c.d`), NAT64 (64:ff9b::/96)
+/// and 6to4 (2002::/16) addresses are judged by the IPv4 address they carry; the local-use NAT64
+/// prefix (64:ff9b:1::/48) is not public.
 static inline int wi_address_is_public(const uint8_t b[16]) {
     static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const uint8_t translated[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0};
     static const uint8_t nat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
+    static const uint8_t nat64_local[6] = {0, 0x64, 0xff, 0x9b, 0, 0x01};
     static const uint8_t zero[15] = {0};
-    if (memcmp(b, mapped, 12) == 0 || memcmp(b, nat64, 12) == 0) return wi_ipv4_is_public(b + 12);
+    if (memcmp(b, mapped, 12) == 0 || memcmp(b, translated, 12) == 0 || memcmp(b, nat64, 12) == 0) return wi_ipv4_is_public(b + 12);
+    // ::/96 holds :: and ::1 too: their IPv4 reading (0.0.0.0, 0.0.0.1) is "this network".
+    if (memcmp(b, zero, 12) == 0) return wi_ipv4_is_public(b + 12);
+    if (memcmp(b, nat64_local, 6) == 0) return 0;
     if (b[0] == 0x20 && b[1] == 0x02) return wi_ipv4_is_public(b + 2);
-    if (memcmp(b, zero, 15) == 0) return 0;                   // :: and ::1
     if ((b[0] & 0xfe) == 0xfc) return 0;                      // fc00::/7 unique local
     if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return 0;      // fe80::/10 link-local
     if (b[0] == 0xff) return 0;                               // multicast
@@ -191,6 +197,34 @@ static inline curl_socket_t wi_guarded_open_socket(void *context, curlsocktype p
         return CURL_SOCKET_BAD;
     }
     return socket(address->family, address->socktype, address->protocol);
+}
+
+/// Whether every address `host` resolves to is one `guard` allows: the check of a target that a
+/// proxy will connect to (the socket guard then sees only the proxy). 0 with the refused address
+/// in `guard->refused`, or with "unresolved" when the name does not resolve. Blocks for the
+/// name lookup (an address literal needs none).
+#include <netdb.h>
+static inline int wi_host_allowed(wi_address_guard *guard, const char *host) {
+    struct addrinfo hints, *found = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host, NULL, &hints, &found) != 0 || found == NULL) {
+        strcpy(guard->refused, "unresolved");
+        return 0;
+    }
+    int allowed = 1;
+    for (struct addrinfo *entry = found; entry != NULL && allowed; entry = entry->ai_next) {
+        uint8_t bytes[16];
+        if (!wi_address_bytes(entry->ai_addr, bytes) || !wi_address_allowed(guard, bytes)) {
+            allowed = 0;
+            const void *raw = entry->ai_family == AF_INET6 ? (const void *)&((const struct sockaddr_in6 *)entry->ai_addr)->sin6_addr
+                                                           : (const void *)&((const struct sockaddr_in *)entry->ai_addr)->sin_addr;
+            if (!inet_ntop(entry->ai_family, raw, guard->refused, sizeof guard->refused)) strcpy(guard->refused, "?");
+        }
+    }
+    freeaddrinfo(found);
+    return allowed;
 }
 
 /// Puts `guard` in front of every connection `easy` opens.

@@ -171,6 +171,11 @@ final class ImageProcessor: Sendable {
             return ProcessingRequestError(504, "the source did not answer in time")
         case .network(_, let reason):
             return ProcessingRequestError(502, "the source could not be fetched: \(reason)")
+        case .redirectNotAllowed:
+            return ProcessingRequestError(403, "the source redirects to a URL the server does not fetch")
+        case .unreadableFile:
+            // Nothing of the file system (a path, the kind of file) is told to the client.
+            return ProcessingRequestError(404, "no such local file")
         case .addressNotAllowed(_, let address):
             return ProcessingRequestError(403, "the source leads to \(address), which is not a public address")
         case .responseTooLarge(_, let limit):

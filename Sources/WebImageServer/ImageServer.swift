@@ -52,6 +52,9 @@ public final class ImageServer: Sendable {
         var loaderConfiguration = HTTPImageLoader.Configuration()
         loaderConfiguration.addressPolicy = .publicOnly(allowing: try configuration.networks())
         loaderConfiguration.maximumResponseSize = configuration.maximumSourceBytes
+        // The allowed sources hold for every hop of a redirect chain, not only the first URL.
+        let sources = self.sources
+        loaderConfiguration.redirectFilter = { sources.refusal($0) == nil }
         let loader = HTTPImageLoader(configuration: loaderConfiguration)
         let memory = MemoryCache(configuration: .init(costLimit: configuration.memoryCacheMegabytes << 20))
         let folder = configuration.cacheDirectory.map { URL(fileURLWithPath: $0) }
@@ -70,7 +73,7 @@ public final class ImageServer: Sendable {
         managerConfiguration.maximumConcurrentLoads = max(1, configuration.maximumConcurrentLoads)
         managerConfiguration.rateLimiter = nil   // a proxy answers its clients; it does not throttle them
         managerConfiguration.defaultContext.loadTimeout = .milliseconds(Int(configuration.processingTimeoutSeconds * 1000))
-        manager = ImageManager(cache: cache, loaders: ImageLoaders([loader, FileImageLoader()]), configuration: managerConfiguration)
+        manager = ImageManager(cache: cache, loaders: ImageLoaders([loader, FileImageLoader(maximumFileSize: configuration.maximumSourceBytes)]), configuration: managerConfiguration)
         processor = ImageProcessor(manager: manager, responseCacheBytes: configuration.responseCacheMegabytes << 20,
                                    maximumFrames: configuration.maximumFrames, maximumDimension: configuration.maximumDimension)
     }

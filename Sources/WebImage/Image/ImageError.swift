@@ -42,6 +42,10 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The loader's address policy (`AddressPolicy.publicOnly`) refused to connect to
     /// `address`, which the URL's host (or a redirect) resolved to; nothing was sent.
     case addressNotAllowed(url: URL, address: String)
+    /// A redirect of `url` to `location` was not followed: its scheme is not http or https, or
+    /// the loader's `HTTPImageLoader.Configuration.redirectFilter` refused it. Nothing was sent
+    /// to `location`.
+    case redirectNotAllowed(url: URL, location: String)
     /// A transformer could not produce an image (invalid parameters, empty result, ...).
     case transformFailed(String)
     /// The disk cache could not write an entry (full disk, read-only or missing directory, ...).
@@ -88,6 +92,7 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
         case .requestCancelledByModifier(let url): "The request modifier refused to load \(url.absoluteString)."
         case .addressNotAllowed(let url, let address):
             "Loading \(url.absoluteString) was refused: it leads to \(address), which is not a public address (the loader allows public addresses only)."
+        case .redirectNotAllowed(let url, let location): "\(url.absoluteString) redirected to \(location), which the loader does not follow."
         case .transformFailed(let reason): "The image could not be transformed: \(reason)."
         case .cacheWriteFailed(let path, let reason): "The disk cache could not write \(path): \(reason)."
         case .invalidNamespace(let namespace, let reason): "The cache namespace \"\(namespace)\" is not a plain name: \(reason)."

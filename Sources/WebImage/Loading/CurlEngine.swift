@@ -237,7 +237,7 @@ final class CurlEngine: @unchecked Sendable {
             guard transfer.makeHandle(share: share, defaultHeaders: defaultHeaders, reusing: reused),
                   let easy = transfer.easy else {
                 live.subtract(1, ordering: .relaxed)
-                transfer.fail(ImageError.network(url: transfer.request.url, reason: "libcurl could not create a transfer"))
+                transfer.fail(transfer.setupFailure ?? ImageError.network(url: transfer.request.url, reason: "libcurl could not create a transfer"))
                 continue
             }
             running[easy] = transfer

@@ -70,8 +70,20 @@ final class CurlTransfer {
         if case .stream(let continuation) = sink { continuation.yield(event) }
     }
 
+    /// Why the transfer could not start, when `makeHandle` returned false for a reason of its own.
+    private(set) var setupFailure: (any Error)?
+
+    /// Whether a proxy connects to the targets (the socket guard then sees only the proxy).
+    private var proxied: Bool { configuration.proxy != nil || configuration.proxyFromEnvironment }
+
     /// Ends the transfer with an error (exactly once).
     func fail(_ error: any Error) {
+        if let resuming {
+            // The kept body was asked for but never continued (a reset or an error status
+            // before any of it came back): it stays for the next try.
+            self.resuming = nil
+            resumable?.store(resuming, for: requestURLString)
+        }
         keepPartialBody(after: error)
         switch sink {
         case .stream(let continuation): continuation.finish(throwing: error)
@@ -154,6 +166,10 @@ final class CurlTransfer {
         _ = wi_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         _ = wi_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, configuration.maximumRedirects > 0 ? 1 : 0)
         _ = wi_curl_setopt_long(easy, CURLOPT_MAXREDIRS, configuration.maximumRedirects)
+        // http and https only, for the first request and every redirect (libcurl's default
+        // redirect protocols include ftp).
+        _ = wi_curl_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
+        _ = wi_curl_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         _ = wi_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, timeoutMs)
         _ = wi_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, timeoutMs * max(1, configuration.totalTimeoutFactor))
         // A stall: less than one byte a second for the timeout.
@@ -186,11 +202,19 @@ final class CurlTransfer {
             _ = wi_curl_setopt_string(easy, CURLOPT_PASSWORD, credentials.password)
             _ = wi_curl_setopt_long(easy, CURLOPT_HTTPAUTH, wi_curl_auth_basic_or_digest())
         }
-        if let proxy = configuration.proxy { _ = wi_curl_setopt_string(easy, CURLOPT_PROXY, proxy) }
+        if let proxy = configuration.proxy {
+            _ = wi_curl_setopt_string(easy, CURLOPT_PROXY, proxy)
+        } else if !configuration.proxyFromEnvironment {
+            _ = wi_curl_setopt_string(easy, CURLOPT_PROXY, "")   // "": the environment's variables are not read
+        }
         if configuration.addressPolicy.publicOnly {
             let addressGuard = AddressGuard(configuration.addressPolicy)
             self.addressGuard = addressGuard
             _ = wi_curl_set_address_guard(easy, addressGuard.pointer)
+            if proxied, let refused = refusedTarget(requestURLString) {
+                setupFailure = refused
+                return false
+            }
         }
         resuming = resumable?.take(requestURLString)
         if request.headers.isEmpty, resuming == nil {
@@ -221,7 +245,7 @@ final class CurlTransfer {
         var start = 0, end = length
         while start < end, HeaderBytes.isSpace(bytes[start]) { start += 1 }
         while end > start, HeaderBytes.isSpace(bytes[end - 1]) { end -= 1 }
-        guard end > start else { return length }
+        guard end > start else { return headersEnded(length) }
         if end - start >= 5, bytes[start] == 0x48, bytes[start + 1] == 0x54, bytes[start + 2] == 0x54, bytes[start + 3] == 0x50,
            bytes[start + 4] == 0x2F {   // "HTTP/": a new response (after a redirect or a 100 Continue)
             headers = [:]
@@ -240,6 +264,53 @@ final class CurlTransfer {
         if headers.isEmpty { headers.reserveCapacity(16) }
         if let existing = headers.updateValue(value, forKey: name) { headers[name] = existing + ", " + value }
         return length
+    }
+
+    /// The end of one response's headers. A redirect's target is judged here, before libcurl
+    /// connects to it: http or https only, the configuration's `redirectFilter`, and through a
+    /// proxy the address policy on the target's addresses. Returns 0 (abort) to refuse.
+    private func headersEnded(_ length: Int) -> Int {
+        guard configuration.maximumRedirects > 0, let easy, let location = headers["location"] else { return length }
+        var code = 0
+        _ = wi_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
+        guard [301, 302, 303, 307, 308].contains(code) else { return length }
+        var current: UnsafeMutablePointer<CChar>?
+        _ = wi_curl_getinfo_string(easy, CURLINFO_EFFECTIVE_URL, &current)
+        let base = current.map { String(cString: $0) } ?? requestURLString
+        guard let target = CurlTransfer.resolve(location, against: base),
+              target.scheme == "http" || target.scheme == "https", let url = URL(string: target.description),
+              configuration.redirectFilter?(url) ?? true else {
+            failure = ImageError.redirectNotAllowed(url: request.url, location: location)
+            return 0
+        }
+        if configuration.addressPolicy.publicOnly, proxied, let refused = refusedTarget(target.description) {
+            failure = refused
+            return 0
+        }
+        return length
+    }
+
+    /// `location` read against `base` as libcurl follows it.
+    static func resolve(_ location: String, against base: String) -> NormalizedURL? {
+        guard let handle = curl_url() else { return nil }
+        defer { curl_url_cleanup(handle) }
+        guard curl_url_set(handle, CURLUPART_URL, base, 0) == CURLUE_OK,
+              curl_url_set(handle, CURLUPART_URL, location, 0) == CURLUE_OK else { return nil }
+        var text: UnsafeMutablePointer<CChar>?
+        guard curl_url_get(handle, CURLUPART_URL, &text, 0) == CURLUE_OK, let text else { return nil }
+        defer { curl_free(text) }
+        return NormalizedURL(String(cString: text))
+    }
+
+    /// Through a proxy: the refusal of a target whose host resolves to an address the policy
+    /// does not allow (resolved here, on the loader's thread), or nil.
+    private func refusedTarget(_ text: String) -> ImageError? {
+        guard let addressGuard, let target = NormalizedURL(text) else { return .invalidURL(text) }
+        var host = target.host
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if let zone = host.firstIndex(of: "%") { host = String(host[..<zone]) }
+        guard wi_host_allowed(addressGuard.pointer, host) == 0 else { return nil }
+        return .addressNotAllowed(url: request.url, address: addressGuard.refused ?? host)
     }
 
     private func receive(_ data: UnsafeMutablePointer<CChar>, _ length: Int) -> Int {
@@ -301,7 +372,9 @@ final class CurlTransfer {
             built.headers["content-length"] = built.expectedContentLength.map { String($0) }
             built.headers["content-range"] = nil
             prefix = resuming.data
-        } else {
+        } else if resuming != nil, code == 200 || code == 416 || configuration.acceptableStatusCodes.contains(code) {
+            // The image changed (200), the range was refused (416), or the response is a body of
+            // its own: the kept part is of no use. Another status (a 5xx) keeps it for a retry.
             resuming = nil
         }
         // The modifier sees the response first (SDWebImage's order): what it returns is what

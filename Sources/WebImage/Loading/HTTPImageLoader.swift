@@ -29,12 +29,26 @@ public final class HTTPImageLoader: ImageLoader {
         public var acceptableContentTypes: Set<String>?
         /// Basic or digest credentials.
         public var credentials: (user: String, password: String)?
-        /// A proxy URL, e.g. `http://proxy:3128`.
+        /// A proxy URL, e.g. `http://proxy:3128`. Without one (the default) the proxy variables
+        /// of the environment (`http_proxy`, `HTTPS_PROXY`, `ALL_PROXY`, ...) are ignored unless
+        /// `proxyFromEnvironment` is set: a variable meant for other programs must not route this
+        /// loader's requests around its `addressPolicy`.
         public var proxy: String?
-        /// Redirects followed (default 10).
+        /// Whether the environment's proxy variables are used when `proxy` is nil (default false).
+        public var proxyFromEnvironment = false
+        /// Redirects followed (default 10), to http and https only (libcurl's own default would
+        /// also follow ftp and others).
         public var maximumRedirects: Int = 10
+        /// Whether a redirect to a URL is followed; nil follows every http(s) redirect. Asked for
+        /// each hop on the loader's thread, before anything connects to it (a service that loads
+        /// only from some origins keeps that rule for every hop); a refusal fails the load with
+        /// `ImageError.redirectNotAllowed(url:location:)`. It must return quickly.
+        public var redirectFilter: (@Sendable (URL) -> Bool)?
         /// Which addresses transfers may connect to (default `.any`). A service that loads URLs
-        /// its users give sets `.publicOnly()`: see `AddressPolicy`.
+        /// its users give sets `.publicOnly()`: see `AddressPolicy`. Through a proxy the target's
+        /// host is resolved and checked on the loader's thread before the request goes to the
+        /// proxy, for the first URL and every redirect (the proxy's own address is checked as any
+        /// connection's: allow its network when it is not public).
         public var addressPolicy: AddressPolicy = .any
         /// Larger responses fail with `ImageError.responseTooLarge` and are aborted (default 64 MiB).
         public var maximumResponseSize: Int = 64 << 20

@@ -38,8 +38,8 @@ final class FailedURLs: Sendable {
 extension ImageManager {
     /// The built-in blacklist rule (SDWebImage's): a failure that will happen again for this URL
     /// (not found or gone and other client errors, undecodable or unsupported data, a bad
-    /// content type, an image or response over the limits, an invalid URL, an address the
-    /// loader's policy refuses) blacklists it; a
+    /// content type, an image or response over the limits, an invalid URL, an address or a
+    /// redirect the loader's policy refuses) blacklists it; a
     /// cancellation, timeout, connection problem, server error (5xx), 408 or 429, a refused
     /// request, a failed transform or cache write does not.
     public static func isPermanentFailure(_ error: any Error) -> Bool {
@@ -49,7 +49,7 @@ extension ImageManager {
             return isPermanentFailure(reason)
         case .badStatusCode(let code, _):
             return (400..<500).contains(code) && code != 408 && code != 429
-        case .emptyData, .unsupportedFormat, .undecodable, .tooLarge, .invalidContentType, .responseTooLarge, .invalidURL, .addressNotAllowed:
+        case .emptyData, .unsupportedFormat, .undecodable, .tooLarge, .invalidContentType, .responseTooLarge, .invalidURL, .addressNotAllowed, .redirectNotAllowed:
             return true
         default:
             return false

@@ -93,7 +93,7 @@ struct LoadMetrics: Sendable {
         case .badStatusCode, .invalidContentType: return "bad_status"
         case .decodingFailed, .emptyData, .unsupportedFormat, .undecodable, .tooLarge: return "decoding"
         case .notInCache, .downloadNotAllowed: return "not_in_cache"
-        case .invalidURL, .blacklistedURL, .addressNotAllowed: return "invalid_url"
+        case .invalidURL, .blacklistedURL, .addressNotAllowed, .redirectNotAllowed: return "invalid_url"
         default: return "other"
         }
     }

@@ -21,6 +21,18 @@ import Testing
         #expect(AddressPolicy.isPublic("localhost") == nil && AddressPolicy.isPublic("") == nil && AddressPolicy.isPublic("1.2.3") == nil)
     }
 
+    /// IPv4-compatible (`::a.b.c.d`) and SIIT-translated (`::ffff:0:a.b.c.d`) forms are judged by
+    /// the IPv4 address they carry (both were public before), as is the local-use NAT64 prefix.
+    @Test func everyIPv6FormOfAnIPv4AddressIsJudgedByIt() {
+        for address in ["::127.0.0.1", "::7f00:1", "::169.254.169.254", "::10.0.0.1", "::ffff:0:127.0.0.1", "::ffff:0:7f00:1",
+                        "::ffff:0:169.254.169.254", "::ffff:0:192.168.1.1", "64:ff9b:1::808:808", "64:ff9b:1::a00:1"] {
+            #expect(AddressPolicy.isPublic(address) == false, "\(address)")
+        }
+        for address in ["::8.8.8.8", "::ffff:0:8.8.8.8", "::ffff:0:1.1.1.1"] {
+            #expect(AddressPolicy.isPublic(address) == true, "\(address)")
+        }
+    }
+
     @Test func networksAndWhatAPolicyAllows() throws {
         #expect(IPNetwork("10.0.0.0/8") == IPNetwork("10.9.9.9/8"), "the host bits are cleared")
         for bad in ["", "10.0.0.0/33", "::1/129", "10.0.0.0/x", "example.com", "10.0.0.0/"] { #expect(IPNetwork(bad) == nil, "\(bad)") }

@@ -39,6 +39,29 @@ import Testing
         }
     }
 
+    /// A resumed transfer that fails before any of the rest arrives (an error status, a
+    /// connection dropped before the response) keeps the body it had for the next try.
+    @Test func aFailureBeforeTheRestKeepsTheBody() async throws {
+        try await withLoader { server, loader in
+            server.route("/big", .sequence([.ranged(etag: Self.etag, body: Self.body, resetAfter: 100_000),
+                                            .respond(status: 503, contentType: "text/plain", body: Data("busy".utf8)),
+                                            .dropConnection,
+                                            .ranged(etag: Self.etag, body: Self.body)]))
+            let request = ImageLoaderRequest(url: server.url("/big"))
+            await #expect(throws: ImageError.self) { try await loader.data(for: request) }
+            let kept = loader.resumableDataBytes
+            #expect(kept > 0 && kept <= 100_000, "kept \(kept) bytes")
+            await #expect(throws: ImageError.self) { try await loader.data(for: request) }
+            #expect(loader.resumableDataBytes == kept, "a 503 keeps the body")
+            await #expect(throws: ImageError.self) { try await loader.data(for: request) }
+            #expect(loader.resumableDataBytes == kept, "a connection dropped before the response keeps the body")
+            let (data, _) = try await loader.data(for: request)
+            #expect(data == Self.body)
+            #expect(rangeHeader(server, "/big") == "bytes=\(kept)-")
+            #expect(server.requestCount("/big") == 4)
+        }
+    }
+
     @Test func aChangedImageStartsAgain() async throws {
         let changed = Data(Self.body.reversed())
         try await withLoader { server, loader in

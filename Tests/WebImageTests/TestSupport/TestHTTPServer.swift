@@ -41,6 +41,8 @@ final class TestHTTPServer: Sendable {
         /// `Range: bytes=N-` and a matching `If-Range` gets a 206 with the rest. With
         /// `resetAfter`, the connection is reset after that many bytes of the body.
         case ranged(etag: String, body: Data, resetAfter: Int? = nil)
+        /// No response at all: the connection is reset as soon as the request arrived.
+        case dropConnection
     }
 
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -201,6 +203,9 @@ final class TestHTTPServer: Sendable {
                 _ = (context.channel as? any SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
                 let bound = NIOLoopBound(context, eventLoop: loop)
                 loop.scheduleTask(in: .milliseconds(50)) { bound.value.close(promise: nil) }
+            case .dropConnection:
+                _ = (context.channel as? any SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
+                context.close(promise: nil)
             case .stallAfter(let bytes, let body):
                 writeHead(context, status: 200, headers: [("content-type", "image/png"), ("content-length", "\(body.count)")] + extra)
                 writeBody(context, body.prefix(bytes))
