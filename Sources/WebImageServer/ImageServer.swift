@@ -26,6 +26,8 @@ public final class ImageServer: Sendable {
     private let sources: SourcePolicy
     private let limits: ProcessingLimits
     private let pending = Atomic<Int>(0)
+    /// The requests being processed, by response key: an equal request joins one in flight.
+    private let inFlight = ResponseWork()
     /// The metrics of every request, made once: `requests_total` by status and source.
     private let requestCounters = Mutex<[String: CoreMetrics.Counter]>([:])
     private let durationTimer = Metrics.Timer(label: "webimage_server_request_duration_seconds")
@@ -125,17 +127,16 @@ public final class ImageServer: Sendable {
             // A warm request: the same path was parsed, checked and processed before.
             source = cached.source
             response = Self.answer(cached, ifNoneMatch: request.headers[.ifNoneMatch], maxAge: configuration.cacheMaxAgeSeconds)
-        } else if pending.add(1, ordering: .relaxed).newValue > configuration.maximumPendingRequests {
-            pending.subtract(1, ordering: .relaxed)
-            response = Self.refusal(ProcessingRequestError(503, "the server is busy; try again shortly"), retryAfter: 1)
         } else {
-            defer { pending.subtract(1, ordering: .relaxed) }
-            do {
-                let processed = try await process(path: path, accept: accept, responseKey: responseKey)
+            switch await inFlight.result(forKey: responseKey, admit: admit, work: {
+                defer { self.pending.subtract(1, ordering: .relaxed) }
+                do throws(ProcessingRequestError) { return .success(try await self.process(path: path, accept: accept, responseKey: responseKey)) } catch { return .failure(error) }
+            }) {
+            case .success(let processed):
                 source = processed.source
                 response = Self.answer(processed, ifNoneMatch: request.headers[.ifNoneMatch], maxAge: configuration.cacheMaxAgeSeconds)
-            } catch {
-                response = Self.refusal(error)
+            case .failure(let error):
+                response = Self.refusal(error, retryAfter: error.status == 503 ? 1 : nil)
             }
         }
         let elapsed = ContinuousClock.now - start
@@ -146,12 +147,23 @@ public final class ImageServer: Sendable {
         return response
     }
 
-    /// Parses, checks the signature and the source, and processes.
+    /// Takes a processing slot for a new work, or refuses with a 503 when `maximumPendingRequests`
+    /// are taken. A request that joins a work in flight takes none.
+    private func admit() -> ProcessingRequestError? {
+        guard pending.add(1, ordering: .relaxed).newValue > configuration.maximumPendingRequests else { return nil }
+        pending.subtract(1, ordering: .relaxed)
+        return ProcessingRequestError(503, "the server is busy; try again shortly")
+    }
+
+    /// Checks the signature, parses, checks the source, and processes.
     func process(path: String, accept: String?, responseKey: String) async throws(ProcessingRequestError) -> ProcessedImage {
-        var (signature, request) = try ProcessingRequest.parse(path: path, limits: limits)
-        if let signer, !signer.isValid(signature, for: request.signedPath) {
-            throw ProcessingRequestError(403, "the signature does not match the path")
+        // The signature first: an unsigned or forged path is refused before any of it is read.
+        if let signer {
+            guard let (signature, signedPath) = ProcessingRequest.signature(of: path), signer.isValid(signature, for: signedPath) else {
+                throw ProcessingRequestError(403, "the signature does not match the path")
+            }
         }
+        var (_, request) = try ProcessingRequest.parse(path: path, limits: limits)
         if request.source.scheme?.lowercased() == "local" {
             request.source = try sources.localFile(request.source).get()
         } else if let refusal = sources.refusal(request.source) {

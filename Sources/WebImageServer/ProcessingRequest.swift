@@ -100,11 +100,8 @@ extension ProcessingRequest {
     /// - Throws: `ProcessingRequestError` (400) saying what is malformed or out of range.
     public static func parse(path: String, limits: ProcessingLimits = .init()) throws(ProcessingRequestError) -> (signature: String, request: ProcessingRequest) {
         func bad(_ reason: String) -> ProcessingRequestError { ProcessingRequestError(400, reason) }
-        var segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()   // the leading slash
-        guard path.hasPrefix("/"), let signature = segments.popFirst(), !signature.isEmpty else {
-            throw bad("the path must start with /SIGNATURE/")
-        }
-        let signedPath = String(path.dropFirst(signature.count + 1))
+        guard let (signature, signedPath) = signature(of: path) else { throw bad("the path must start with /SIGNATURE/") }
+        var segments = signedPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()   // the slash after the signature
         var request = ProcessingRequest(source: URL(string: "about:blank")!)
         request.signedPath = signedPath
         var source: URL?
@@ -145,6 +142,16 @@ extension ProcessingRequest {
             throw bad("rs:\(request.mode.rawValue) needs both a width and a height")
         }
         return (String(signature), request)
+    }
+
+    /// The signature (the first segment) and the path it signs (the rest, from its slash), read
+    /// before anything else of the path: a request whose signature fails is refused without
+    /// being parsed. Nil when the path does not start with `/SIGNATURE/`.
+    static func signature(of path: String) -> (signature: String, signedPath: String)? {
+        guard path.hasPrefix("/") else { return nil }
+        let rest = path.dropFirst()
+        guard let slash = rest.firstIndex(of: "/"), slash > rest.startIndex else { return nil }
+        return (String(rest[..<slash]), String(rest[slash...]))
     }
 
     /// Options without arguments.

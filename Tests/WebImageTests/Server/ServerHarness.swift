@@ -17,7 +17,12 @@ final class ServerHarness: Sendable {
 
     /// A server signed with the harness's key and salt, allowed to reach 127.0.0.1 (the origin);
     /// `configure` changes the rest.
-    init(configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
+    convenience init(configure: (inout ServerConfiguration) -> Void = { _ in }) async throws {
+        try await self.init(withOrigin: { configuration, _ in configure(&configuration) })
+    }
+
+    /// The same, where `configure` also gets the origin's root URL (`http://127.0.0.1:PORT/`).
+    init(withOrigin configure: (inout ServerConfiguration, URL) -> Void) async throws {
         try await origin.start()
         var configuration = ServerConfiguration()
         configuration.port = 0
@@ -25,7 +30,7 @@ final class ServerHarness: Sendable {
         configuration.salt = "746573742073616c74"
         configuration.allowedNetworks = ["127.0.0.1"]
         configuration.cacheDirectory = directory.url.appendingPathComponent("cache").path
-        configure(&configuration)
+        configure(&configuration, origin.url("/"))
         server = try ImageServer(configuration: configuration)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let server = self.server

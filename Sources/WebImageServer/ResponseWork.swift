@@ -1,0 +1,40 @@
+import Synchronization
+
+/// The requests being processed, by response key. A request whose key is in flight waits for
+/// that work's answer instead of starting its own: equal paths (signature included) ask for the
+/// same result, so one fetch, decode, transform and encode answers all of them, and only the
+/// first takes a processing slot. The work runs in a task of its own, so a client that goes away
+/// does not end it for the others.
+final class ResponseWork: Sendable {
+    private typealias Work = Task<Result<ProcessedImage, ProcessingRequestError>, Never>
+    private let works = Mutex<[String: Work]>([:])
+
+    /// The answer of the work in flight for `key`, or of a new one: `admit` is asked first (nil
+    /// lets it start; an error is the answer), then `work` runs and its answer goes to every
+    /// request that joined it meanwhile.
+    func result(forKey key: String, admit: () -> ProcessingRequestError?,
+                work: @escaping @Sendable () async -> Result<ProcessedImage, ProcessingRequestError>) async -> Result<ProcessedImage, ProcessingRequestError> {
+        let decision = works.withLock { works -> Result<Work, ProcessingRequestError> in
+            if let running = works[key] { return .success(running) }
+            if let refusal = admit() { return .failure(refusal) }
+            let started = Work {
+                let result = await work()
+                self.finish(key)
+                return result
+            }
+            works[key] = started
+            return .success(started)
+        }
+        switch decision {
+        case .success(let running): return await running.value
+        case .failure(let refusal): return .failure(refusal)
+        }
+    }
+
+    private func finish(_ key: String) {
+        _ = works.withLock { $0.removeValue(forKey: key) }
+    }
+
+    /// Works in flight.
+    var count: Int { works.withLock { $0.count } }
+}
