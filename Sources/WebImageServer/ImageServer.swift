@@ -1,5 +1,7 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import NIOCore
 import Logging
 import Metrics
 import Prometheus
@@ -28,6 +30,8 @@ public final class ImageServer: Sendable {
     private let pending = Atomic<Int>(0)
     /// The requests being processed, by response key: an equal request joins one in flight.
     private let inFlight = ResponseWork()
+    /// The open connections, their cap and which are idle.
+    let connections: OpenConnections
     /// The metrics of every request, made once: `requests_total` by status and source.
     private let requestCounters = Mutex<[String: CoreMetrics.Counter]>([:])
     private let durationTimer = Metrics.Timer(label: "webimage_server_request_duration_seconds")
@@ -45,6 +49,8 @@ public final class ImageServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.registry = registry
+        // First: the loader sizes its connection budget from the descriptor limit raised here.
+        connections = OpenConnections(limits: ConnectionLimits(configured: configuration.maximumConnections))
         signer = try configuration.signer()
         sources = SourcePolicy(allowed: configuration.allowedSources, fileRoot: configuration.fileRoot)
         var limits = ProcessingLimits()
@@ -101,17 +107,27 @@ public final class ImageServer: Sendable {
                 return await self.respond(to: request)
             }
         }
-        let app = Application(responder: responder,
-                              configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "webimage"),
+        let connections = self.connections
+        let idle = TimeAmount.milliseconds(Int64(max(0.001, configuration.idleTimeoutSeconds) * 1000))
+        let http = HTTP1Channel.Configuration(additionalChannelHandlers: [connections.tracker()], idleTimeout: idle)
+        let app = Application(responder: responder, server: .http1(configuration: http),
+                              configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "webimage",
+                                                   availableConnectionsDelegate: ConnectionCap(maximum: connections.limits.maximum)),
                               onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
                               logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        logger.debug("connections: at most \(connections.limits.maximum) of \(connections.limits.descriptors) descriptors")
+        let stop = StopDeadline(grace: .milliseconds(Int(max(0, configuration.stopTimeoutSeconds) * 1000)), work: inFlight)
+        // Stopped in reverse order: the deadline starts first, then the server stops accepting
+        // and waits for the requests in flight, which the deadline cancels when it passes.
+        let group = ServiceGroup(configuration: .init(services: [app, stop], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch {
+            stop.disarm()
             await manager.waitForPendingStores()
             throw error
         }
+        stop.disarm()
         await manager.waitForPendingStores()
     }
 

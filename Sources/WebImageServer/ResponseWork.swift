@@ -35,6 +35,12 @@ final class ResponseWork: Sendable {
         _ = works.withLock { $0.removeValue(forKey: key) }
     }
 
+    /// Cancels every work in flight: each answers its requests with what cancellation gives
+    /// (a 503).
+    func cancelAll() {
+        for work in works.withLock({ Array($0.values) }) { work.cancel() }
+    }
+
     /// Works in flight.
     var count: Int { works.withLock { $0.count } }
 }

@@ -34,6 +34,19 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// Sources fetched, decoded and processed at once (default 4 per core); the other requests
     /// wait in order, holding no source bytes and no pixels: the bound on memory under load.
     public var maximumConcurrentLoads = 4 * ProcessInfo.processInfo.activeProcessorCount
+    /// How long a connection may stay with no request in progress (default 10 s): a new one
+    /// whose request headers have not all arrived, or a keep-alive one between requests. Then it
+    /// is closed: a client that connects and sends nothing holds nothing for long.
+    public var idleTimeoutSeconds = 10.0
+    /// The most connections open at once (default nil: the descriptor limit, which the server
+    /// raises to its hard limit at start, less a reserve of an eighth and at least 64 for its own
+    /// files and sockets). Near it, the connection idle the longest is closed for a new one; at
+    /// it, new connections wait in the listen backlog.
+    public var maximumConnections: Int?
+    /// On SIGTERM or SIGINT, how long the requests in flight have to finish (default 10 s);
+    /// those still running are then cancelled and answered 503. The whole stop takes about this
+    /// plus the flush of pending cache writes.
+    public var stopTimeoutSeconds = 10.0
     /// `Cache-Control: public, max-age=` of results (default a year: a result's URL names it).
     public var cacheMaxAgeSeconds = 31_536_000
     /// The memory cache of decoded images, in MiB (default 64).
@@ -64,7 +77,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case host, port, key, salt, insecure, allowedSources, allowedNetworks, maximumSourceBytes,
-             maximumDimension, maximumFrames, processingTimeoutSeconds, maximumPendingRequests, maximumConcurrentLoads, cacheMaxAgeSeconds,
+             maximumDimension, maximumFrames, processingTimeoutSeconds, maximumPendingRequests, maximumConcurrentLoads, idleTimeoutSeconds,
+             maximumConnections, stopTimeoutSeconds, cacheMaxAgeSeconds,
              memoryCacheMegabytes, responseCacheMegabytes, cacheDirectory, sharedCache, fileRoot
     }
 
@@ -86,6 +100,9 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         processingTimeoutSeconds = try value(.processingTimeoutSeconds, defaults.processingTimeoutSeconds)
         maximumPendingRequests = try value(.maximumPendingRequests, defaults.maximumPendingRequests)
         maximumConcurrentLoads = try value(.maximumConcurrentLoads, defaults.maximumConcurrentLoads)
+        idleTimeoutSeconds = try value(.idleTimeoutSeconds, defaults.idleTimeoutSeconds)
+        maximumConnections = try container.decodeIfPresent(Int.self, forKey: .maximumConnections)
+        stopTimeoutSeconds = try value(.stopTimeoutSeconds, defaults.stopTimeoutSeconds)
         cacheMaxAgeSeconds = try value(.cacheMaxAgeSeconds, defaults.cacheMaxAgeSeconds)
         memoryCacheMegabytes = try value(.memoryCacheMegabytes, defaults.memoryCacheMegabytes)
         responseCacheMegabytes = try value(.responseCacheMegabytes, defaults.responseCacheMegabytes)
