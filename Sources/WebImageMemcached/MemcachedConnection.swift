@@ -20,6 +20,15 @@ enum MemcachedReply: Sendable, Equatable {
 actor MemcachedConnection {
     private nonisolated let executor: ThreadExecutor
     private let handle: UnsafeMutablePointer<memcached_st>
+    /// Nodes that failed an operation (a timeout, a reset), by `host:port`, and until when they
+    /// are skipped: libmemcached does not count a node that accepts and never answers as failed,
+    /// so without this every lookup would wait out the timeout again. One timeout a connection
+    /// per `retryDelay`, then misses at once.
+    private var failedUntil: [String: ContinuousClock.Instant] = [:]
+    private let retryDelay: Duration
+    /// Whether the last operation ended in a timeout (a reset or a refused connection is
+    /// libmemcached's own to handle: it reconnects or removes the node).
+    private var lastTimedOut = false
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -51,6 +60,7 @@ actor MemcachedConnection {
             }
         }
         self.handle = handle
+        retryDelay = configuration.retryDelay
         executor = ThreadExecutor(name: "webimage.memcached-\(index)")
     }
 
@@ -60,7 +70,33 @@ actor MemcachedConnection {
         executor.stop()
     }
 
-    func get(_ key: String) -> MemcachedReply {
+    /// The reply of `operation` on the node of `key`, unless that node failed within the retry
+    /// delay; a failure marks the node when it
+    /// timed out.
+    private func guarded(_ key: String, _ operation: () -> MemcachedReply) -> MemcachedReply {
+        let node = failedUntil.isEmpty ? nil : server(forKey: key)
+        if let node, let until = failedUntil[node] {
+            if ContinuousClock.now < until { return .failed("the node \(node) failed within the last \(retryDelay)") }
+            failedUntil[node] = nil
+        }
+        lastTimedOut = false
+        let reply = operation()
+        if case .failed = reply, lastTimedOut, let failed = node ?? server(forKey: key) {
+            failedUntil[failed] = .now + retryDelay
+        }
+        return reply
+    }
+
+    func get(_ key: String) -> MemcachedReply { guarded(key) { rawGet(key) } }
+
+    /// Stores `value` (`add`: only when the key is absent).
+    func store(_ key: String, _ value: Data, lifetime seconds: Int, onlyIfAbsent: Bool = false) -> MemcachedReply {
+        guarded(key) { rawStore(key, value, lifetime: seconds, onlyIfAbsent: onlyIfAbsent) }
+    }
+
+    func delete(_ key: String) -> MemcachedReply { guarded(key) { rawDelete(key) } }
+
+    private func rawGet(_ key: String) -> MemcachedReply {
         var length = 0, flags: UInt32 = 0
         var rc = MEMCACHED_SUCCESS
         let value = key.withCString { memcached_get(handle, $0, strlen($0), &length, &flags, &rc) }
@@ -68,12 +104,11 @@ actor MemcachedConnection {
         switch rc {
         case MEMCACHED_SUCCESS: return .ok(value.map { Data(bytes: $0, count: length) } ?? Data())
         case MEMCACHED_NOTFOUND: return .absent
-        default: return .failed(describe(rc))
+        default: return failure(rc)
         }
     }
 
-    /// Stores `value` (`add`: only when the key is absent).
-    func store(_ key: String, _ value: Data, lifetime seconds: Int, onlyIfAbsent: Bool = false) -> MemcachedReply {
+    private func rawStore(_ key: String, _ value: Data, lifetime seconds: Int, onlyIfAbsent: Bool) -> MemcachedReply {
         let rc = key.withCString { key in
             value.withUnsafeBytes { bytes in
                 let pointer = bytes.baseAddress?.assumingMemoryBound(to: CChar.self)
@@ -86,16 +121,16 @@ actor MemcachedConnection {
         case MEMCACHED_SUCCESS: return .ok(nil)
         case MEMCACHED_NOTSTORED, MEMCACHED_DATA_EXISTS: return .absent
         case MEMCACHED_E2BIG: return .tooLarge
-        default: return .failed(describe(rc))
+        default: return failure(rc)
         }
     }
 
-    func delete(_ key: String) -> MemcachedReply {
+    private func rawDelete(_ key: String) -> MemcachedReply {
         let rc = key.withCString { memcached_delete(handle, $0, strlen($0), 0) }
         switch rc {
         case MEMCACHED_SUCCESS: return .ok(nil)
         case MEMCACHED_NOTFOUND: return .absent
-        default: return .failed(describe(rc))
+        default: return failure(rc)
         }
     }
 
@@ -107,7 +142,9 @@ actor MemcachedConnection {
         return "\(String(cString: name)):\(memcached_server_port(instance))"
     }
 
-    private func describe(_ rc: memcached_return_t) -> String {
-        String(cString: memcached_strerror(handle, rc))
+    /// The reply for a failed operation; notes whether it timed out.
+    private func failure(_ rc: memcached_return_t) -> MemcachedReply {
+        lastTimedOut = rc == MEMCACHED_TIMEOUT
+        return .failed(String(cString: memcached_strerror(handle, rc)))
     }
 }

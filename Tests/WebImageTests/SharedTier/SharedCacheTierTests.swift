@@ -126,6 +126,26 @@ import Testing
         await fleet.finish()
     }
 
+    /// A node that accepts connections and never answers costs one I/O timeout a connection,
+    /// then its lookups are misses at once until the retry delay passes (before: a timeout on
+    /// every lookup, about 0.3 s a miss).
+    @Test func aNodeThatNeverAnswersIsMarkedFailed() async throws {
+        let silent = Canary()
+        try await silent.start()
+        let configuration = SharedCacheConfiguration(servers: [.init(host: "127.0.0.1", port: silent.port)],
+                                                     ioTimeout: .milliseconds(100), retryDelay: .seconds(5), connections: 2)
+        let tier = try SharedCacheTier(configuration)
+        let start = ContinuousClock.now
+        for index in 0..<20 {
+            #expect(await tier.data(forKey: "key \(index)") == nil)
+            _ = await tier.takeLease(forKey: "key \(index)")
+        }
+        let took = ContinuousClock.now - start
+        #expect(took < .milliseconds(900), "40 operations on a silent node took \(took)")
+        #expect(silent.connections >= 1)
+        await silent.stop()
+    }
+
     @Test func serverListsKeysAndEntries() throws {
         #expect(try SharedCacheConfiguration.servers(from: "memcached://h1:11211,h2:11212,h3")
             == [.init(host: "h1", port: 11211), .init(host: "h2", port: 11212), .init(host: "h3", port: 11211)])
