@@ -20,15 +20,17 @@ struct ProcessedImage: Sendable {
 final class ImageProcessor: Sendable {
     let manager: ImageManager
     private let responses: ResponseCache
-    private let maximumFrames: Int
-    private let maximumDimension: Int
+    private let limits: ResultLimits
+    /// The pixels all requests hold together while their results are transformed and encoded.
+    let budget: ProcessingBudget
     private static let encodeTimer = Metrics.Timer(label: "webimage_stage_duration_seconds", dimensions: [("stage", "encode")])
+    private static let transformTimer = Metrics.Timer(label: "webimage_stage_duration_seconds", dimensions: [("stage", "server_transform")])
 
-    init(manager: ImageManager, responseCacheBytes: Int, maximumFrames: Int, maximumDimension: Int) {
+    init(manager: ImageManager, responseCacheBytes: Int, limits: ResultLimits, budget: ProcessingBudget) {
         self.manager = manager
         responses = ResponseCache(limit: responseCacheBytes)
-        self.maximumFrames = maximumFrames
-        self.maximumDimension = maximumDimension
+        self.limits = limits
+        self.budget = budget
     }
 
     /// Whether `accept` allows WebP.
@@ -78,8 +80,12 @@ final class ImageProcessor: Sendable {
         }
         let result = try await load(request)
         let image = result.image
-        if image.frameCount > maximumFrames {
-            throw ProcessingRequestError(422, "the source has \(image.frameCount) frames, more than \(maximumFrames)")
+        // The result's size, every frame counted, before any of its buffers exists (an
+        // animation's frames are decoded, transformed and encoded one at a time).
+        let size = request.resultSize(width: image.width, height: image.height, resizeByDecoding: request.resizesByDecoding)
+        if let refusal = limits.refusal(width: request.info ? 1 : size.width, height: request.info ? 1 : size.height,
+                                        frames: image.frameCount) {
+            throw refusal
         }
         if request.info { return try info(request, result, responseKey: responseKey) }
         let format: ImageFormat = switch choice {
@@ -94,14 +100,7 @@ final class ImageProcessor: Sendable {
            !request.firstFrameOnly || !image.isAnimated {
             body = original   // nothing to change: the source's own bytes
         } else {
-            let options = ImageEncodingOptions(quality: Double(request.quality ?? 82) / 100)
-            let start = ContinuousClock.now
-            do { body = try ImageCoders.shared.encode(image, as: format, options: options) } catch {
-                throw ProcessingRequestError(500, "the result could not be encoded as \(format): \(error)")
-            }
-            let elapsed = ContinuousClock.now - start
-            // Beside the library's stages (query, download, decode, transform, store).
-            Self.encodeTimer.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+            body = try await made(request, from: image, size: size, as: format)
         }
         let etag = "\"" + Digest.sha256(body).prefix(32) + "\""
         let entry = ResponseCache.Entry(body: ByteBuffer(bytes: body), contentType: format.mimeType, etag: etag,
@@ -115,24 +114,53 @@ final class ImageProcessor: Sendable {
         return ProcessedImage(body: entry.body, contentType: entry.contentType, etag: etag, variesWithAccept: entry.variesWithAccept, source: source)
     }
 
-    /// The decoded and transformed image, through the library's caches.
+    /// The result of `request` from its decoded source, within the processing budget: the
+    /// transformers (an animation's frames one at a time, on demand), then the encoder.
+    private func made(_ request: ProcessingRequest, from image: Image, size: (width: Int, height: Int),
+                      as format: ImageFormat) async throws(ProcessingRequestError) -> Data {
+        let bytes = ResultLimits.workingBytes(sourceWidth: image.width, sourceHeight: image.height, width: size.width, height: size.height)
+        do { try await budget.reserve(bytes) } catch { throw ProcessingRequestError(503, "the request was cancelled") }
+        defer { budget.release(bytes) }
+        var output = image
+        let transformers = request.transformers(resizeByDecoding: request.resizesByDecoding)
+        if !transformers.isEmpty {
+            let start = ContinuousClock.now
+            do { output = try PipelineTransformer(transformers).transform(image) } catch {
+                throw Self.refusal(for: error)
+            }
+            Self.transformTimer.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - start))
+        }
+        let options = ImageEncodingOptions(quality: Double(request.quality ?? 82) / 100)
+        let start = ContinuousClock.now
+        let body: Data
+        do { body = try ImageCoders.shared.encode(output, as: format, options: options) } catch {
+            if error is CancellationError { throw ProcessingRequestError(503, "the request was cancelled") }
+            if case .transformFailed = error as? ImageError { throw Self.refusal(for: error) }
+            throw ProcessingRequestError(500, "the result could not be encoded as \(format): \(error)")
+        }
+        // Beside the library's stages (query, download, decode, transform, store).
+        Self.encodeTimer.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - start))
+        return body
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+    }
+
+    /// The decoded source at the size the request needs, through the library's caches.
     private func load(_ request: ProcessingRequest) async throws(ProcessingRequestError) -> ImageResult {
         var context = ImageContext()
         // A result is kept encoded (the response cache) and decoded (memory); on disk only the
         // source, which every size of it is made from: no second encode per request for the disk.
         context.storeCacheType = .memory
-        var options: ImageOptions = request.firstFrameOnly ? .decodeFirstFrameOnly : .transformAnimatedImage
+        // The transformers run in `made`, within the processing budget, once the result's size
+        // is known and checked; the library decodes (at size) and caches the source.
+        var options: ImageOptions = request.firstFrameOnly ? .decodeFirstFrameOnly : []
         let box = request.pixelBox
         switch request.decodeReduction {
         case .fit: context.thumbnailPixelSize = PixelSize(width: box.width, height: box.height)
         case .fill: context.fillPixelSize = PixelSize(width: box.width, height: box.height)
         case .none: break
-        }
-        var transformers = request.transformers(resizeByDecoding: request.resizesByDecoding)
-        if !transformers.isEmpty {
-            // Frames are counted before any is transformed.
-            if !request.firstFrameOnly { transformers.insert(FrameLimit(maximum: maximumFrames), at: 0) }
-            context.transformer = PipelineTransformer(transformers)
         }
         if request.info { options.insert(.queryMemoryData) }
         do {

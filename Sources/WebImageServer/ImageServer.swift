@@ -29,7 +29,7 @@ public final class ImageServer: Sendable {
     private let limits: ProcessingLimits
     private let pending = Atomic<Int>(0)
     /// The requests being processed, by response key: an equal request joins one in flight.
-    private let inFlight = ResponseWork()
+    private let inFlight: ResponseWork
     /// The open connections, their cap and which are idle.
     let connections: OpenConnections
     /// The metrics of every request, made once: `requests_total` by status and source.
@@ -51,6 +51,7 @@ public final class ImageServer: Sendable {
         self.registry = registry
         // First: the loader sizes its connection budget from the descriptor limit raised here.
         connections = OpenConnections(limits: ConnectionLimits(configured: configuration.maximumConnections))
+        inFlight = ResponseWork(timeout: .milliseconds(Int(max(0.001, configuration.processingTimeoutSeconds) * 1000)))
         signer = try configuration.signer()
         sources = SourcePolicy(allowed: configuration.allowedSources, fileRoot: configuration.fileRoot)
         var limits = ProcessingLimits()
@@ -82,8 +83,11 @@ public final class ImageServer: Sendable {
         managerConfiguration.rateLimiter = nil   // a proxy answers its clients; it does not throttle them
         managerConfiguration.defaultContext.loadTimeout = .milliseconds(Int(configuration.processingTimeoutSeconds * 1000))
         manager = ImageManager(cache: cache, loaders: ImageLoaders([loader, FileImageLoader(maximumFileSize: configuration.maximumSourceBytes)]), configuration: managerConfiguration)
+        let resultLimits = ResultLimits(maximumDimension: configuration.maximumDimension,
+                                        maximumPixels: configuration.maximumResultMegapixels * 1_000_000,
+                                        maximumFrames: configuration.maximumFrames)
         processor = ImageProcessor(manager: manager, responseCacheBytes: configuration.responseCacheMegabytes << 20,
-                                   maximumFrames: configuration.maximumFrames, maximumDimension: configuration.maximumDimension)
+                                   limits: resultLimits, budget: ProcessingBudget(capacity: configuration.processingMemoryMegabytes << 20))
     }
 
     /// Runs until SIGTERM or SIGINT (or until the calling task is cancelled), then stops

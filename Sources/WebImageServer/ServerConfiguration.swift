@@ -27,6 +27,15 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var maximumDimension = 4096
     /// The most frames an animated result keeps (default 300); more: a 422.
     public var maximumFrames = 300
+    /// The most pixels of a result, every frame of an animation counted (default 100
+    /// megapixels): a 300-frame animation on a 2000x2000 canvas is refused (422) before any
+    /// frame is composited.
+    public var maximumResultMegapixels = 100
+    /// The pixel memory, in MiB, that the results being transformed and encoded may hold
+    /// together (default 256). A request reserves what its result needs (source frame, result
+    /// frame, encoder's copy) before any of it exists and waits, holding nothing, while the
+    /// budget is taken; one that needs more than the whole budget runs alone.
+    public var processingMemoryMegabytes = 256
     /// How long one request may take, fetch included (default 30 s): then a 504.
     public var processingTimeoutSeconds = 30.0
     /// Requests being processed or waiting (default 64); more get a 503 with `Retry-After`.
@@ -77,7 +86,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case host, port, key, salt, insecure, allowedSources, allowedNetworks, maximumSourceBytes,
-             maximumDimension, maximumFrames, processingTimeoutSeconds, maximumPendingRequests, maximumConcurrentLoads, idleTimeoutSeconds,
+             maximumDimension, maximumFrames, maximumResultMegapixels, processingMemoryMegabytes, processingTimeoutSeconds, maximumPendingRequests, maximumConcurrentLoads, idleTimeoutSeconds,
              maximumConnections, stopTimeoutSeconds, cacheMaxAgeSeconds,
              memoryCacheMegabytes, responseCacheMegabytes, cacheDirectory, sharedCache, fileRoot
     }
@@ -97,6 +106,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         maximumSourceBytes = try value(.maximumSourceBytes, defaults.maximumSourceBytes)
         maximumDimension = try value(.maximumDimension, defaults.maximumDimension)
         maximumFrames = try value(.maximumFrames, defaults.maximumFrames)
+        maximumResultMegapixels = try value(.maximumResultMegapixels, defaults.maximumResultMegapixels)
+        processingMemoryMegabytes = try value(.processingMemoryMegabytes, defaults.processingMemoryMegabytes)
         processingTimeoutSeconds = try value(.processingTimeoutSeconds, defaults.processingTimeoutSeconds)
         maximumPendingRequests = try value(.maximumPendingRequests, defaults.maximumPendingRequests)
         maximumConcurrentLoads = try value(.maximumConcurrentLoads, defaults.maximumConcurrentLoads)

@@ -100,18 +100,3 @@ extension ProcessingRequest {
     /// Whether the decoder does the whole resize.
     var resizesByDecoding: Bool { decodeReduction == .fit }
 }
-
-/// Refuses an animation of more than `maximum` frames before the transformers after it touch
-/// any frame (the decoder counts frames without decoding them).
-struct FrameLimit: ImageTransformer {
-    let maximum: Int
-
-    var key: String { "FrameLimit(\(maximum))" }
-
-    func transform(_ image: Image) throws -> Image {
-        guard image.frameCount <= maximum else {
-            throw ImageError.transformFailed("the source has \(image.frameCount) frames, more than \(maximum)")
-        }
-        return image
-    }
-}

@@ -9,12 +9,21 @@ enum APNGEncoder {
     /// The APNG bytes of `image` (every frame, durations, loop count).
     /// - Throws: `ImageError.encodingFailed` when libpng refuses a frame.
     static func encode(_ image: Image, level: Int32 = 6) throws -> Data {
-        let frames = try image.allFrames()
-        // One colour type for every frame: RGBA when any of them has transparency.
-        let alpha: Int32 = frames.contains { $0.bitmap.hasTransparency } ? 1 : 0
+        // One colour type for every frame: RGBA when any of them has transparency. Frames decoded
+        // on demand are encoded one at a time (one canvas in memory, not every frame), as RGBA:
+        // knowing whether any has transparency would decode them all twice.
+        let alpha: Int32
+        if case .preloaded(let frames) = image.frames {
+            alpha = frames.contains { $0.bitmap.hasTransparency } ? 1 : 0
+        } else {
+            alpha = 1
+        }
+        let frameCount = image.frameCount
         var out = Data(PNGChunks.signature)
         var sequence: UInt32 = 0
-        for (index, frame) in frames.enumerated() {
+        for index in 0..<frameCount {
+            if Task.isCancelled { throw CancellationError() }
+            let frame = try image.frame(at: index)
             guard frame.bitmap.width == image.width, frame.bitmap.height == image.height else {
                 throw ImageError.encodingFailed(.png, reason: "frame \(index) is not the size of the canvas")
             }
@@ -25,7 +34,7 @@ enum APNGEncoder {
                     throw ImageError.encodingFailed(.png, reason: "libpng wrote no header")
                 }
                 out.append(png[header.whole])
-                append("acTL", [UInt32(frames.count), UInt32(max(0, image.loopCount ?? 0))].bigEndianBytes, to: &out)
+                append("acTL", [UInt32(frameCount), UInt32(max(0, image.loopCount ?? 0))].bigEndianBytes, to: &out)
             }
             append("fcTL", frameControl(sequence: sequence, width: image.width, height: image.height, duration: frame.duration), to: &out)
             sequence += 1

@@ -65,7 +65,10 @@ public struct GIFCoder: ImageCoder {
             throw ImageError.encodingFailed(.gif, reason: "GIF canvases are at most 65535 pixels a side")
         }
         defer { wi_gif_encoder_destroy(encoder) }
-        for frame in try image.allFrames() {
+        // One frame at a time: an animation decoded on demand holds one canvas, not every frame.
+        for index in 0..<image.frameCount {
+            if Task.isCancelled { throw CancellationError() }
+            let frame = try image.frame(at: index)
             let delay = UInt32(max(0, (frame.duration * 100).rounded()))
             let status = frame.bitmap.withUnsafeBytes { raw in
                 wi_gif_encoder_add(encoder, raw.bindMemory(to: UInt8.self).baseAddress, delay)

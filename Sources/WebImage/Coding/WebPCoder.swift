@@ -88,7 +88,10 @@ public struct WebPCoder: ImageCoder {
                 throw ImageError.encodingFailed(.webp, reason: "the canvas is too large for WebP")
             }
             defer { wi_webp_anim_encoder_destroy(encoder) }
-            for frame in try image.allFrames() {
+            // One frame at a time: an animation decoded on demand holds one canvas, not every frame.
+            for index in 0..<image.frameCount {
+                if Task.isCancelled { throw CancellationError() }
+                let frame = try image.frame(at: index)
                 let status = frame.bitmap.withUnsafeBytes { raw in
                     wi_webp_anim_encoder_add(encoder, raw.bindMemory(to: UInt8.self).baseAddress,
                                              UInt32(max(0, (frame.duration * 1000).rounded())), quality, options.lossless ? 1 : 0)

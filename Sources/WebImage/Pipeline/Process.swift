@@ -9,6 +9,8 @@ extension ImagePipeline {
             return try transformer.transform(image)
         } catch let error as ImageError {
             throw error
+        } catch let error as CancellationError {
+            throw error
         } catch {
             throw ImageError.transformFailed("\(transformer.key): \(error)")
         }

@@ -21,13 +21,44 @@ public protocol BitmapTransformer: ImageTransformer {
 }
 
 extension BitmapTransformer {
-    /// Applies `transform(_: Bitmap)` to every frame.
+    /// Applies `transform(_: Bitmap)` to every frame. An animation whose frames are in memory
+    /// gets its frames transformed now; one whose frames are decoded on demand gets them
+    /// transformed on demand too (frame 0 now), so that transforming an animation holds one
+    /// canvas, not every frame. A cancelled task stops between frames with `CancellationError`.
     public func transform(_ image: Image) throws -> Image {
         if !image.isAnimated {
             return Image(bitmap: try transform(image.bitmap), format: image.format, scale: image.scale)
         }
-        let frames = try image.allFrames().map { ImageFrame(bitmap: try transform($0.bitmap), duration: $0.duration) }
+        if case .lazy = image.frames {
+            let first = try transform(image.bitmap)
+            let renderer = TransformedFrames(source: image, transformer: self)
+            return Image(firstFrame: ImageFrame(bitmap: first, duration: image.firstFrame.duration),
+                         frames: .lazy(LazyFrames(renderer: renderer, durations: image.frameDurations, finish: { $0 })),
+                         format: image.format, loopCount: image.declaredLoopCount, scale: image.scale,
+                         exifOrientation: nil, orientationApplied: false)
+        }
+        let frames = try (0..<image.frameCount).map { index in
+            if Task.isCancelled { throw CancellationError() }
+            let frame = try image.frame(at: index)
+            return ImageFrame(bitmap: try transform(frame.bitmap), duration: frame.duration)
+        }
         return Image(frames: frames, loopCount: image.declaredLoopCount, format: image.format, scale: image.scale)
+    }
+}
+
+/// The frames of an animation passed through a transformer when they are asked for.
+final class TransformedFrames<Transformer: BitmapTransformer>: FrameRenderer {
+    let source: Image
+    let transformer: Transformer
+
+    init(source: Image, transformer: Transformer) {
+        self.source = source
+        self.transformer = transformer
+    }
+
+    func render(_ index: Int) throws -> Bitmap {
+        if Task.isCancelled { throw CancellationError() }
+        return try transformer.transform(source.frame(at: index).bitmap)
     }
 }
 

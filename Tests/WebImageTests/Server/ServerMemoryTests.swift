@@ -1,0 +1,134 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import WebImage
+@testable import WebImageServer
+
+/// What a result may cost in `webimage serve`: its size, every frame counted, is checked before
+/// any of its buffers exists; animations are transformed and encoded a frame at a time; the
+/// results being made share one memory budget; the time limit covers decode, transform and encode.
+@Suite(.serialized) struct ServerMemoryTests {
+    static let png = ManagerHarness.png   // 64x48
+
+    /// A GIF of `frames` one-pixel frames on a `width` x `height` canvas: a few bytes a frame,
+    /// a whole canvas each once composited.
+    static func sparseGIF(width: Int, height: Int, frames: Int) -> Data {
+        var gif = Data("GIF89a".utf8)
+        func le16(_ value: Int) { gif.append(UInt8(value & 0xff)); gif.append(UInt8(value >> 8)) }
+        le16(width); le16(height)
+        gif.append(contentsOf: [0x80, 0, 0])            // a global table of 2 colours
+        gif.append(contentsOf: [0, 0, 0, 255, 255, 255])
+        gif.append(contentsOf: [0x21, 0xFF, 11] + Array("NETSCAPE2.0".utf8) + [3, 1, 0, 0, 0])
+        for index in 0..<frames {
+            gif.append(contentsOf: [0x21, 0xF9, 4, 0, 2, 0, 0, 0])   // 20 ms
+            gif.append(0x2C); le16(index % width); le16(0); le16(1); le16(1); gif.append(0)
+            gif.append(contentsOf: [2, 2, 0x44, 0x01, 0])              // LZW: clear, 0, end
+        }
+        gif.append(0x3B)
+        return gif
+    }
+
+    static func peakResidentMegabytes(_ pid: Int32) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
+        return kilobytes / 1024
+    }
+
+    @Test func theGIFThatTookGigabytesIsRefusedBeforeAnyFrameIsComposited() async throws {
+        let bomb = Self.sparseGIF(width: 2000, height: 2000, frames: 300)
+        #expect(bomb.count < 8000)
+        let h = try await ServerHarness()
+        h.origin.route("/bomb.gif", .respond(contentType: "image/gif", body: bomb))
+        let start = ContinuousClock.now
+        for options in ["f:png", "f:webp", "f:gif", "rot:90", "q:50"] {
+            let reply = try Curl.get(h.url(options: options, source: "/bomb.gif"))
+            #expect(reply.status == 422 && String(decoding: reply.body, as: UTF8.self).contains("pixels in all"), "\(options): \(reply.status)")
+        }
+        #expect(ContinuousClock.now - start < .seconds(5))
+        // Its first frame is a still image of 4 megapixels: served.
+        #expect(try Curl.get(h.url(options: "rs:fit:100:100/ff", source: "/bomb.gif")).status == 200)
+        await h.finish()
+    }
+
+    /// Allowed past the pixel limit, the same animation is encoded a frame at a time (one canvas
+    /// held, not 300) and cut at the time limit with a 504: the process stays small.
+    @Test func anAllowedBigAnimationStaysWithinOneCanvasAndItsTimeLimit() async throws {
+        let origin = TestHTTPServer()
+        try await origin.start()
+        origin.route("/bomb.gif", .respond(contentType: "image/gif", body: Self.sparseGIF(width: 2000, height: 2000, frames: 300)))
+        let directory = TemporaryDirectory("serve-memory")
+        defer { directory.remove() }
+        let (running, port) = try await ServerConnectionTests.serve(descriptors: 4096, json: """
+            , "allowedNetworks": ["127.0.0.1"], "maximumResultMegapixels": 2000, "processingTimeoutSeconds": 3
+            """, directory: directory)
+        let pid = running.process.processIdentifier
+        let baseline = Self.peakResidentMegabytes(pid)
+        var statuses: [Int] = []
+        for format in ["png", "webp", "gif"] {
+            let start = ContinuousClock.now
+            let reply = try Curl.get(URL(string: "http://127.0.0.1:\(port)/_/f:\(format)/plain/" + origin.url("/bomb.gif").absoluteString)!)
+            statuses.append(reply.status)
+            #expect(ContinuousClock.now - start < .seconds(6), "f:\(format) answered after \(ContinuousClock.now - start)")
+            #expect(reply.status == 200 || reply.status == 504, "f:\(format): \(reply.status)")
+        }
+        #expect(statuses.contains(504), "the time limit cut no encode: \(statuses)")
+        let peak = Self.peakResidentMegabytes(pid)
+        #expect(peak > 0 && peak - baseline < 200, "peak resident \(peak) MB (from \(baseline) MB)")
+        running.signal(SIGTERM)
+        _ = running.wait()
+        await origin.stop()
+    }
+
+    @Test func everyResultLargerThanTheLimitIsRefusedBeforeItIsMade() async throws {
+        let h = try await ServerHarness { $0.maximumDimension = 60 }
+        h.origin.route("/a.png", .respond(body: Self.png))   // 64x48: over 60 without a resize
+        func status(_ options: String) throws -> (Int, String) {
+            let reply = try Curl.get(h.url(options: options, source: "/a.png"))
+            return (reply.status, String(decoding: reply.body, as: UTF8.self))
+        }
+        for options in ["q:50", "f:webp", "gs", "rs:fit:60:60/rot:45", "rs:fit:50:50/rot:30", "rs:fill:60:60/rot:90"] {
+            let (code, text) = try status(options)
+            #expect(code == 422 && text.contains("larger than 60"), "\(options): \(code) \(text)")
+        }
+        // The sizes and the device pixel ratio are bounded by the parser (400, nothing fetched).
+        for options in ["rs:fit:61:10", "w:30/dpr:3", "bl:1000"] {
+            #expect(try status(options).0 == 400, "\(options)")
+        }
+        for options in ["rs:fit:40:40", "rs:fit:40:40/rot:90", "rs:fit:30:30/rot:45", "rs:fill:60:40"] {
+            let (code, text) = try status(options)
+            #expect(code == 200, "\(options): \(code) \(text)")
+        }
+        await h.finish()
+    }
+
+    @Test func theBudgetGrantsInOrderAndLetsACancelledWaiterGo() async throws {
+        let budget = ProcessingBudget(capacity: 100)
+        try await budget.reserve(60)
+        #expect(budget.available == 40)
+        final class Order: Sendable { let values = Mutex<[Int]>([]) }
+        let order = Order()
+        let second = Task { try await budget.reserve(50); order.values.withLock { $0.append(2) } }
+        try await Task.sleep(for: .milliseconds(20))
+        let third = Task { try await budget.reserve(30); order.values.withLock { $0.append(3) } }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(order.values.withLock { $0 }.isEmpty, "the 30 waits behind the 50 although it would fit")
+        let cancelled = Task { try await budget.reserve(100) }
+        try await Task.sleep(for: .milliseconds(20))
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        budget.release(60)
+        try await second.value
+        try await third.value
+        #expect(order.values.withLock { $0 } == [2, 3])
+        #expect(budget.available == 20)
+        budget.release(50)
+        budget.release(30)
+        #expect(budget.available == 100)
+        // More than the whole budget runs alone.
+        try await budget.reserve(1_000)
+        #expect(budget.available == 0)
+        budget.release(1_000)
+        #expect(budget.available == 100)
+    }
+}
