@@ -6,7 +6,10 @@
 # the same wrk script against `webimage serve` (release build, one process, a 64 MiB memory
 # cache): thumbor's `/unsafe/WxH/URL` becomes `/unsafe/rs:fill-crop:W:H/q:80/plain/URL`, the
 # same crop, size and quality. Prints a markdown table with the ratios.
-# Env: DURATION (30), CONNS (32), WARMUP (5), SKIP_THUMBOR=1 (only ours; no ratios).
+# Then ../shared/bench/libvips.sh in the same run: a libvips server with ipx's behaviour (pyvips, one
+# process per core, no result cache), cold and warm, and warm behind nginx's proxy_cache (ipx's
+# deployment); its columns print beside thumbor's.
+# Env: DURATION (30), CONNS (32), WARMUP (5), SKIP_THUMBOR=1 (only ours; no ratios), SKIP_VIPS=1.
 # --write: also put the table into RESULTS.md as its own section (with its date and commit),
 # replacing the one of an earlier run; scripts/bench.sh writes the whole file instead.
 set -euo pipefail
@@ -53,6 +56,10 @@ if [ "${SKIP_THUMBOR:-}" != 1 ]; then
     || { cat "$tmp/thumbor.err" >&2; exit 1; }
 fi
 [ -x "$venv/bin/python" ] || { echo "server-bench: $venv has no python (run thumbor.sh once)" >&2; exit 1; }
+if [ "${SKIP_VIPS:-}" != 1 ]; then
+  DURATION=$dur CONNS=$conns WARMUP=$warm THUMBOR_VENV=$venv bash "$bench/libvips.sh" > "$tmp/vips.txt" 2> "$tmp/vips.err" \
+    || { cat "$tmp/vips.err" >&2; exit 1; }
+fi
 
 # thumbor.sh's here-documents, in order: 1 the photos (python), 2 the URL lists (python), 3 the wrk script (lua).
 heredoc() { # $1: which one (1-based) of the here-documents ending with $2
@@ -121,9 +128,10 @@ runwrk warm "$tmp/warm-ours.txt" 0 "$dur"
 warm_rss=$(peak_mb); warm_sources=$(sources); stop_server
 
 th() { awk -v k="$1" '$1 == k {print $2}' "$tmp/thumbor.txt" 2>/dev/null; }
+vips() { awk -v k="$1" '$1 == k {print $2}' "$tmp/vips.txt" 2>/dev/null; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2fx", a / b }'; }
-row() { # label, ours, thumbor
-  printf '| %s | %s | %s | %s |\n' "$1" "$2" "${3:--}" "$(ratio "$2" "$3")"
+row() { # label, ours, thumbor, libvips (its warm row: behind nginx's cache), [libvips' figure name]
+  printf '| %s | %s | %s | %s | %s | %s |\n' "$1" "$2" "${3:--}" "$(ratio "$2" "$3")" "${4:--}" "$(ratio "$2" "$4")"
 }
 echo "Sources: 200 photos (180 JPEG of 1-12 MP, 10 PNG, 10 WebP) from nginx on 127.0.0.1, made by thumbor.sh's own"
 echo "generator; wrk -t2 -c$conns for ${dur} s after a ${warm} s warm-up. cold: every request a new source/size pair"
@@ -131,20 +139,27 @@ echo "(fill-crop, quality 80, the source's format); warm: 200 fixed URLs request
 echo "process, 64 MiB memory cache, 32 MiB of encoded results, disk cache in /tmp. thumbor 7.8.0: $(nproc) processes,"
 echo "no storage when cold, file result storage when warm."
 echo
-echo "| figure | webimage serve | thumbor | ours / thumbor |"
-echo "| --- | ---: | ---: | ---: |"
+echo "libvips: ../shared/bench/libvips.sh, ipx's work on pyvips, $(nproc) processes, no result cache; its warm column is"
+echo "the same server behind nginx proxy_cache (2 workers), as ipx is deployed."
+echo
+echo "| figure | webimage serve | thumbor | ours / thumbor | libvips (warm: nginx cache) | ours / libvips |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: |"
 for run in cold warm; do
-  row "$run requests/s" "$(field $run rps)" "$(th thumbor_${run}_rps)"
-  row "$run p50 ms" "$(field $run p50_ms)" "$(th thumbor_${run}_p50_ms)"
-  row "$run p99 ms" "$(field $run p99_ms)" "$(th thumbor_${run}_p99_ms)"
-  printf '| %s errors: non-2xx, socket, timeouts | %s, %s, %s | %s, %s, %s | - |\n' "$run" \
+  vrun=$run; [ $run = warm ] && vrun=warm_cached
+  row "$run requests/s" "$(field $run rps)" "$(th thumbor_${run}_rps)" "$(vips vips_${vrun}_rps)"
+  row "$run p50 ms" "$(field $run p50_ms)" "$(th thumbor_${run}_p50_ms)" "$(vips vips_${vrun}_p50_ms)"
+  row "$run p99 ms" "$(field $run p99_ms)" "$(th thumbor_${run}_p99_ms)" "$(vips vips_${vrun}_p99_ms)"
+  printf '| %s errors: non-2xx, socket, timeouts | %s, %s, %s | %s, %s, %s | - | %s, %s, %s | - |\n' "$run" \
     "$(field $run non2xx)" "$(field $run sock_errors)" "$(field $run timeouts)" \
-    "$(th thumbor_${run}_non2xx)" "$(th thumbor_${run}_sock_errors)" "$(th thumbor_${run}_timeouts)"
+    "$(th thumbor_${run}_non2xx)" "$(th thumbor_${run}_sock_errors)" "$(th thumbor_${run}_timeouts)" \
+    "$(vips vips_${vrun}_non2xx)" "$(vips vips_${vrun}_sock_errors)" "$(vips vips_${vrun}_timeouts)"
 done
-row "peak RSS MB, cold (thumbor: its processes summed)" "$cold_rss" "$(th thumbor_cold_peak_rss_mb)"
-row "peak RSS MB, warm" "$warm_rss" "$(th thumbor_warm_peak_rss_mb)"
+row "libvips without a cache, warm requests/s" "$(field warm rps)" "" "$(vips vips_warm_rps)"
+row "peak RSS MB, cold (thumbor: its processes summed)" "$cold_rss" "$(th thumbor_cold_peak_rss_mb)" "$(vips vips_cold_peak_rss_mb)"
+row "peak RSS MB, warm" "$warm_rss" "$(th thumbor_warm_peak_rss_mb)" "$(vips vips_warm_cached_peak_rss_mb)"
 echo
 echo "- webimage serve, requests by status and result source: cold $cold_sources; warm $warm_sources (primed $primed/200)"
-echo "- targets: cold >= 3x thumbor's requests/s, warm >= 10x, p99 lower in both, peak RSS under 300 MB"
+echo "- targets: cold >= 3x thumbor's requests/s, warm >= 10x, p99 lower in both, peak RSS under 300 MB; against libvips no row slower than 1.25x cold, 0.76x warm (before the hardening)"
+[ -s "$tmp/vips.txt" ] && echo "- libvips: $(grep -E '^(machine|vips_(cold|warm|warm_cached)_worker_cpu_s|vips_warm_primed|vips_warm_cached_primed)' "$tmp/vips.txt" | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
 [ -s "$tmp/thumbor.txt" ] && echo "- thumbor: $(grep -E '^(machine|thumbor_(cold|warm)_worker_cpu_s|thumbor_warm_primed)' "$tmp/thumbor.txt" | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
 true

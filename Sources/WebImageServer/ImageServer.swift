@@ -14,10 +14,14 @@ import WebImageMemcached
 ///
 /// `GET /SIGNATURE/OPTIONS.../SOURCE` fetches the source through the library (shared fetches,
 /// decode at size, caches), processes and encodes it. Signed by default (HMAC-SHA256, see
-/// `URLSigner`); no request goes to loopback, private, link-local or metadata addresses unless
-/// allowed; bounded: past `maximumPendingRequests` a request gets a 503 with `Retry-After`.
-/// `GET /health` answers `ok`. SIGTERM or SIGINT stop it gracefully: no new connection, the
-/// requests in flight finish, the pending cache writes are flushed.
+/// `URLSigner`, checked before the path is read); the allowed sources hold for every redirect;
+/// no request goes to loopback, private, link-local or metadata addresses unless allowed;
+/// bounded: equal requests share one work, past `maximumPendingRequests` distinct ones get a 503
+/// with `Retry-After`, each result's size is checked before it exists and the results being made
+/// share a memory budget, idle connections close and connections stay below the descriptor
+/// limit (DocC "Serving images", Security model). `GET /health` answers `ok`. SIGTERM or SIGINT
+/// stop it gracefully: no new connection, the requests in flight get `stopTimeoutSeconds` to
+/// finish (then a 503), the pending cache writes are flushed.
 public final class ImageServer: Sendable {
     /// The configuration it runs with.
     public let configuration: ServerConfiguration
