@@ -156,6 +156,11 @@ final class ImageProcessor: Sendable {
         // The transformers run in `made`, within the processing budget, once the result's size
         // is known and checked; the library decodes (at size) and caches the source.
         var options: ImageOptions = request.firstFrameOnly ? .decodeFirstFrameOnly : []
+        // What the decoder may allocate, from the header: the source limit; without a resize the
+        // result is the source, so no more than a result may be (a 9000x9000 source without a
+        // resize is refused before its pixels exist).
+        context.decodePixelLimit = request.resizesSource || request.info ? limits.maximumSourcePixels
+            : min(limits.maximumSourcePixels, limits.maximumDimension * limits.maximumDimension)
         let box = request.pixelBox
         switch request.decodeReduction {
         case .fit: context.thumbnailPixelSize = PixelSize(width: box.width, height: box.height)
@@ -191,6 +196,8 @@ final class ImageProcessor: Sendable {
             return ProcessingRequestError(500, "\(error)")
         }
         switch error {
+        case .decodingFailed(let reason, _, _):
+            return refusal(for: reason)
         case .badStatusCode(let code, _) where code == 404 || code == 410:
             return ProcessingRequestError(404, "the source answered \(code)")
         case .badStatusCode(let code, _):

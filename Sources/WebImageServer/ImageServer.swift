@@ -85,11 +85,18 @@ public final class ImageServer: Sendable {
         var managerConfiguration = ImageManager.Configuration()
         managerConfiguration.maximumConcurrentLoads = max(1, configuration.maximumConcurrentLoads)
         managerConfiguration.rateLimiter = nil   // a proxy answers its clients; it does not throttle them
+        // A source over one request's pixel limit may be within another's (a resize decodes more
+        // than a request without one may): it is not blacklisted for all of them.
+        managerConfiguration.shouldBlockFailedURL = { _, error in
+            if case .tooLarge = (error as? ImageError)?.decodeFailure { return false }
+            return ImageManager.isPermanentFailure(error)
+        }
         managerConfiguration.defaultContext.loadTimeout = .milliseconds(Int(configuration.processingTimeoutSeconds * 1000))
         manager = ImageManager(cache: cache, loaders: ImageLoaders([loader, FileImageLoader(maximumFileSize: configuration.maximumSourceBytes)]), configuration: managerConfiguration)
         let resultLimits = ResultLimits(maximumDimension: configuration.maximumDimension,
                                         maximumPixels: configuration.maximumResultMegapixels * 1_000_000,
-                                        maximumFrames: configuration.maximumFrames)
+                                        maximumFrames: configuration.maximumFrames,
+                                        maximumSourcePixels: configuration.maximumSourceMegapixels * 1_000_000)
         processor = ImageProcessor(manager: manager, responseCacheBytes: configuration.responseCacheMegabytes << 20,
                                    limits: resultLimits, budget: ProcessingBudget(capacity: configuration.processingMemoryMegabytes << 20))
     }

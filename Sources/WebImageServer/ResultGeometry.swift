@@ -1,6 +1,10 @@
 import Foundation
 
 extension ProcessingRequest {
+    /// Whether the request resizes (else its result is the source's size, or the rotation's box
+    /// of it).
+    var resizesSource: Bool { pixelBox.width > 0 || pixelBox.height > 0 }
+
     /// The size of this request's result for a source decoded at `width` x `height`, computed
     /// from the transformers' geometry in their order, before any of them runs: the resize, then
     /// the rotation's bounding box (rounded up); the other operations keep the size.
@@ -42,6 +46,8 @@ struct ResultLimits: Sendable {
     let maximumPixels: Int
     /// The most frames of an animated result.
     let maximumFrames: Int
+    /// The largest source canvas decoded, in pixels (read from its header first).
+    let maximumSourcePixels: Int
 
     /// The refusal of a `width` x `height` result of `frames` frames, or nil when it may be made.
     func refusal(width: Int, height: Int, frames: Int) -> ProcessingRequestError? {

@@ -27,6 +27,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var maximumDimension = 4096
     /// The most frames an animated result keeps (default 300); more: a 422.
     public var maximumFrames = 300
+    /// The largest source canvas decoded (default 50 megapixels, imgproxy's), read from its
+    /// header before any pixel is allocated: larger sources are a 422. Without a resize the
+    /// source is the result, and no larger than `maximumDimension` squared is decoded.
+    public var maximumSourceMegapixels = 50
     /// The most pixels of a result, every frame of an animation counted (default 100
     /// megapixels): a 300-frame animation on a 2000x2000 canvas is refused (422) before any
     /// frame is composited.
@@ -86,7 +90,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case host, port, key, salt, insecure, allowedSources, allowedNetworks, maximumSourceBytes,
-             maximumDimension, maximumFrames, maximumResultMegapixels, processingMemoryMegabytes, processingTimeoutSeconds, maximumPendingRequests, maximumConcurrentLoads, idleTimeoutSeconds,
+             maximumDimension, maximumFrames, maximumSourceMegapixels, maximumResultMegapixels, processingMemoryMegabytes, processingTimeoutSeconds, maximumPendingRequests, maximumConcurrentLoads, idleTimeoutSeconds,
              maximumConnections, stopTimeoutSeconds, cacheMaxAgeSeconds,
              memoryCacheMegabytes, responseCacheMegabytes, cacheDirectory, sharedCache, fileRoot
     }
@@ -106,6 +110,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         maximumSourceBytes = try value(.maximumSourceBytes, defaults.maximumSourceBytes)
         maximumDimension = try value(.maximumDimension, defaults.maximumDimension)
         maximumFrames = try value(.maximumFrames, defaults.maximumFrames)
+        maximumSourceMegapixels = try value(.maximumSourceMegapixels, defaults.maximumSourceMegapixels)
         maximumResultMegapixels = try value(.maximumResultMegapixels, defaults.maximumResultMegapixels)
         processingMemoryMegabytes = try value(.processingMemoryMegabytes, defaults.processingMemoryMegabytes)
         processingTimeoutSeconds = try value(.processingTimeoutSeconds, defaults.processingTimeoutSeconds)

@@ -166,7 +166,7 @@ enum FrameStore: Sendable {
     func memoryCost(firstFrame: Int) -> Int {
         switch self {
         case .preloaded(let frames): frames.reduce(0) { $0 + $1.bitmap.byteCount }
-        case .lazy: firstFrame * 2
+        case .lazy(let lazy): firstFrame * 2 + lazy.retainedCost
         }
     }
 }

@@ -10,12 +10,17 @@ protocol FrameRenderer: AnyObject {
 /// Frames decoded on demand, with the post-processing the decode options asked for.
 final class LazyFrames: Sendable {
     let durations: [Double]
+    /// Bytes of decoded pixels the renderer keeps besides its canvas (a transformed
+    /// animation's source image), counted in the image's `memoryCost`.
+    let retainedCost: Int
     private let renderer: Mutex<any FrameRenderer>
     private let finish: @Sendable (Bitmap) -> Bitmap
 
-    init(renderer: sending any FrameRenderer, durations: [Double], finish: @escaping @Sendable (Bitmap) -> Bitmap) {
+    init(renderer: sending any FrameRenderer, durations: [Double], retainedCost: Int = 0,
+         finish: @escaping @Sendable (Bitmap) -> Bitmap) {
         self.renderer = Mutex(renderer)
         self.durations = durations
+        self.retainedCost = retainedCost
         self.finish = finish
     }
 

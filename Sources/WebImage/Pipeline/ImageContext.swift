@@ -48,6 +48,14 @@ public struct ImageContext: Sendable {
         get { storage?.fields.scaleDownLimitBytes }
         set { mutate { $0.scaleDownLimitBytes = newValue } }
     }
+    /// The largest canvas, in pixels, this load decodes (default
+    /// `ImageDecodingOptions.defaultPixelLimit`, 100 megapixels): a larger image fails with
+    /// `ImageError.tooLarge`, read from its header before any pixel is allocated. A service
+    /// lowers it for what strangers send.
+    public var decodePixelLimit: Int? {
+        get { storage?.fields.decodePixelLimit }
+        set { mutate { $0.decodePixelLimit = newValue } }
+    }
     /// Where to look for the image (default `.all`).
     public var queryCacheType: ImageCacheType? {
         get { storage?.fields.queryCacheType }
@@ -201,6 +209,7 @@ public struct ImageContext: Sendable {
         result.preserveAspectRatio = mine.preserveAspectRatio ?? base.preserveAspectRatio
         result.imageScaleFactor = mine.imageScaleFactor ?? base.imageScaleFactor
         result.scaleDownLimitBytes = mine.scaleDownLimitBytes ?? base.scaleDownLimitBytes
+        result.decodePixelLimit = mine.decodePixelLimit ?? base.decodePixelLimit
         result.queryCacheType = mine.queryCacheType ?? base.queryCacheType
         result.storeCacheType = mine.storeCacheType ?? base.storeCacheType
         result.originalQueryCacheType = mine.originalQueryCacheType ?? base.originalQueryCacheType
@@ -251,6 +260,7 @@ public struct ImageContext: Sendable {
         var preserveAspectRatio: Bool?
         var imageScaleFactor: Double?
         var scaleDownLimitBytes: Int?
+        var decodePixelLimit: Int?
         var queryCacheType: ImageCacheType?
         var storeCacheType: ImageCacheType?
         var originalQueryCacheType: ImageCacheType?
@@ -274,7 +284,7 @@ public struct ImageContext: Sendable {
 
         var isEmpty: Bool {
             transformer == nil && thumbnailPixelSize == nil && fillPixelSize == nil && preserveAspectRatio == nil
-                && imageScaleFactor == nil && scaleDownLimitBytes == nil && queryCacheType == nil
+                && imageScaleFactor == nil && scaleDownLimitBytes == nil && decodePixelLimit == nil && queryCacheType == nil
                 && storeCacheType == nil && originalQueryCacheType == nil && originalStoreCacheType == nil
                 && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && asyncRequestModifier == nil
                 && responseModifier == nil

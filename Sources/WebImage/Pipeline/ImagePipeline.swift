@@ -228,7 +228,7 @@ struct ImagePipeline: Sendable {
         let result = SharedResult(loaded, countsPickups: image.memoryCost >= ImagePipeline.pickupWaitCost)
         // The background disk write is registered before any caller is resumed, so that a
         // `waitForPendingStores()` called as soon as the load returns waits for it.
-        let reservation = options.contains(.waitStoreCache) ? nil : pendingStores.reserve()
+        let reservation = options.contains(.waitStoreCache) ? nil : pendingStores.reserve(key: derived ? request.originalKey : nil)
         var resumed = 0
         if !options.contains(.waitStoreCache) {
             // Callers that join from now get their own result, never `result`: only the callers

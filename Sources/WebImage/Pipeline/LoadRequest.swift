@@ -155,6 +155,7 @@ final class LoadRequest: Sendable {
         if let box = settings.thumbnail { decode.maxPixelSize = max(box.width, box.height) }
         decode.fillSize = settings.fillSize
         if options.contains(.scaleDownLargeImages) { decode.maxPixelCount = max(1, settings.scaleDownLimitBytes / 4) }
+        if let limit = settings.context.decodePixelLimit { decode.pixelLimit = max(1, limit) }
         decodeOptions = decode
         queriesMemory = key != nil && !options.contains(.fromLoaderOnly) && !options.contains(.refreshCached)
             && settings.queryType.includesMemory

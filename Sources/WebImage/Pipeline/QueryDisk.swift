@@ -46,6 +46,9 @@ extension ImagePipeline {
             options.maxPixelSize = nil
             options.fillSize = nil
         }
+        // A load that downloaded this original may still be writing it: after that write, it is
+        // on disk (not downloaded a second time).
+        await pendingStores.wait(forKey: originalKey)
         // Through the cache's shared queries: works of other sizes or transformers of the same
         // original read and decode it once.
         guard let hit = await request.cache.image(forKey: originalKey, query: ImageCacheQuery(

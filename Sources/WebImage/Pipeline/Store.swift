@@ -83,16 +83,33 @@ final class PendingStores: Sendable {
     private struct State {
         var tasks: [Int: Task<Void, Never>] = [:]
         var reserved: Set<Int> = []
+        /// The cache key a reserved or running write stores an original under, by write, and
+        /// the latest such write by key.
+        var keys: [Int: String] = [:]
+        var byKey: [String: Int] = [:]
+
+        /// Forgets write `id`'s key.
+        mutating func forgetKey(of id: Int) {
+            guard let key = keys.removeValue(forKey: id), byKey[key] == id else { return }
+            byKey[key] = nil
+        }
         /// Waits for reservations to start or go.
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
     private let state = Mutex(State())
     private let nextID = Atomic<Int>(0)
 
-    /// Announces a write that will start soon; `waitForAll` waits for it from now on.
-    func reserve() -> Reservation {
+    /// Announces a write that will start soon; `waitForAll` waits for it from now on, and
+    /// `wait(forKey:)` for `key` (the original a derived load stores).
+    func reserve(key: String? = nil) -> Reservation {
         let id = nextID.add(1, ordering: .relaxed).newValue
-        state.withLock { _ = $0.reserved.insert(id) }
+        state.withLock { state in
+            state.reserved.insert(id)
+            if let key {
+                state.keys[id] = key
+                state.byKey[key] = id
+            }
+        }
         return Reservation(id: id)
     }
 
@@ -100,6 +117,7 @@ final class PendingStores: Sendable {
     func release(_ reservation: Reservation) {
         let waiters = state.withLock { state in
             state.reserved.remove(reservation.id)
+            state.forgetKey(of: reservation.id)
             defer { state.waiters = [] }
             return state.waiters
         }
@@ -112,13 +130,42 @@ final class PendingStores: Sendable {
         let waiters = state.withLock { state in
             state.tasks[id] = Task.detached(priority: .utility) { [weak self] in
                 await write()
-                _ = self?.state.withLock { $0.tasks.removeValue(forKey: id) }
+                self?.state.withLock { state in
+                    state.tasks[id] = nil
+                    state.forgetKey(of: id)
+                }
             }
             state.reserved.remove(id)
             defer { state.waiters = [] }
             return state.waiters
         }
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// Waits for the writes reserved or running that store an original under `key`: a load of
+    /// another size of that original, made as soon as the first returned, then finds it on
+    /// disk instead of downloading it again (SDWebImage's serial I/O queue gives its queries
+    /// the same order). Costs one look under the lock when there is none.
+    func wait(forKey key: String) async {
+        while true {
+            let (running, reserved) = state.withLock { state -> (Task<Void, Never>?, Bool) in
+                guard let id = state.byKey[key] else { return (nil, false) }
+                return (state.tasks[id], state.reserved.contains(id))
+            }
+            if let running {
+                await running.value
+                continue
+            }
+            guard reserved else { return }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    guard let id = state.byKey[key], state.reserved.contains(id) else { return true }
+                    state.waiters.append(continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        }
     }
 
     /// Waits until every write started or reserved so far (and any started meanwhile) is done.

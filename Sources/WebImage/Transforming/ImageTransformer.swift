@@ -33,7 +33,8 @@ extension BitmapTransformer {
             let first = try transform(image.bitmap)
             let renderer = TransformedFrames(source: image, transformer: self)
             return Image(firstFrame: ImageFrame(bitmap: first, duration: image.firstFrame.duration),
-                         frames: .lazy(LazyFrames(renderer: renderer, durations: image.frameDurations, finish: { $0 })),
+                         frames: .lazy(LazyFrames(renderer: renderer, durations: image.frameDurations,
+                                                         retainedCost: image.memoryCost, finish: { $0 })),
                          format: image.format, loopCount: image.declaredLoopCount, scale: image.scale,
                          exifOrientation: nil, orientationApplied: false)
         }

@@ -134,6 +134,23 @@ import Testing
         await h.finish()
     }
 
+    /// A thumbnail load of another size, made as soon as the first returned, finds the original
+    /// the first is still writing (a slow disk) instead of downloading it again.
+    @Test func anotherSizeWaitsForTheOriginalsWriteInsteadOfDownloadingIt() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/o.png", .respond(body: ManagerHarness.png))
+        let slowDisk = InstrumentedCache(base: h.cache, storeDelay: .milliseconds(400))
+        var small = ImageContext(thumbnailPixelSize: PixelSize(width: 16, height: 16))
+        small.cache = slowDisk
+        var smaller = ImageContext(thumbnailPixelSize: PixelSize(width: 8, height: 8))
+        smaller.cache = slowDisk
+        #expect(try await h.manager.image(for: h.url("/o.png"), context: small).width == 16)
+        #expect(try await h.manager.image(for: h.url("/o.png"), context: smaller).width == 8)
+        #expect(h.server.requestCount("/o.png") == 1, "the original was downloaded again while it was being written")
+        await h.manager.waitForPendingStores()
+        await h.finish()
+    }
+
     @Test func queryMemoryDataReturnsTheDataOfAMemoryHit() async throws {
         let h = try await ManagerHarness()
         h.server.route("/a.png", .respond(body: ManagerHarness.png))

@@ -102,6 +102,24 @@ import Testing
         await h.finish()
     }
 
+    /// A source that claims 10000x10000 (a PNG header and nothing else): every operation is
+    /// refused from the header, before a pixel is allocated.
+    @Test func aTenThousandSquareSourceIsRefusedFromItsHeader() async throws {
+        let h = try await ServerHarness()
+        h.origin.route("/huge.png", .respond(body: Fixtures.pngHeader(width: 10_000, height: 10_000)))
+        h.origin.route("/big.png", .respond(body: Fixtures.pngHeader(width: 5_000, height: 5_000)))
+        for options in ["q:50", "f:webp", "rs:fit:100:100", "rs:fill-crop:4096:4096", "rot:45", "bl:100", "w:1000/dpr:4", "rc:50", "info"] {
+            let reply = try Curl.get(h.url(options: options, source: "/huge.png"))
+            #expect(reply.status == 422 && String(decoding: reply.body, as: UTF8.self).contains("10000x10000, over"), "\(options): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+        }
+        // 25 megapixels: within the source limit with a resize, over a result's without one.
+        for options in ["q:50", "rot:90"] {
+            let reply = try Curl.get(h.url(options: options, source: "/big.png"))
+            #expect(reply.status == 422 && String(decoding: reply.body, as: UTF8.self).contains("5000x5000, over 16777216"), "\(options): \(reply.status)")
+        }
+        await h.finish()
+    }
+
     @Test func theBudgetGrantsInOrderAndLetsACancelledWaiterGo() async throws {
         let budget = ProcessingBudget(capacity: 100)
         try await budget.reserve(60)

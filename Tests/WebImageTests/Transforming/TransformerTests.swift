@@ -164,4 +164,27 @@ import Testing
         #expect(pipeline.frameCount == gif.frameCount)
         #expect(try pipeline.frame(at: 3).bitmap == GrayscaleTransformer().transform(gif.frame(at: 3).bitmap).oriented(.upMirrored))
     }
+
+    /// An animation decoded on demand is transformed on demand: the result holds one canvas and
+    /// its source (counted in its cost), each frame equal to the frame transformed by itself; a
+    /// preloaded one is transformed at once.
+    @Test func aLazyAnimationIsTransformedFrameByFrame() async throws {
+        let data = try Corpus.data("gif/chi.gif")
+        let lazy = try Image(data: data)
+        let flip = FlippingTransformer(horizontal: true, vertical: false)
+        let out = try flip.transform(lazy)
+        guard case .lazy = out.frames else { Issue.record("the transformed animation holds every frame"); return }
+        #expect(out.memoryCost == out.bitmap.byteCount * 2 + lazy.memoryCost)
+        for index in [0, 1, 7, 2, lazy.frameCount - 1] {
+            #expect(try out.frame(at: index).bitmap == flip.transform(lazy.frame(at: index).bitmap), "frame \(index)")
+        }
+        let preloaded = try Image(data: data, options: ImageDecodingOptions(preloadAllFrames: true))
+        guard case .preloaded = try flip.transform(preloaded).frames else { Issue.record("a preloaded animation stays preloaded"); return }
+        // Cancelled, the next frame is not made.
+        let task = Task { () -> Bool in
+            withUnsafeCurrentTask { $0?.cancel() }
+            do { _ = try out.frame(at: 3); return false } catch { return error is CancellationError }
+        }
+        #expect(await task.value, "a cancelled task's frame throws CancellationError")
+    }
 }
