@@ -87,7 +87,7 @@ for list in cold warm; do
   sed -E 's#^/unsafe/([0-9]+)x([0-9]+)/#/unsafe/rs:fill-crop:\1:\2/q:80/plain/#' "$tmp/$list.txt" > "$tmp/$list-ours.txt"
 done
 
-(cd "$root" && swift build -c release --product webimage 2>&1 | grep -E "error|warning:" >&2 || true)
+(cd "$root" && swift build -c release --product webimage --static-swift-stdlib --no-color-diagnostics 2>&1 | grep -E "error|warning:" >&2 || true)
 bin="$root/.build/release/webimage"
 cat > "$tmp/serve.json" <<JSON
 { "insecure": true, "allowedNetworks": ["127.0.0.0/8"], "memoryCacheMegabytes": 64, "cacheDirectory": "$tmp/cache"${SERVE_CONFIG:+, $SERVE_CONFIG} }

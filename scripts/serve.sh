@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/install-deps.sh
-swift build -c release --product webimage --no-color-diagnostics
+swift build -c release --product webimage --static-swift-stdlib --no-color-diagnostics
 if [ $# -eq 0 ]; then set -- --demo; fi
 exec .build/release/webimage serve "$@"
