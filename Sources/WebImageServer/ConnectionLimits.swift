@@ -10,7 +10,8 @@ import Synchronization
 /// cap the server stops accepting (no `EMFILE` loop that spins on the listening socket); before
 /// it, the connection idle the longest (no request in progress: a new one whose headers have not
 /// come, or a keep-alive one between requests) is closed to make room, as nginx reuses its idle
-/// keep-alive connections when it runs short.
+/// keep-alive connections when it runs short. A sweep closes connections idle for longer than the
+/// idle timeout (no timer per request).
 struct ConnectionLimits: Sendable {
     /// The descriptor limit the process runs with.
     let descriptors: Int
@@ -42,57 +43,83 @@ struct ConnectionLimits: Sendable {
 }
 
 /// The open connections and which of them are idle. Thread-safe: connections open and close on
-/// every event loop.
+/// every event loop. A request's start and end touch only its own connection's atomic (no lock);
+/// the registry's lock is taken when a connection opens or closes, and by the sweep.
 final class OpenConnections: Sendable {
-    private struct Entry {
+    /// One connection: its channel, and since when it has had no request in progress
+    /// (nanoseconds of `clock`; 0 while a request is in progress).
+    final class Connection: Sendable {
         let channel: any Channel
-        /// The order it last became idle in; nil while a request is in progress.
-        var idleSince: UInt64?
+        let idleSince: Atomic<UInt64>
+
+        init(channel: any Channel, now: UInt64) {
+            self.channel = channel
+            idleSince = Atomic(now)
+        }
     }
-    private struct State {
-        var entries: [ObjectIdentifier: Entry] = [:]
-        var clock: UInt64 = 0
-    }
-    private let state = Mutex(State())
+    private let registry = Mutex<[ObjectIdentifier: Connection]>([:])
+    private let start = ContinuousClock.now
     let limits: ConnectionLimits
 
     init(limits: ConnectionLimits) { self.limits = limits }
 
     /// Connections open now.
-    var count: Int { state.withLock { $0.entries.count } }
+    var count: Int { registry.withLock { $0.count } }
+
+    /// Nanoseconds since this registry was made (never 0).
+    func now() -> UInt64 {
+        let elapsed = ContinuousClock.now - start
+        return UInt64(elapsed.components.seconds) * 1_000_000_000 + UInt64(elapsed.components.attoseconds / 1_000_000_000) + 1
+    }
 
     /// A new connection, idle until its request's head arrives. Past the eviction threshold the
     /// longest-idle other connection is closed.
-    func opened(_ channel: any Channel) {
-        let victim = state.withLock { state -> (any Channel)? in
-            state.clock += 1
-            state.entries[ObjectIdentifier(channel)] = Entry(channel: channel, idleSince: state.clock)
-            guard state.entries.count > limits.evictionThreshold else { return nil }
+    func opened(_ channel: any Channel) -> Connection {
+        let connection = Connection(channel: channel, now: now())
+        let victim = registry.withLock { registry -> (any Channel)? in
+            registry[ObjectIdentifier(channel)] = connection
+            guard registry.count > limits.evictionThreshold else { return nil }
             var oldest: (key: ObjectIdentifier, since: UInt64)?
-            for (key, entry) in state.entries where key != ObjectIdentifier(channel) {
-                if let since = entry.idleSince, since < oldest?.since ?? .max { oldest = (key, since) }
+            for (key, other) in registry where key != ObjectIdentifier(channel) {
+                let since = other.idleSince.load(ordering: .relaxed)
+                if since != 0, since < oldest?.since ?? .max { oldest = (key, since) }
             }
             guard let oldest else { return nil }
-            return state.entries.removeValue(forKey: oldest.key)?.channel
+            return registry.removeValue(forKey: oldest.key)?.channel
         }
         victim?.close(promise: nil)
-    }
-
-    /// A request's head arrived on `channel`.
-    func busy(_ channel: any Channel) {
-        state.withLock { $0.entries[ObjectIdentifier(channel)]?.idleSince = nil }
-    }
-
-    /// `channel` answered its request and waits for the next.
-    func idle(_ channel: any Channel) {
-        state.withLock { state in
-            state.clock += 1
-            state.entries[ObjectIdentifier(channel)]?.idleSince = state.clock
-        }
+        return connection
     }
 
     func closed(_ channel: any Channel) {
-        _ = state.withLock { $0.entries.removeValue(forKey: ObjectIdentifier(channel)) }
+        _ = registry.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
+    }
+
+    /// Closes every connection idle for longer than `timeout`: new ones whose request headers
+    /// have not all come, and keep-alive ones between requests.
+    func closeIdle(olderThan timeout: Duration) {
+        let limit = UInt64(timeout.components.seconds) * 1_000_000_000 + UInt64(timeout.components.attoseconds / 1_000_000_000)
+        let now = now()
+        let stale = registry.withLock { registry -> [any Channel] in
+            var stale: [any Channel] = []
+            for (key, connection) in registry {
+                let since = connection.idleSince.load(ordering: .relaxed)
+                if since != 0, now > since, now - since > limit {
+                    stale.append(connection.channel)
+                    registry[key] = nil
+                }
+            }
+            return stale
+        }
+        for channel in stale { channel.close(promise: nil) }
+    }
+
+    /// Sweeps idle connections every quarter of `timeout` (at most every second) until cancelled.
+    func sweep(every timeout: Duration) async {
+        let period = min(.seconds(1), timeout / 4)
+        while (try? await Task.sleep(for: period)) != nil {
+            closeIdle(olderThan: timeout)
+        }
     }
 
     /// The handler that reports one connection's life to `self` (one per connection).
@@ -106,7 +133,7 @@ final class ConnectionTracker: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
     private let connections: OpenConnections
-    private var registered = false
+    private var connection: OpenConnections.Connection?
 
     init(connections: OpenConnections) { self.connections = connections }
 
@@ -120,9 +147,8 @@ final class ConnectionTracker: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func register(_ channel: any Channel) {
-        guard !registered else { return }
-        registered = true
-        connections.opened(channel)
+        guard connection == nil else { return }
+        connection = connections.opened(channel)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -131,16 +157,16 @@ final class ConnectionTracker: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        if registered { connections.closed(context.channel) }
+        if connection != nil { connections.closed(context.channel) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head = unwrapInboundIn(data) { connections.busy(context.channel) }
+        if case .head = unwrapInboundIn(data) { connection?.idleSince.store(0, ordering: .relaxed) }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { connections.idle(context.channel) }
+        if case .end = unwrapOutboundIn(data) { connection?.idleSince.store(connections.now(), ordering: .relaxed) }
         context.write(data, promise: promise)
     }
 }

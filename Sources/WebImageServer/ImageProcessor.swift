@@ -95,37 +95,42 @@ final class ImageProcessor: Sendable {
         case "gif": .gif
         default: [.png, .jpeg, .webp, .gif].contains(image.format) ? image.format : .png
         }
-        let body: Data
-        if let original = result.data, format == image.format, request.quality == nil, request.transformers(resizeByDecoding: false).isEmpty,
-           !request.firstFrameOnly || !image.isAnimated {
-            body = original   // nothing to change: the source's own bytes
-        } else {
-            body = try await made(request, from: image, size: size, as: format)
-        }
-        let etag = "\"" + Digest.sha256(body).prefix(32) + "\""
-        let entry = ResponseCache.Entry(body: ByteBuffer(bytes: body), contentType: format.mimeType, etag: etag,
-                                        variesWithAccept: request.format == .auto)
-        responses.store(entry, forKey: responseKey)
         let source = switch result.cacheType {
         case .memory: "memory"
         case .disk, .all: "disk"
         default: "origin"
         }
+        let body: Data
+        if let original = result.data, format == image.format, request.quality == nil, request.transformers(resizeByDecoding: false).isEmpty,
+           !request.firstFrameOnly || !image.isAnimated {
+            body = original   // nothing to change: the source's own bytes
+        } else {
+            // The source goes to `made` alone, so that it can be let go once transformed (the
+            // encoder then holds the result only, unless the memory cache keeps the source).
+            _ = consume result
+            body = try await made(request, from: consume image, size: size, as: format)
+        }
+        let etag = "\"" + Digest.sha256(body).prefix(32) + "\""
+        let entry = ResponseCache.Entry(body: ByteBuffer(bytes: body), contentType: format.mimeType, etag: etag,
+                                        variesWithAccept: request.format == .auto)
+        responses.store(entry, forKey: responseKey)
         return ProcessedImage(body: entry.body, contentType: entry.contentType, etag: etag, variesWithAccept: entry.variesWithAccept, source: source)
     }
 
     /// The result of `request` from its decoded source, within the processing budget: the
     /// transformers (an animation's frames one at a time, on demand), then the encoder.
-    private func made(_ request: ProcessingRequest, from image: Image, size: (width: Int, height: Int),
+    private func made(_ request: ProcessingRequest, from source: consuming Image, size: (width: Int, height: Int),
                       as format: ImageFormat) async throws(ProcessingRequestError) -> Data {
-        let bytes = ResultLimits.workingBytes(sourceWidth: image.width, sourceHeight: image.height, width: size.width, height: size.height)
+        let bytes = ResultLimits.workingBytes(sourceWidth: source.width, sourceHeight: source.height, width: size.width, height: size.height)
         do { try await budget.reserve(bytes) } catch { throw ProcessingRequestError(503, "the request was cancelled") }
         defer { budget.release(bytes) }
-        var output = image
+        let output: Image
         let transformers = request.transformers(resizeByDecoding: request.resizesByDecoding)
-        if !transformers.isEmpty {
+        if transformers.isEmpty {
+            output = source
+        } else {
             let start = ContinuousClock.now
-            do { output = try PipelineTransformer(transformers).transform(image) } catch {
+            do { output = try PipelineTransformer(transformers).transform(consume source) } catch {
                 throw Self.refusal(for: error)
             }
             Self.transformTimer.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - start))

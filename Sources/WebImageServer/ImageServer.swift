@@ -123,8 +123,12 @@ public final class ImageServer: Sendable {
             }
         }
         let connections = self.connections
-        let idle = TimeAmount.milliseconds(Int64(max(0.001, configuration.idleTimeoutSeconds) * 1000))
-        let http = HTTP1Channel.Configuration(additionalChannelHandlers: [connections.tracker()], idleTimeout: idle)
+        // Idle connections are closed by a sweep of the tracker's timestamps: Hummingbird's own
+        // idle timeout arms and cancels a timer on every request.
+        let http = HTTP1Channel.Configuration(additionalChannelHandlers: [connections.tracker()])
+        let idle = Duration.milliseconds(Int(max(0.001, configuration.idleTimeoutSeconds) * 1000))
+        let sweep = Task { await connections.sweep(every: idle) }
+        defer { sweep.cancel() }
         let app = Application(responder: responder, server: .http1(configuration: http),
                               configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "webimage",
                                                    availableConnectionsDelegate: ConnectionCap(maximum: connections.limits.maximum)),

@@ -2,8 +2,8 @@ import Synchronization
 
 /// The bytes of pixels that all requests may hold at once while their results are transformed
 /// and encoded. A request reserves what its result needs (computed from its size before any
-/// buffer exists) and waits, holding nothing, while others hold the budget; reservations are
-/// granted in order. A request larger than the whole budget is refused by the caller.
+/// buffer exists) and waits while others hold the budget; reservations are granted in order. A
+/// request larger than the whole budget reserves all of it: it runs alone.
 final class ProcessingBudget: Sendable {
     private struct Waiter {
         let id: Int

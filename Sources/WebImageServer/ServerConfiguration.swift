@@ -36,10 +36,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// frame is composited.
     public var maximumResultMegapixels = 100
     /// The pixel memory, in MiB, that the results being transformed and encoded may hold
-    /// together (default 256). A request reserves what its result needs (source frame, result
-    /// frame, encoder's copy) before any of it exists and waits, holding nothing, while the
+    /// together (default 128). A request reserves what its result needs (source frame, result
+    /// frame, encoder's copy) before any of it exists and waits (holding its decoded source only) while the
     /// budget is taken; one that needs more than the whole budget runs alone.
-    public var processingMemoryMegabytes = 256
+    public var processingMemoryMegabytes = 128
     /// How long one request may take, fetch included (default 30 s): then a 504.
     public var processingTimeoutSeconds = 30.0
     /// Requests being processed or waiting (default 64); more get a 503 with `Retry-After`.

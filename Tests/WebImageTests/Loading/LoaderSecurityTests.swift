@@ -37,6 +37,29 @@ import Testing
         }
     }
 
+    /// A name that resolves to a private address (`localhost`, from /etc/hosts: no DNS packet)
+    /// is refused on the address, as a first URL and as a redirect from an allowed origin.
+    @Test func aNameThatResolvesToAPrivateAddressIsRefused() async throws {
+        let canary = Canary(), front = TestHTTPServer()
+        try await canary.start()
+        try await front.start(host: "127.0.0.2")
+        let refused: (any Error) -> Bool = { error in
+            if case .addressNotAllowed = error as? ImageError { return true }
+            return false
+        }
+        var configuration = HTTPImageLoader.Configuration()
+        configuration.addressPolicy = .publicOnly(allowing: [IPNetwork("127.0.0.2/32")!])
+        let loader = HTTPImageLoader(configuration: configuration)
+        await #expect(performing: { try await loader.data(for: ImageLoaderRequest(url: URL(string: "http://localhost:\(canary.port)/x")!)) },
+                      throws: refused)
+        front.route("/to-name", .redirect(to: "http://localhost:\(canary.port)/x"))
+        await #expect(performing: { try await loader.data(for: ImageLoaderRequest(url: front.url("/to-name"))) }, throws: refused)
+        #expect(front.requestCount("/to-name") == 1, "the allowed origin was asked")
+        #expect(canary.connections == 0, "a name resolving to loopback was connected to")
+        await front.stop()
+        await canary.stop()
+    }
+
     @Test func theRedirectFilterJudgesEveryHop() async throws {
         try await withServer { server, canary in
             let port = server.port

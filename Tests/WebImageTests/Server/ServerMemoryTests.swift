@@ -52,7 +52,8 @@ import Testing
     }
 
     /// Allowed past the pixel limit, the same animation is encoded a frame at a time (one canvas
-    /// held, not 300) and cut at the time limit with a 504: the process stays small.
+    /// held, not 300) and cut at the time limit with a 504; a 10000x10000 source is refused by
+    /// every operation: the process stays small.
     @Test func anAllowedBigAnimationStaysWithinOneCanvasAndItsTimeLimit() async throws {
         let origin = TestHTTPServer()
         try await origin.start()
@@ -73,6 +74,12 @@ import Testing
             #expect(reply.status == 200 || reply.status == 504, "f:\(format): \(reply.status)")
         }
         #expect(statuses.contains(504), "the time limit cut no encode: \(statuses)")
+        // A source claiming 10000x10000, by every operation: refused from its header.
+        origin.route("/huge.png", .respond(body: Fixtures.pngHeader(width: 10_000, height: 10_000)))
+        for options in ["q:50", "rs:fit:4096:4096", "rs:fill-crop:4096:4096", "w:1024/dpr:4", "rot:45", "bl:100", "rc:100"] {
+            let reply = try Curl.get(URL(string: "http://127.0.0.1:\(port)/_/\(options)/plain/" + origin.url("/huge.png").absoluteString)!)
+            #expect(reply.status == 422, "\(options): \(reply.status)")
+        }
         let peak = Self.peakResidentMegabytes(pid)
         #expect(peak > 0 && peak - baseline < 200, "peak resident \(peak) MB (from \(baseline) MB)")
         running.signal(SIGTERM)
