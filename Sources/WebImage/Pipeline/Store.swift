@@ -147,42 +147,32 @@ final class PendingStores: Sendable {
     /// disk instead of downloading it again (SDWebImage's serial I/O queue gives its queries
     /// the same order). Costs one look under the lock when there is none.
     func wait(forKey key: String) async {
-        while true {
-            let (running, reserved) = state.withLock { state -> (Task<Void, Never>?, Bool) in
-                guard let id = state.byKey[key] else { return (nil, false) }
-                return (state.tasks[id], state.reserved.contains(id))
-            }
-            if let running {
-                await running.value
-                continue
-            }
-            guard reserved else { return }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now = state.withLock { state -> Bool in
-                    guard let id = state.byKey[key], state.reserved.contains(id) else { return true }
-                    state.waiters.append(continuation)
-                    return false
-                }
-                if now { continuation.resume() }
-            }
+        await wait { state in
+            guard let id = state.byKey[key] else { return (nil, false) }
+            return (state.tasks[id], state.reserved.contains(id))
         }
     }
 
     /// Waits until every write started or reserved so far (and any started meanwhile) is done.
     func waitForAll() async {
+        // One look at both, under one lock: looked at apart, a reservation that started its
+        // write in between was in neither, and the wait returned before that write.
+        await wait { ($0.tasks.first?.value, !$0.reserved.isEmpty) }
+    }
+
+    /// Waits while `look` finds a write running (awaited) or reserved (woken when a
+    /// reservation starts its write or goes; then it looks again).
+    private func wait(while look: @escaping @Sendable (borrowing State) -> (running: Task<Void, Never>?, reserved: Bool)) async {
         while true {
-            // One look at both, under one lock: looked at apart, a reservation that started its
-            // write in between was in neither, and the wait returned before that write.
-            let (running, reserved) = state.withLock { ($0.tasks.first?.value, !$0.reserved.isEmpty) }
+            let (running, reserved) = state.withLock { look($0) }
             if let running {
                 await running.value
                 continue
             }
             guard reserved else { return }
-            // Woken when a reservation starts its write or goes; then it looks again.
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { state -> Bool in
-                    if state.reserved.isEmpty { return true }
+                    if !look(state).reserved { return true }
                     state.waiters.append(continuation)
                     return false
                 }

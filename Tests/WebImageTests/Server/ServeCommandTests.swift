@@ -21,15 +21,8 @@ import Testing
         let running = try CLIRunner.start(["serve", "--config", config.path],
                                           environment: ["WEBIMAGE_KEY": "74657374206b6579", "WEBIMAGE_SALT": "746573742073616c74"])
         // The port, from the line it prints once listening.
-        var seen = "", port = 0
-        for _ in 0..<400 where port == 0 {
-            seen += String(decoding: running.err.fileHandleForReading.availableData, as: UTF8.self)
-            if let range = seen.range(of: #"listening on http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
-                port = Int(seen[range].split(separator: ":").last ?? "") ?? 0
-            }
-            if port == 0 { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(port > 0, "\(seen)")
+        let (port, printed) = try await running.listeningPort()
+        #expect(port > 0, "\(printed)")
         let signer = URLSigner(key: Array("test key".utf8), salt: Array("test salt".utf8))
         func url(_ index: Int) -> URL {
             URL(string: "http://127.0.0.1:\(port)" + signer.sign("/w:\(index % 10 + 1)/plain/" + origin.url("/\(index % 20).png").absoluteString))!

@@ -41,15 +41,8 @@ import Testing
         guard let webimage = CLIRunner.executable else { throw CocoaError(.fileNoSuchFile) }
         let running = try CLIRunner.start(["-c", "ulimit -n \(descriptors) && exec \"$0\" serve --config \"$1\"", webimage.path, config.path],
                                           executable: URL(fileURLWithPath: "/bin/bash"))
-        var seen = "", port = 0
-        for _ in 0..<500 where port == 0 {
-            seen += String(decoding: running.err.fileHandleForReading.availableData, as: UTF8.self)
-            if let range = seen.range(of: #"listening on http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
-                port = Int(seen[range].split(separator: ":").last ?? "") ?? 0
-            }
-            if port == 0 { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(port > 0, "\(seen)")
+        let (port, printed) = try await running.listeningPort()
+        #expect(port > 0, "\(printed)")
         return (running, port)
     }
 

@@ -38,6 +38,21 @@ enum CLIRunner {
         /// Sends a signal (SIGINT for Ctrl-C).
         func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
+        /// The port a `webimage serve` prints once it listens (its "listening on" line), and what
+        /// it printed until then; port 0 when no such line came within about 5 s.
+        func listeningPort() async throws -> (port: Int, printed: String) {
+            var seen = ""
+            for _ in 0..<500 {
+                seen += String(decoding: err.fileHandleForReading.availableData, as: UTF8.self)
+                if let range = seen.range(of: #"listening on http://127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+                   let port = Int(seen[range].split(separator: ":").last ?? "") {
+                    return (port, seen)
+                }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return (0, seen)
+        }
+
         /// Reads everything it writes and waits for it to exit.
         func wait() -> Output {
             let group = DispatchGroup()
