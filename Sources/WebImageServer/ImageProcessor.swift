@@ -228,7 +228,7 @@ final class ImageProcessor: Sendable {
             return ProcessingRequestError(422, "the image could not be processed: \(reason)")
         case .blacklistedURL:
             return ProcessingRequestError(404, "the source failed before and is not tried again for now")
-        case .emptyData, .unsupportedFormat, .undecodable, .invalidContentType, .decodingFailed:
+        case .emptyData, .unsupportedFormat, .undecodable, .invalidContentType:
             return ProcessingRequestError(422, "the source is not an image the server decodes")
         default:
             return ProcessingRequestError(500, error.description)
