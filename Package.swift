@@ -10,6 +10,9 @@ let package = Package(
         .library(name: "WebImageMemcached", targets: ["WebImageMemcached"]),
         // The image proxy and thumbnail server (Hummingbird); WebImage itself gains no server dependency.
         .library(name: "WebImageServer", targets: ["WebImageServer"]),
+        // Coder plug-ins for today's formats (SDWebImage's AVIF, HEIF and JPEG XL coders), each on
+        // its Debian library; WebImage itself gains no dependency.
+        .library(name: "WebImageAVIF", targets: ["WebImageAVIF"]),
         .executable(name: "webimage", targets: ["webimage"]),
     ],
     dependencies: [
@@ -62,6 +65,10 @@ let package = Package(
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // AVIF on libavif (Debian's libavif-dev, with the AV1 codecs Debian builds it with: dav1d,
+        // aom, rav1e, SVT-AV1): a C shim linking the system library, and the Swift plug-in.
+        .target(name: "CWebImageAVIF", dependencies: ["CWebImageCodecs"], linkerSettings: [.linkedLibrary("avif")]),
+        .target(name: "WebImageAVIF", dependencies: ["WebImage", "CWebImageAVIF"], swiftSettings: [.swiftLanguageMode(.v6)]),
         // libmemcached as a system module (used by the shared cache tier only).
         .systemLibrary(
             name: "CMemcached",
@@ -95,7 +102,7 @@ let package = Package(
         .executableTarget(
             name: "webimage",
             dependencies: [
-                "WebImage", "WebImageMemcached", "WebImageServer",
+                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageAVIF",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),

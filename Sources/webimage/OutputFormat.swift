@@ -4,7 +4,7 @@ import WebImage
 
 /// The `--format` values of `get` and `convert`.
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-    case jpg, jpeg, png, webp, gif
+    case jpg, jpeg, png, webp, gif, avif
 
     /// The library's format.
     var imageFormat: ImageFormat {
@@ -13,6 +13,7 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
         case .png: .png
         case .webp: .webp
         case .gif: .gif
+        case .avif: .avif
         }
     }
 }
@@ -20,7 +21,7 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 /// Encoding for an output file, saying when the target format cannot hold what the image has.
 enum OutputEncoding {
     /// `image` encoded as `format`, and a note when frames were dropped (JPEG holds one frame;
-    /// GIF, WebP and PNG, as APNG, keep them all).
+    /// GIF, WebP, AVIF and PNG, as APNG, keep them all).
     static func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions = .init()) throws -> (data: Data, note: String?) {
         let data = try ImageCoders.shared.encode(image, as: format, options: options)
         guard image.isAnimated, format == .jpeg else { return (data, nil) }

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import WebImage
+import WebImageAVIF
 
 /// The `webimage` command-line tool.
 @main
@@ -28,6 +30,7 @@ struct WebImageCommand: AsyncParsableCommand {
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
         rejectUnknownCommand(arguments)
+        registerCoderPlugIns()
         do {
             var parsed = try parseAsRoot(arguments)
             if var asyncCommand = parsed as? AsyncParsableCommand {
@@ -38,6 +41,11 @@ struct WebImageCommand: AsyncParsableCommand {
         } catch {
             finish(with: error)
         }
+    }
+
+    /// Every command reads and writes today's formats too: the AVIF coder plug-in.
+    static func registerCoderPlugIns() {
+        AVIFCoder.register()
     }
 
     /// Exits 2 when the first argument is neither an option nor a command's name.

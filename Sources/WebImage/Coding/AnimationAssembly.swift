@@ -1,7 +1,7 @@
 /// Builds an `Image` from a frame renderer the way the decode options ask: frame 0 now, the
 /// rest lazily, all now (`preloadAllFrames`), or frame 0 alone (`firstFrameOnly`).
-enum AnimationAssembly {
-    static func image(renderer: sending any FrameRenderer, durations: [Double], format: ImageFormat, loopCount: Int?,
+package enum AnimationAssembly {
+    package static func image(renderer: sending any FrameRenderer, durations: [Double], format: ImageFormat, loopCount: Int?,
                       finishing: DecodeFinishing, orientation: Int?, options: ImageDecodingOptions) throws -> Image {
         let first = ImageFrame(bitmap: finishing(try renderer.render(0)), duration: durations.count > 1 ? durations[0] : 0)
         let store: FrameStore

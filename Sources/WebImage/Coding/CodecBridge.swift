@@ -3,13 +3,13 @@ import Foundation
 import Synchronization
 
 /// Glue between the C shim's status codes and buffers and the Swift types.
-enum CodecBridge {
+package enum CodecBridge {
     /// Counts the whole-file JPEG and WebP decodes made in a task and the tasks it starts (tests
     /// check that a streamed image is not decoded again).
     @TaskLocal static var wholeFileDecodes: DecodeCounter?
 
     /// Adopts the malloc'd pixels of `image` into a `Bitmap` (no copy).
-    static func takeBitmap(_ image: inout wi_image) -> Bitmap? {
+    package static func takeBitmap(_ image: inout wi_image) -> Bitmap? {
         guard let pixels = image.pixels, image.width > 0, image.height > 0 else { return nil }
         image.pixels = nil
         let count = Int(image.width) * Int(image.height) * 4
@@ -18,7 +18,7 @@ enum CodecBridge {
     }
 
     /// The C message buffer as a String.
-    static func message<T>(_ tuple: T) -> String {
+    package static func message<T>(_ tuple: T) -> String {
         withUnsafeBytes(of: tuple) { raw in
             let bytes = raw.prefix { $0 != 0 }
             return String(decoding: bytes, as: UTF8.self)
@@ -26,7 +26,7 @@ enum CodecBridge {
     }
 
     /// The `ImageError` for a failing status.
-    static func error(_ status: Int32, format: ImageFormat, message: String, width: UInt32 = 0, height: UInt32 = 0,
+    package static func error(_ status: Int32, format: ImageFormat, message: String, width: UInt32 = 0, height: UInt32 = 0,
                       limit: Int) -> ImageError {
         switch status {
         case Int32(WI_ERR_TOO_LARGE): return .tooLarge(width: Int(width), height: Int(height), limit: limit)
@@ -38,7 +38,7 @@ enum CodecBridge {
     }
 
     /// Moves an encoder's buffer into `Data`.
-    static func takeData(_ buffer: inout wi_buffer) -> Data {
+    package static func takeData(_ buffer: inout wi_buffer) -> Data {
         guard let bytes = buffer.data else { return Data() }
         buffer.data = nil
         return Data(bytesNoCopy: bytes, count: buffer.size, deallocator: .free)
@@ -46,7 +46,7 @@ enum CodecBridge {
 
     /// Encodes `bitmap` with a C encoder that fills a `wi_buffer`.
     /// - Throws: `ImageError.encodingFailed` with the encoder's message.
-    static func encodeStill(_ format: ImageFormat, _ bitmap: Bitmap,
+    package static func encodeStill(_ format: ImageFormat, _ bitmap: Bitmap,
                             _ encoder: (UnsafePointer<UInt8>?, UInt32, UInt32, UnsafeMutablePointer<wi_buffer>) -> Int32) throws -> Data {
         var buffer = wi_buffer()
         let status = bitmap.withUnsafeBytes { raw in
@@ -61,12 +61,12 @@ enum CodecBridge {
     }
 
     /// `limit` as the C side's unsigned pixel count.
-    static func pixelLimit(_ options: ImageDecodingOptions) -> UInt64 { UInt64(max(0, options.pixelLimit)) }
+    package static func pixelLimit(_ options: ImageDecodingOptions) -> UInt64 { UInt64(max(0, options.pixelLimit)) }
 }
 
 extension Data {
     /// Calls `body` with a pointer to the bytes (never nil, even for empty data).
-    func withBytePointer<R>(_ body: (UnsafePointer<UInt8>, Int) throws -> R) rethrows -> R {
+    package func withBytePointer<R>(_ body: (UnsafePointer<UInt8>, Int) throws -> R) rethrows -> R {
         try withUnsafeBytes { raw in
             if let base = raw.bindMemory(to: UInt8.self).baseAddress { return try body(base, raw.count) }
             var zero: UInt8 = 0

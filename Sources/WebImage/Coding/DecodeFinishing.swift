@@ -1,12 +1,12 @@
 /// What every decoder does after the codec produced stored pixels: fit to `maxPixelSize`
 /// and turn upright for the EXIF orientation.
-struct DecodeFinishing: Sendable {
+package struct DecodeFinishing: Sendable {
     let targetWidth: Int?
     let targetHeight: Int?
-    let orientation: ExifOrientation?
+    package let orientation: ExifOrientation?
 
     /// Finishing for an image whose stored canvas is `width` x `height`.
-    init(width: Int, height: Int, exifOrientation: Int?, options: ImageDecodingOptions) {
+    package init(width: Int, height: Int, exifOrientation: Int?, options: ImageDecodingOptions) {
         let target = options.targetSize(width: width, height: height, exifOrientation: exifOrientation)
         if target.width != width || target.height != height {
             targetWidth = target.width
@@ -22,7 +22,7 @@ struct DecodeFinishing: Sendable {
         }
     }
 
-    func callAsFunction(_ bitmap: Bitmap) -> Bitmap {
+    package func callAsFunction(_ bitmap: Bitmap) -> Bitmap {
         var result = bitmap
         if let w = targetWidth, let h = targetHeight, result.width > w || result.height > h {
             result = result.areaDownscaled(toWidth: w, height: h)

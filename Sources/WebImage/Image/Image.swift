@@ -15,6 +15,9 @@ public struct Image: Sendable {
     public var format: ImageFormat { content.format }
     /// Points-to-pixels scale factor (1 unless the caller set one).
     public var scale: Double
+    /// The colour description the file carried (ICC profile, CICP), as its decoder read it. The
+    /// pixels are the file's own values: nothing is converted.
+    public var colorInfo = ImageColorInfo()
     /// Number of frames (1 for still images).
     public var frameCount: Int { content.frames.count }
     /// How many times the animation plays: 0 forever, N times; nil for a still image. An
@@ -62,8 +65,8 @@ public struct Image: Sendable {
                   exifOrientation: nil, orientationApplied: false)
     }
 
-    init(firstFrame: ImageFrame, frames: FrameStore, format: ImageFormat, loopCount: Int?, scale: Double,
-         exifOrientation: Int?, orientationApplied: Bool) {
+    package init(firstFrame: ImageFrame, frames: FrameStore, format: ImageFormat, loopCount: Int?, scale: Double,
+                 exifOrientation: Int?, orientationApplied: Bool) {
         self.content = ImageContent(firstFrame: firstFrame, frames: frames, format: format, loopCount: loopCount,
                                     exifOrientation: exifOrientation, orientationApplied: orientationApplied)
         self.scale = scale
@@ -138,7 +141,7 @@ final class ImageContent: Sendable {
 }
 
 /// Where an image's frames live: all in memory, or behind a lazy renderer.
-enum FrameStore: Sendable {
+package enum FrameStore: Sendable {
     case preloaded([ImageFrame])
     case lazy(LazyFrames)
 

@@ -49,7 +49,7 @@ public struct ImageDecodingOptions: Sendable, Hashable {
 
     /// Whether `width` x `height` pixels are over `pixelLimit`: a header can claim any size (a
     /// PNG up to 2^32 on each side), and their product must not overflow.
-    func exceedsPixelLimit(width: Int, height: Int) -> Bool {
+    package func exceedsPixelLimit(width: Int, height: Int) -> Bool {
         let (count, overflow) = width.multipliedReportingOverflow(by: height)
         return overflow || count > pixelLimit
     }
@@ -59,7 +59,7 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// sides are rounded down (the aspect ratio stays within one pixel).
     /// The fill box is of the upright image: `width` x `height` are the stored canvas, turned
     /// by `exifOrientation` (5 to 8 swap the sides) when the orientation is applied.
-    func targetSize(width: Int, height: Int, exifOrientation: Int? = nil) -> (width: Int, height: Int) {
+    package func targetSize(width: Int, height: Int, exifOrientation: Int? = nil) -> (width: Int, height: Int) {
         var factor = 1.0
         if let limit = maxPixelSize, limit > 0, max(width, height) > limit {
             factor = Double(limit) / Double(max(width, height))
@@ -98,17 +98,23 @@ public struct ImageDecodingOptions: Sendable, Hashable {
 
 /// How an `Image` is encoded.
 public struct ImageEncodingOptions: Sendable, Equatable {
-    /// Quality from 0 (smallest) to 1 (best) for lossy formats (JPEG, lossy WebP).
+    /// Quality from 0 (smallest) to 1 (best) for lossy formats (JPEG, lossy WebP, AVIF, HEIC,
+    /// JPEG XL); each encoder maps it to its own scale (DocC "Formats" has the table).
     public var quality: Double
-    /// Encode WebP losslessly.
+    /// Encode losslessly where the format can (WebP, AVIF, HEIC, JPEG XL).
     public var lossless: Bool
     /// Write a progressive JPEG.
     public var progressive: Bool
+    /// How hard the encoder works, from 0 (fastest) to 1 (slowest, smallest files), for the
+    /// encoders that have such a setting (AVIF speed, JPEG XL effort, HEIC preset); nil leaves
+    /// each encoder's own default.
+    public var effort: Double?
 
-    /// Encoding options: quality 0.9, lossy, baseline by default.
-    public init(quality: Double = 0.9, lossless: Bool = false, progressive: Bool = false) {
+    /// Encoding options: quality 0.9, lossy, baseline, each encoder's default effort.
+    public init(quality: Double = 0.9, lossless: Bool = false, progressive: Bool = false, effort: Double? = nil) {
         self.quality = quality
         self.lossless = lossless
         self.progressive = progressive
+        self.effort = effort
     }
 }

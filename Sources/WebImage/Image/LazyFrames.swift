@@ -2,13 +2,13 @@ import Synchronization
 
 /// Renders full-canvas frames of an animation one at a time (a codec's compositor).
 /// Calls are serialised by `LazyFrames`; implementations need not be thread-safe.
-protocol FrameRenderer: AnyObject {
+package protocol FrameRenderer: AnyObject {
     /// The composited canvas of frame `index`, as stored (before orientation or scaling).
     func render(_ index: Int) throws -> Bitmap
 }
 
 /// Frames decoded on demand, with the post-processing the decode options asked for.
-final class LazyFrames: Sendable {
+package final class LazyFrames: Sendable {
     let durations: [Double]
     /// Bytes of decoded pixels the renderer keeps besides its canvas (a transformed
     /// animation's source image), counted in the image's `memoryCost`.

@@ -1,0 +1,42 @@
+import Foundation
+
+/// The colour description an image file carries: its embedded ICC profile and its CICP code
+/// points (ITU-T H.273, as AVIF, HEIF and JPEG XL signal them). Decoders read it and keep it
+/// on the `Image`; the pixels are left as the file stores them.
+public struct ImageColorInfo: Sendable, Hashable {
+    /// The embedded ICC profile, as stored, if any.
+    public var iccProfile: Data?
+    /// The CICP code points, if the file signals them.
+    public var cicp: CICP?
+
+    /// A colour description.
+    public init(iccProfile: Data? = nil, cicp: CICP? = nil) {
+        self.iccProfile = iccProfile
+        self.cicp = cicp
+    }
+
+    /// Whether the file carried no colour description at all.
+    public var isEmpty: Bool { iccProfile == nil && cicp == nil }
+
+    /// Coding-independent code points (ITU-T H.273): which primaries, transfer function and
+    /// YCbCr matrix the samples use, and whether they span the full range. sRGB is 1/13/0 (or
+    /// 1/13/6 for YCbCr-coded sRGB), full range; Display P3 is 12/13.
+    public struct CICP: Sendable, Hashable {
+        /// `colour_primaries` (1 BT.709/sRGB, 9 BT.2020, 12 P3-D65, 2 unspecified).
+        public var colorPrimaries: Int
+        /// `transfer_characteristics` (13 sRGB, 16 PQ, 18 HLG, 8 linear, 2 unspecified).
+        public var transferCharacteristics: Int
+        /// `matrix_coefficients` (0 identity/RGB, 1 BT.709, 6 BT.601, 9 BT.2020, 2 unspecified).
+        public var matrixCoefficients: Int
+        /// Whether samples use the full range (otherwise the limited, video range).
+        public var fullRange: Bool
+
+        /// Code points as read from a file.
+        public init(colorPrimaries: Int, transferCharacteristics: Int, matrixCoefficients: Int, fullRange: Bool) {
+            self.colorPrimaries = colorPrimaries
+            self.transferCharacteristics = transferCharacteristics
+            self.matrixCoefficients = matrixCoefficients
+            self.fullRange = fullRange
+        }
+    }
+}

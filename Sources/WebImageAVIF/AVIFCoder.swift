@@ -1,0 +1,136 @@
+import CWebImageAVIF
+import Foundation
+import WebImage
+
+/// AVIF through libavif (SDWebImageAVIFCoder's counterpart): still images, grids and image
+/// sequences (`avis`), 8/10/12-bit, 4:2:0/4:2:2/4:4:4/monochrome, alpha (premultiplied or not),
+/// decoded to 8-bit RGBA with `round(v * 255 / max)`. The clean aperture (`clap`) is always
+/// applied; rotation (`irot`) and mirroring (`imir`) are the image's orientation and follow
+/// `appliesOrientation` exactly as a JPEG's EXIF orientation does (an `Exif` block inside an
+/// AVIF is not applied: the boxes are the orientation, as in browsers). Sequences decode their
+/// frames on demand; libavif has no incremental decoder, so an AVIF decodes once it is whole.
+///
+/// Register it once: `AVIFCoder.register()` (or `ImageCoders.shared.add(AVIFCoder())`).
+public struct AVIFCoder: ImageCoder {
+    /// How hard the encoder works, from 0 (libavif speed 10, fastest) to 1 (speed 0, smallest
+    /// files); nil leaves libavif's default. `ImageEncodingOptions.effort` overrides it.
+    public var effort: Double?
+
+    /// The AVIF coder.
+    public init(effort: Double? = nil) { self.effort = effort }
+
+    /// Adds an AVIF coder to `coders` (the shared registry by default), tried before the coders
+    /// already there.
+    public static func register(in coders: ImageCoders = .shared) {
+        coders.add(AVIFCoder())
+    }
+
+    public func canDecode(_ data: Data) -> Bool { ImageFormat(sniffing: data) == .avif }
+
+    public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+        var info = wi_avif_info()
+        var status: Int32 = 0
+        let handle = data.withBytePointer { wi_avif_open($0, $1, CodecBridge.pixelLimit(options), &info, &status) }
+        guard let handle else {
+            let message = CodecBridge.message(info.message)
+            if status == Int32(WI_ERR_TOO_LARGE), info.coded_width == 0 {
+                throw ImageError.tooLarge(width: 0, height: 0, limit: options.pixelLimit)
+            }
+            throw CodecBridge.error(status, format: .avif, message: message, width: info.coded_width,
+                                    height: info.coded_height, limit: options.pixelLimit)
+        }
+        let decoder = AVIFFrameRenderer(handle: handle)
+        let orientation = AVIFCoder.orientation(rotation: Int(info.rotation), mirror: Int(info.mirror))
+        let finishing = DecodeFinishing(width: Int(info.width), height: Int(info.height),
+                                        exifOrientation: orientation, options: options)
+        let count = options.firstFrameOnly ? 1 : Int(info.frame_count)
+        let durations = count > 1 ? (0..<count).map { wi_avif_frame_duration(handle, UInt32($0)) } : [0]
+        let colorInfo = decoder.colorInfo(info)
+        // libavif 0.11 reads no loop count (edts): a sequence plays forever, as browsers play it.
+        var image = try AnimationAssembly.image(renderer: decoder, durations: durations, format: .avif,
+                                                loopCount: count > 1 ? 0 : nil, finishing: finishing,
+                                                orientation: orientation, options: options)
+        image.colorInfo = colorInfo
+        return image
+    }
+
+    /// The EXIF orientation that turns stored pixels as `irot` (anti-clockwise quarter turns)
+    /// and then `imir` (0: top and bottom swapped, 1: left and right swapped) do; nil for none.
+    static func orientation(rotation: Int, mirror: Int) -> Int? {
+        let value: Int
+        switch mirror {
+        case 0: value = [4, 5, 2, 7][rotation & 3]
+        case 1: value = [2, 7, 4, 5][rotation & 3]
+        default: value = [1, 8, 3, 6][rotation & 3]
+        }
+        return value == 1 ? nil : value
+    }
+
+    public func canEncode(_ format: ImageFormat) -> Bool { format == .avif && wi_avif_can_encode() == 1 }
+
+    public func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions) throws -> Data {
+        guard format == .avif else { throw ImageError.encodingFailed(format, reason: "the AVIF coder writes AVIF only") }
+        guard wi_avif_can_encode() == 1 else {
+            throw ImageError.encodingFailed(.avif, reason: "this libavif was built without an AV1 encoder")
+        }
+        let quality = Int32((max(0, min(1, options.quality)) * 100).rounded())
+        let speed = (options.effort ?? effort).map { Int32((10 - max(0, min(1, $0)) * 10).rounded()) } ?? -1
+        let hasAlpha: Int32 = image.isAnimated || image.bitmap.hasTransparency ? 1 : 0
+        guard let encoder = wi_avif_encoder_create(quality, options.lossless ? 1 : 0, speed, hasAlpha) else {
+            throw ImageError.encodingFailed(.avif, reason: "out of memory")
+        }
+        defer { wi_avif_encoder_destroy(encoder) }
+        if let icc = image.colorInfo.iccProfile, !icc.isEmpty {
+            _ = icc.withBytePointer { wi_avif_encoder_set_icc(encoder, $0, $1) }
+        }
+        var message = wi_buffer().message
+        // One frame at a time: an animation decoded on demand holds one canvas, not every frame.
+        for index in 0..<image.frameCount {
+            if Task.isCancelled { throw CancellationError() }
+            let frame = try image.frame(at: index)
+            let status = frame.bitmap.withUnsafeBytes { raw in
+                withUnsafeMutableBytes(of: &message) { text in
+                    wi_avif_encoder_add(encoder, raw.bindMemory(to: UInt8.self).baseAddress, UInt32(frame.bitmap.width),
+                                        UInt32(frame.bitmap.height), UInt32(max(1, (frame.duration * 1000).rounded())),
+                                        image.isAnimated ? 0 : 1, text.bindMemory(to: CChar.self).baseAddress)
+                }
+            }
+            guard status == WI_OK else { throw ImageError.encodingFailed(.avif, reason: CodecBridge.message(message)) }
+        }
+        var buffer = wi_buffer()
+        guard wi_avif_encoder_finish(encoder, &buffer) == WI_OK else {
+            throw ImageError.encodingFailed(.avif, reason: CodecBridge.message(buffer.message))
+        }
+        return CodecBridge.takeData(&buffer)
+    }
+}
+
+/// Owns a libavif decoder; frames are decoded in order (libavif seeks from the nearest keyframe
+/// when asked for another).
+final class AVIFFrameRenderer: FrameRenderer {
+    private let handle: OpaquePointer
+
+    init(handle: OpaquePointer) { self.handle = handle }
+    deinit { wi_avif_close(handle) }
+
+    func render(_ index: Int) throws -> Bitmap {
+        var out = wi_image()
+        let status = wi_avif_render(handle, UInt32(index), &out)
+        guard status == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else {
+            throw CodecBridge.error(status, format: .avif, message: CodecBridge.message(out.message),
+                                    limit: ImageDecodingOptions.defaultPixelLimit)
+        }
+        return bitmap
+    }
+
+    /// The ICC profile and CICP code points of the image.
+    func colorInfo(_ info: wi_avif_info) -> ImageColorInfo {
+        var bytes: UnsafePointer<UInt8>?
+        let length = wi_avif_icc(handle, &bytes)
+        let icc = length > 0 ? bytes.map { Data(bytes: $0, count: length) } : nil
+        let cicp = ImageColorInfo.CICP(colorPrimaries: Int(info.color_primaries),
+                                       transferCharacteristics: Int(info.transfer_characteristics),
+                                       matrixCoefficients: Int(info.matrix_coefficients), fullRange: info.full_range != 0)
+        return ImageColorInfo(iccProfile: icc, cicp: cicp)
+    }
+}
