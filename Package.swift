@@ -13,6 +13,7 @@ let package = Package(
         // Coder plug-ins for today's formats (SDWebImage's AVIF, HEIF and JPEG XL coders), each on
         // its Debian library; WebImage itself gains no dependency.
         .library(name: "WebImageAVIF", targets: ["WebImageAVIF"]),
+        .library(name: "WebImageHEIF", targets: ["WebImageHEIF"]),
         .executable(name: "webimage", targets: ["webimage"]),
     ],
     dependencies: [
@@ -69,6 +70,9 @@ let package = Package(
         // aom, rav1e, SVT-AV1): a C shim linking the system library, and the Swift plug-in.
         .target(name: "CWebImageAVIF", dependencies: ["CWebImageCodecs"], linkerSettings: [.linkedLibrary("avif")]),
         .target(name: "WebImageAVIF", dependencies: ["WebImage", "CWebImageAVIF"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        // HEIC/HEIF on libheif (Debian's libheif-dev: libde265 to decode HEVC, x265 to encode it).
+        .target(name: "CWebImageHEIF", dependencies: ["CWebImageCodecs"], linkerSettings: [.linkedLibrary("heif")]),
+        .target(name: "WebImageHEIF", dependencies: ["WebImage", "CWebImageHEIF"], swiftSettings: [.swiftLanguageMode(.v6)]),
         // libmemcached as a system module (used by the shared cache tier only).
         .systemLibrary(
             name: "CMemcached",
@@ -102,7 +106,7 @@ let package = Package(
         .executableTarget(
             name: "webimage",
             dependencies: [
-                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageAVIF",
+                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageAVIF", "WebImageHEIF",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -4,7 +4,7 @@ import WebImage
 
 /// The `--format` values of `get` and `convert`.
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-    case jpg, jpeg, png, webp, gif, avif
+    case jpg, jpeg, png, webp, gif, avif, heic
 
     /// The library's format.
     var imageFormat: ImageFormat {
@@ -14,6 +14,7 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
         case .webp: .webp
         case .gif: .gif
         case .avif: .avif
+        case .heic: .heic
         }
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import WebImage
 import WebImageAVIF
+import WebImageHEIF
 
 /// The `webimage` command-line tool.
 @main
@@ -43,9 +44,10 @@ struct WebImageCommand: AsyncParsableCommand {
         }
     }
 
-    /// Every command reads and writes today's formats too: the AVIF coder plug-in.
+    /// Every command reads and writes today's formats too: the AVIF and HEIF coder plug-ins.
     static func registerCoderPlugIns() {
         AVIFCoder.register()
+        HEIFCoder.register()
     }
 
     /// Exits 2 when the first argument is neither an option nor a command's name.

@@ -1,0 +1,253 @@
+#include "wi_heif.h"
+#include <libheif/heif.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void say(char *message, const char *format, ...) {
+    if (!message) return;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, WI_MESSAGE_SIZE, format, args);
+    va_end(args);
+}
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static void init_library(void) { heif_init(NULL); }
+
+struct wi_heif {
+    struct heif_context *context;
+    struct heif_image_handle *primary;
+    uint8_t *data;
+    int premultiplied;
+    int has_alpha;
+};
+
+static int status_of(struct heif_error error) {
+    if (error.code == heif_error_Ok) return WI_OK;
+    if (error.subcode == heif_suberror_End_of_data) return WI_ERR_TRUNCATED;
+    if (error.subcode == heif_suberror_Security_limit_exceeded) return WI_ERR_TOO_LARGE;
+    if (error.code == heif_error_Memory_allocation_error) return WI_ERR_NO_MEMORY;
+    if (error.code == heif_error_Unsupported_feature || error.code == heif_error_Unsupported_filetype) return WI_ERR_UNSUPPORTED;
+    return WI_ERR_CORRUPT;
+}
+
+int wi_heif_can_decode_hevc(void) {
+    pthread_once(&init_once, init_library);
+    return heif_have_decoder_for_format(heif_compression_HEVC) ? 1 : 0;
+}
+
+int wi_heif_can_encode_hevc(void) {
+    pthread_once(&init_once, init_library);
+    return heif_have_encoder_for_format(heif_compression_HEVC) ? 1 : 0;
+}
+
+wi_heif *wi_heif_open(const uint8_t *data, size_t length, uint64_t max_pixels, wi_heif_info *info, int *status) {
+    pthread_once(&init_once, init_library);
+    memset(info, 0, sizeof *info);
+    wi_heif *heif = calloc(1, sizeof *heif);
+    if (!heif || !(heif->data = malloc(length ? length : 1)) || !(heif->context = heif_context_alloc())) {
+        wi_heif_close(heif);
+        *status = WI_ERR_NO_MEMORY;
+        return NULL;
+    }
+    memcpy(heif->data, data, length);
+    heif_context_set_max_decoding_threads(heif->context, 0);
+    struct heif_error error = heif_context_read_from_memory_without_copy(heif->context, heif->data, length, NULL);
+    if (error.code == heif_error_Ok) error = heif_context_get_primary_image_handle(heif->context, &heif->primary);
+    if (error.code != heif_error_Ok) {
+        *status = status_of(error);
+        say(info->message, "%s", error.message ? error.message : "corrupt data");
+        wi_heif_close(heif);
+        return NULL;
+    }
+    struct heif_image_handle *handle = heif->primary;
+    int coded_width = heif_image_handle_get_ispe_width(handle), coded_height = heif_image_handle_get_ispe_height(handle);
+    int width = heif_image_handle_get_width(handle), height = heif_image_handle_get_height(handle);
+    if (coded_width <= 0 || coded_height <= 0) { coded_width = width; coded_height = height; }
+    info->coded_width = coded_width > 0 ? (uint32_t)coded_width : 0;
+    info->coded_height = coded_height > 0 ? (uint32_t)coded_height : 0;
+    if (width <= 0 || height <= 0 || coded_width <= 0 || coded_height <= 0) {
+        say(info->message, "zero image dimension");
+        *status = WI_ERR_CORRUPT;
+        wi_heif_close(heif);
+        return NULL;
+    }
+    if (max_pixels && (uint64_t)coded_width * (uint64_t)coded_height > max_pixels) {
+        say(info->message, "%dx%d is over the pixel limit", coded_width, coded_height);
+        *status = WI_ERR_TOO_LARGE;
+        wi_heif_close(heif);
+        return NULL;
+    }
+    info->width = (uint32_t)width;
+    info->height = (uint32_t)height;
+    int depth = heif_image_handle_get_luma_bits_per_pixel(handle);
+    info->depth = depth > 0 ? (uint32_t)depth : 8;
+    info->has_alpha = heif->has_alpha = heif_image_handle_has_alpha_channel(handle) ? 1 : 0;
+    info->alpha_premultiplied = heif->premultiplied = info->has_alpha && heif_image_handle_is_premultiplied_alpha(handle);
+    info->top_level_images = (uint32_t)heif_context_get_number_of_top_level_images(heif->context);
+    struct heif_color_profile_nclx *nclx = NULL;
+    if (heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok && nclx) {
+        info->has_cicp = 1;
+        info->color_primaries = (uint16_t)nclx->color_primaries;
+        info->transfer_characteristics = (uint16_t)nclx->transfer_characteristics;
+        info->matrix_coefficients = (uint16_t)nclx->matrix_coefficients;
+        info->full_range = nclx->full_range_flag ? 1 : 0;
+        heif_nclx_color_profile_free(nclx);
+    }
+    *status = WI_OK;
+    return heif;
+}
+
+/// round(v * 255 / max) for a sample of `depth` bits.
+static inline uint8_t to8(uint32_t v, uint32_t max) { return (uint8_t)((v * 255u + max / 2) / max); }
+
+int wi_heif_render(wi_heif *heif, wi_image *out) {
+    memset(out, 0, sizeof *out);
+    int deep = heif_image_handle_get_luma_bits_per_pixel(heif->primary) > 8;
+    struct heif_decoding_options *options = heif_decoding_options_alloc();
+    if (!options) return WI_ERR_NO_MEMORY;
+    struct heif_image *image = NULL;
+    struct heif_error error = heif_decode_image(heif->primary, &image, heif_colorspace_RGB,
+                                                deep ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RGBA, options);
+    heif_decoding_options_free(options);
+    if (error.code != heif_error_Ok || !image) {
+        say(out->message, "%s", error.message ? error.message : "corrupt data");
+        heif_image_release(image);
+        return status_of(error);
+    }
+    int width = heif_image_get_primary_width(image), height = heif_image_get_primary_height(image);
+    int stride = 0;
+    const uint8_t *plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride);
+    if (!plane || width <= 0 || height <= 0) {
+        heif_image_release(image);
+        say(out->message, "the decoder returned no pixels");
+        return WI_ERR_CORRUPT;
+    }
+    uint8_t *pixels = wi_alloc_pixels((uint32_t)width, (uint32_t)height, 0);
+    if (!pixels) {
+        heif_image_release(image);
+        return WI_ERR_NO_MEMORY;
+    }
+    int bits = heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved);
+    uint32_t max = deep && bits > 8 ? (1u << bits) - 1 : 255;
+    for (int y = 0; y < height; y++) {
+        const uint8_t *row = plane + (size_t)y * (size_t)stride;
+        uint8_t *dst = pixels + (size_t)y * (size_t)width * 4;
+        if (!deep) {
+            memcpy(dst, row, (size_t)width * 4);
+        } else {
+            for (int i = 0; i < width * 4; i++) dst[i] = to8((uint32_t)row[2 * i] | (uint32_t)row[2 * i + 1] << 8, max);
+        }
+        // Without an alpha channel libheif's fill value of a deep image's A is not its maximum.
+        if (!heif->has_alpha) for (int x = 0; x < width; x++) dst[4 * x + 3] = 255;
+        if (heif->premultiplied) {
+            for (int x = 0; x < width; x++) {
+                uint8_t *p = dst + 4 * x;
+                uint32_t a = p[3];
+                if (a == 0) { p[0] = p[1] = p[2] = 0; }
+                else if (a < 255) {
+                    for (int c = 0; c < 3; c++) { uint32_t v = (p[c] * 255u + a / 2) / a; p[c] = (uint8_t)(v > 255 ? 255 : v); }
+                }
+            }
+        }
+    }
+    heif_image_release(image);
+    out->pixels = pixels;
+    out->width = (uint32_t)width;
+    out->height = (uint32_t)height;
+    out->rows_decoded = (uint32_t)height;
+    return WI_OK;
+}
+
+size_t wi_heif_icc(const wi_heif *heif, uint8_t **bytes) {
+    *bytes = NULL;
+    size_t size = heif_image_handle_get_raw_color_profile_size(heif->primary);
+    if (!size || !(*bytes = malloc(size))) return 0;
+    if (heif_image_handle_get_raw_color_profile(heif->primary, *bytes).code != heif_error_Ok) {
+        free(*bytes);
+        *bytes = NULL;
+        return 0;
+    }
+    return size;
+}
+
+void wi_heif_close(wi_heif *heif) {
+    if (!heif) return;
+    if (heif->primary) heif_image_handle_release(heif->primary);
+    if (heif->context) heif_context_free(heif->context);
+    free(heif->data);
+    free(heif);
+}
+
+// ---- Encoding
+
+static struct heif_error write_buffer(struct heif_context *context, const void *data, size_t size, void *userdata) {
+    (void)context;
+    wi_buffer *out = userdata;
+    struct heif_error ok = { heif_error_Ok, heif_suberror_Unspecified, "" };
+    if (out->size + size > out->capacity) {
+        size_t capacity = (out->size + size) * 2;
+        uint8_t *grown = realloc(out->data, capacity);
+        if (!grown) {
+            struct heif_error failed = { heif_error_Memory_allocation_error, heif_suberror_Unspecified, "out of memory" };
+            return failed;
+        }
+        out->data = grown;
+        out->capacity = capacity;
+    }
+    memcpy(out->data + out->size, data, size);
+    out->size += size;
+    return ok;
+}
+
+int wi_heif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int has_alpha, int quality, int lossless,
+                   const char *preset, const uint8_t *icc, size_t icc_length, wi_buffer *out) {
+    pthread_once(&init_once, init_library);
+    memset(out, 0, sizeof *out);
+    struct heif_context *context = heif_context_alloc();
+    struct heif_encoder *encoder = NULL;
+    struct heif_image *image = NULL;
+    struct heif_image_handle *handle = NULL;
+    int status = WI_OK;
+    struct heif_error error = { heif_error_Ok, heif_suberror_Unspecified, "" };
+    if (!context) return WI_ERR_NO_MEMORY;
+    error = heif_context_get_encoder_for_format(context, heif_compression_HEVC, &encoder);
+    if (error.code != heif_error_Ok) { status = WI_ERR_UNSUPPORTED; goto done; }
+    heif_encoder_set_lossy_quality(encoder, quality < 0 ? 0 : quality > 100 ? 100 : quality);
+    if (lossless) heif_encoder_set_lossless(encoder, 1);
+    if (preset) heif_encoder_set_parameter_string(encoder, "preset", preset);
+    heif_encoder_set_parameter_string(encoder, "threads", "1");
+    error = heif_image_create((int)width, (int)height, heif_colorspace_RGB,
+                              has_alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, &image);
+    if (error.code == heif_error_Ok) error = heif_image_add_plane(image, heif_channel_interleaved, (int)width, (int)height, 8);
+    if (error.code != heif_error_Ok) { status = status_of(error); goto done; }
+    int stride = 0;
+    uint8_t *plane = heif_image_get_plane(image, heif_channel_interleaved, &stride);
+    for (uint32_t y = 0; y < height; y++) {
+        const uint8_t *src = rgba + (size_t)y * width * 4;
+        uint8_t *dst = plane + (size_t)y * (size_t)stride;
+        if (has_alpha) memcpy(dst, src, (size_t)width * 4);
+        else for (uint32_t x = 0; x < width; x++) { dst[3 * x] = src[4 * x]; dst[3 * x + 1] = src[4 * x + 1]; dst[3 * x + 2] = src[4 * x + 2]; }
+    }
+    if (icc && icc_length) heif_image_set_raw_color_profile(image, "prof", icc, icc_length);
+    error = heif_context_encode_image(context, image, encoder, NULL, &handle);
+    if (error.code != heif_error_Ok) { status = WI_ERR_ARGUMENT; goto done; }
+    struct heif_writer writer = { 1, write_buffer };
+    error = heif_context_write(context, &writer, out);
+    if (error.code != heif_error_Ok) status = status_of(error);
+done:
+    if (status != WI_OK) {
+        say(out->message, "%s", error.message && error.message[0] ? error.message : "the encoder refused the image");
+        free(out->data);
+        out->data = NULL;
+        out->size = out->capacity = 0;
+    }
+    if (handle) heif_image_handle_release(handle);
+    if (image) heif_image_release(image);
+    if (encoder) heif_encoder_release(encoder);
+    heif_context_free(context);
+    return status;
+}
