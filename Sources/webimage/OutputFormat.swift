@@ -21,11 +21,12 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 
 /// Encoding for an output file, saying when the target format cannot hold what the image has.
 enum OutputEncoding {
-    /// `image` encoded as `format`, and a note when frames were dropped (JPEG holds one frame;
-    /// GIF, WebP, AVIF and PNG, as APNG, keep them all).
+    /// `image` encoded as `format`, and a note when frames were dropped (JPEG and HEIC hold one
+    /// frame; GIF, WebP, AVIF and PNG, as APNG, keep them all).
     static func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions = .init()) throws -> (data: Data, note: String?) {
         let data = try ImageCoders.shared.encode(image, as: format, options: options)
-        guard image.isAnimated, format == .jpeg else { return (data, nil) }
-        return (data, "JPEG holds one frame: wrote the first of \(image.frameCount) frames; GIF, WebP and PNG (APNG) keep them all")
+        guard image.isAnimated, [.jpeg, .heic, .heif].contains(format) else { return (data, nil) }
+        return (data, "\(format == .jpeg ? "JPEG" : "HEIC") holds one frame: wrote the first of \(image.frameCount) frames; "
+                + "GIF, WebP, AVIF and PNG (APNG) keep them all")
     }
 }
