@@ -14,6 +14,7 @@ let package = Package(
         // its Debian library; WebImage itself gains no dependency.
         .library(name: "WebImageAVIF", targets: ["WebImageAVIF"]),
         .library(name: "WebImageHEIF", targets: ["WebImageHEIF"]),
+        .library(name: "WebImageJXL", targets: ["WebImageJXL"]),
         .executable(name: "webimage", targets: ["webimage"]),
     ],
     dependencies: [
@@ -73,6 +74,9 @@ let package = Package(
         // HEIC/HEIF on libheif (Debian's libheif-dev: libde265 to decode HEVC, x265 to encode it).
         .target(name: "CWebImageHEIF", dependencies: ["CWebImageCodecs"], linkerSettings: [.linkedLibrary("heif")]),
         .target(name: "WebImageHEIF", dependencies: ["WebImage", "CWebImageHEIF"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        // JPEG XL on libjxl (Debian's libjxl-dev).
+        .target(name: "CWebImageJXL", dependencies: ["CWebImageCodecs"], linkerSettings: [.linkedLibrary("jxl")]),
+        .target(name: "WebImageJXL", dependencies: ["WebImage", "CWebImageJXL"], swiftSettings: [.swiftLanguageMode(.v6)]),
         // libmemcached as a system module (used by the shared cache tier only).
         .systemLibrary(
             name: "CMemcached",
@@ -106,7 +110,7 @@ let package = Package(
         .executableTarget(
             name: "webimage",
             dependencies: [
-                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageAVIF", "WebImageHEIF",
+                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageAVIF", "WebImageHEIF", "WebImageJXL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),

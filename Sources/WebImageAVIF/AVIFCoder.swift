@@ -4,11 +4,12 @@ import WebImage
 
 /// AVIF through libavif (SDWebImageAVIFCoder's counterpart): still images, grids and image
 /// sequences (`avis`), 8/10/12-bit, 4:2:0/4:2:2/4:4:4/monochrome, alpha (premultiplied or not),
-/// decoded to 8-bit RGBA with `round(v * 255 / max)`. The clean aperture (`clap`) is always
-/// applied; rotation (`irot`) and mirroring (`imir`) are the image's orientation and follow
-/// `appliesOrientation` exactly as a JPEG's EXIF orientation does (an `Exif` block inside an
-/// AVIF is not applied: the boxes are the orientation, as in browsers). Sequences decode their
-/// frames on demand; libavif has no incremental decoder, so an AVIF decodes once it is whole.
+/// decoded to 8-bit RGBA with `round(v * 255 / max)`. The clean aperture (`clap`), rotation
+/// (`irot`) and mirroring (`imir`) are part of the image and always applied, in that order, as
+/// browsers and libheif apply them; `exifOrientation` reports what `irot`/`imir` amount to, with
+/// `isOrientationApplied`. An `Exif` block inside an AVIF is not applied (the boxes are the
+/// orientation). Sequences decode their frames on demand; libavif has no incremental decoder, so
+/// an AVIF decodes once it is whole.
 ///
 /// Register it once: `AVIFCoder.register()` (or `ImageCoders.shared.add(AVIFCoder())`).
 public struct AVIFCoder: ImageCoder {
@@ -41,8 +42,10 @@ public struct AVIFCoder: ImageCoder {
         }
         let decoder = AVIFFrameRenderer(handle: handle)
         let orientation = AVIFCoder.orientation(rotation: Int(info.rotation), mirror: Int(info.mirror))
+        var geometry = options
+        geometry.appliesOrientation = true   // irot and imir are the image's own, not a hint
         let finishing = DecodeFinishing(width: Int(info.width), height: Int(info.height),
-                                        exifOrientation: orientation, options: options)
+                                        exifOrientation: orientation, options: geometry)
         let count = options.firstFrameOnly ? 1 : Int(info.frame_count)
         let durations = count > 1 ? (0..<count).map { wi_avif_frame_duration(handle, UInt32($0)) } : [0]
         let colorInfo = decoder.colorInfo(info)

@@ -4,7 +4,7 @@ import WebImage
 
 /// The `--format` values of `get` and `convert`.
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-    case jpg, jpeg, png, webp, gif, avif, heic
+    case jpg, jpeg, png, webp, gif, avif, heic, jxl
 
     /// The library's format.
     var imageFormat: ImageFormat {
@@ -15,6 +15,7 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
         case .gif: .gif
         case .avif: .avif
         case .heic: .heic
+        case .jxl: .jxl
         }
     }
 }
@@ -22,11 +23,11 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 /// Encoding for an output file, saying when the target format cannot hold what the image has.
 enum OutputEncoding {
     /// `image` encoded as `format`, and a note when frames were dropped (JPEG and HEIC hold one
-    /// frame; GIF, WebP, AVIF and PNG, as APNG, keep them all).
+    /// frame; GIF, WebP, AVIF, JPEG XL and PNG, as APNG, keep them all).
     static func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions = .init()) throws -> (data: Data, note: String?) {
         let data = try ImageCoders.shared.encode(image, as: format, options: options)
         guard image.isAnimated, [.jpeg, .heic, .heif].contains(format) else { return (data, nil) }
         return (data, "\(format == .jpeg ? "JPEG" : "HEIC") holds one frame: wrote the first of \(image.frameCount) frames; "
-                + "GIF, WebP, AVIF and PNG (APNG) keep them all")
+                + "GIF, WebP, AVIF, JPEG XL and PNG (APNG) keep them all")
     }
 }

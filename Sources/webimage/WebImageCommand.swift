@@ -3,6 +3,7 @@ import Foundation
 import WebImage
 import WebImageAVIF
 import WebImageHEIF
+import WebImageJXL
 
 /// The `webimage` command-line tool.
 @main
@@ -44,10 +45,11 @@ struct WebImageCommand: AsyncParsableCommand {
         }
     }
 
-    /// Every command reads and writes today's formats too: the AVIF and HEIF coder plug-ins.
+    /// Every command reads and writes today's formats too: the AVIF, HEIF and JPEG XL coder plug-ins.
     static func registerCoderPlugIns() {
         AVIFCoder.register()
         HEIFCoder.register()
+        JXLCoder.register()
     }
 
     /// Exits 2 when the first argument is neither an option nor a command's name.

@@ -28,6 +28,13 @@ public struct PartialImage: Sendable {
     public var rowsDecoded: Int
     /// Progressive JPEG scans or interlaced PNG passes received so far (0 when not applicable).
     public var scans: Int
+    /// A preview of `image` whose first `rowsDecoded` rows hold real data, after `scans` passes.
+    public init(image: Image, rowsDecoded: Int, scans: Int) {
+        self.image = image
+        self.rowsDecoded = rowsDecoded
+        self.scans = scans
+    }
+
     /// `rowsDecoded` as a fraction of the height.
     public var fractionDecoded: Double { image.height > 0 ? Double(rowsDecoded) / Double(image.height) : 0 }
 }

@@ -1,0 +1,117 @@
+import CWebImageJXL
+import Foundation
+import WebImage
+
+/// JPEG XL through libjxl (SDWebImageJPEGXLCoder's counterpart): bare codestreams and the
+/// ISO-BMFF container, lossless and lossy (VarDCT, modular, recompressed JPEG), grey, alpha
+/// (associated alpha un-premultiplied), 8 to 16 bits rounded to 8, the codestream orientation
+/// applied (libjxl's default, as browsers show it), animations composited on the full canvas
+/// and decoded frame by frame on demand. Progressive loading: `makeIncrementalDecoder` shows
+/// each pass as it arrives, each byte decoded once.
+///
+/// Register it once: `JXLCoder.register()` (or `ImageCoders.shared.add(JXLCoder())`).
+public struct JXLCoder: ImageCoder {
+    /// The JPEG XL coder.
+    public init() {}
+
+    /// Adds a JPEG XL coder to `coders` (the shared registry by default), tried before the
+    /// coders already there.
+    public static func register(in coders: ImageCoders = .shared) {
+        coders.add(JXLCoder())
+    }
+
+    public func canDecode(_ data: Data) -> Bool { ImageFormat(sniffing: data) == .jxl }
+
+    public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+        var info = wi_jxl_info()
+        var status: Int32 = 0
+        let handle = data.withBytePointer { wi_jxl_open($0, $1, CodecBridge.pixelLimit(options), &info, &status) }
+        guard let handle else {
+            throw CodecBridge.error(status, format: .jxl, message: CodecBridge.message(info.message),
+                                    width: info.width, height: info.height, limit: options.pixelLimit)
+        }
+        let renderer = JXLFrameRenderer(handle: handle)
+        // libjxl turned the pixels upright already: only the size is left to finish.
+        let finishing = DecodeFinishing(width: Int(info.width), height: Int(info.height), exifOrientation: nil, options: options)
+        let count = options.firstFrameOnly ? 1 : Int(info.frame_count)
+        let durations = count > 1 ? (0..<count).map { wi_jxl_frame_duration(handle, UInt32($0)) } : [0]
+        let colorInfo = renderer.colorInfo(info)
+        var image = try AnimationAssembly.image(renderer: renderer, durations: durations, format: .jxl,
+                                                loopCount: count > 1 ? Int(info.loop_count) : nil, finishing: finishing,
+                                                orientation: nil, options: options)
+        image.colorInfo = colorInfo
+        return image
+    }
+
+    public func canEncode(_ format: ImageFormat) -> Bool { format == .jxl }
+
+    /// Encodes losslessly with `lossless` (or quality 1), else at the Butteraugli distance that
+    /// cjxl gives the quality (0.9 is distance 1.0, visually lossless); effort 1...9 from
+    /// `ImageEncodingOptions.effort` (libjxl's default 7 without it). Animations keep their
+    /// frames, durations (in milliseconds) and loop count.
+    public func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions) throws -> Data {
+        guard format == .jxl else { throw ImageError.encodingFailed(format, reason: "the JPEG XL coder writes JPEG XL only") }
+        let quality = Int32((max(0, min(1, options.quality)) * 100).rounded())
+        let effort = options.effort.map { Int32(1 + (max(0, min(1, $0)) * 8).rounded()) } ?? 0
+        let hasAlpha: Int32 = image.isAnimated || image.bitmap.hasTransparency ? 1 : 0
+        let icc = image.colorInfo.iccProfile ?? Data()
+        var message = wi_buffer().message
+        let encoder = icc.withBytePointer { iccBytes, iccLength in
+            withUnsafeMutableBytes(of: &message) { text in
+                wi_jxl_encoder_create(UInt32(image.width), UInt32(image.height), hasAlpha, image.isAnimated ? 1 : 0,
+                                      UInt32(image.loopCount ?? 0), quality, options.lossless ? 1 : 0, effort,
+                                      iccLength > 0 ? iccBytes : nil, iccLength, text.bindMemory(to: CChar.self).baseAddress)
+            }
+        }
+        guard let encoder else { throw ImageError.encodingFailed(.jxl, reason: CodecBridge.message(message)) }
+        defer { wi_jxl_encoder_destroy(encoder) }
+        // One frame at a time: an animation decoded on demand holds one canvas, not every frame.
+        for index in 0..<image.frameCount {
+            if Task.isCancelled { throw CancellationError() }
+            let frame = try image.frame(at: index)
+            let status = frame.bitmap.withUnsafeBytes { raw in
+                wi_jxl_encoder_add(encoder, raw.bindMemory(to: UInt8.self).baseAddress, UInt32(max(0, (frame.duration * 1000).rounded())))
+            }
+            guard status == WI_OK else { throw ImageError.encodingFailed(.jxl, reason: "libjxl refused frame \(index)") }
+        }
+        var buffer = wi_buffer()
+        guard wi_jxl_encoder_finish(encoder, &buffer) == WI_OK else {
+            throw ImageError.encodingFailed(.jxl, reason: CodecBridge.message(buffer.message))
+        }
+        return CodecBridge.takeData(&buffer)
+    }
+
+    public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {
+        JXLIncrementalDecoder(options: options)
+    }
+}
+
+/// Owns a libjxl decoder over the file; frames are decoded in order (an earlier frame rewinds).
+final class JXLFrameRenderer: FrameRenderer {
+    private let handle: OpaquePointer
+
+    init(handle: OpaquePointer) { self.handle = handle }
+    deinit { wi_jxl_close(handle) }
+
+    func render(_ index: Int) throws -> Bitmap {
+        var out = wi_image()
+        let status = wi_jxl_render(handle, UInt32(index), &out)
+        guard status == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else {
+            throw CodecBridge.error(status, format: .jxl, message: CodecBridge.message(out.message),
+                                    limit: ImageDecodingOptions.defaultPixelLimit)
+        }
+        return bitmap
+    }
+
+    /// The ICC profile of the decoded pixels and the colour encoding's CICP code points.
+    func colorInfo(_ info: wi_jxl_info) -> ImageColorInfo {
+        var bytes: UnsafePointer<UInt8>?
+        let length = wi_jxl_icc(handle, &bytes)
+        let icc = length > 0 ? bytes.map { Data(bytes: $0, count: length) } : nil
+        let cicp = info.has_cicp != 0
+            ? ImageColorInfo.CICP(colorPrimaries: Int(info.color_primaries), transferCharacteristics: Int(info.transfer_characteristics),
+                                  matrixCoefficients: 0, fullRange: true)
+            : nil
+        return ImageColorInfo(iccProfile: icc, cicp: cicp)
+    }
+}
