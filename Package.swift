@@ -144,7 +144,7 @@ let package = Package(
         .testTarget(
             name: "WebImageTests",
             dependencies: [
-                "WebImage", "WebImageMemcached", "WebImageServer",
+                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageAVIF", "WebImageHEIF", "WebImageJXL",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
