@@ -9,6 +9,8 @@ import PackageDescription
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
 let targets = ["FuzzPNG", "FuzzJPEG", "FuzzWebP", "FuzzGIF", "FuzzSniff", "FuzzIncremental", "FuzzHTTP"]
+// The coder plug-ins' targets: each decodes with its plug-in, on its own product.
+let plugIns = ["FuzzAVIF": "WebImageAVIF", "FuzzHEIF": "WebImageHEIF", "FuzzJXL": "WebImageJXL"]
 
 let package = Package(
     name: "WebImageFuzz",
@@ -20,6 +22,9 @@ let package = Package(
     ] + targets.map { name in
         // -parse-as-library: libFuzzer provides main(); the target provides LLVMFuzzerTestOneInput.
         .executableTarget(name: name, dependencies: ["FuzzSupport"],
+                          swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-parse-as-library"])])
+    } + plugIns.sorted(by: { $0.key < $1.key }).map { name, product in
+        .executableTarget(name: name, dependencies: ["FuzzSupport", .product(name: product, package: root)],
                           swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-parse-as-library"])])
     }
 )

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer, under AddressSanitizer) of one decoder entry.
-# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: png jpeg webp gif sniff incremental http, or all
-# Seeds come from ../shared/testdata/corpus; what the fuzzer learns stays in .build/fuzz-corpus.
+# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: png jpeg webp gif sniff incremental http avif heif jxl, or all
+# Seeds come from ../shared/testdata/corpus (and ../shared/testdata/modern for avif, heif, jxl); what the fuzzer learns stays in .build/fuzz-corpus.
 # Exits 1 on any finding (crash, leak, timeout, out-of-memory): the input is copied to
 # Tests/WebImageTests/Fixtures/FuzzFindings, where the ordinary test suite replays it.
 set -euo pipefail
@@ -11,10 +11,11 @@ target=${1:?usage: scripts/fuzz.sh TARGET SECONDS}
 seconds=${2:-60}
 . scripts/install-deps.sh
 corpus=$(cd "$root/../shared/testdata/corpus" && pwd)
+modern=$(cd "$root/../shared/testdata/modern" && pwd)
 findings="$root/Tests/WebImageTests/Fixtures/FuzzFindings"
 
 if [ "$target" = all ]; then
-  for each in png jpeg webp gif sniff incremental http; do bash "$0" "$each" "$seconds"; done
+  for each in png jpeg webp gif sniff incremental http avif heif jxl; do bash "$0" "$each" "$seconds"; done
   exit 0
 fi
 case $target in
@@ -28,7 +29,10 @@ case $target in
   # server in front of the real loader; with cached entries whose extended data is fuzzed.
   http) product=FuzzHTTP; seeds="$root/Fuzz/.build/fuzz-seeds/http"; dict=http
         python3 Fuzz/make-http-seeds.py "$corpus" "$seeds" >/dev/null ;;
-  *) echo "unknown target $target (png jpeg webp gif sniff incremental http all)" >&2; exit 2 ;;
+  avif) product=FuzzAVIF; seeds="$modern/avif"; dict=isobmff ;;
+  heif) product=FuzzHEIF; seeds="$modern/heic"; dict=isobmff ;;
+  jxl) product=FuzzJXL; seeds="$modern/jxl"; dict=jxl ;;
+  *) echo "unknown target $target (png jpeg webp gif sniff incremental http avif heif jxl all)" >&2; exit 2 ;;
 esac
 cd Fuzz
 # SwiftPM hands each --sanitize to swiftc as its own -sanitize= flag, in the order of a Set (it

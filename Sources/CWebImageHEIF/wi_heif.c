@@ -14,6 +14,116 @@ static void say(char *message, const char *format, ...) {
     va_end(args);
 }
 
+// ---- The canvas of a derived primary image (grid, iovl), read before libheif allocates it.
+// libheif 1.15 allocates a grid's or overlay's canvas from the size its item data declares, not
+// from the ispe it checked: a 2 KB file can ask for gigabytes. This reads that size from the
+// boxes (meta: pitm, iinf/infe, iloc, idat) so that the pixel limit covers it.
+
+typedef struct { const uint8_t *p; size_t n; } span;
+
+static uint64_t be(const uint8_t *p, int bytes) {
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; i++) v = v << 8 | p[i];
+    return v;
+}
+
+/// The payload of the first box of `type` directly inside `in` (0 when absent or malformed).
+static int child(span in, const char *type, span *out) {
+    size_t at = 0;
+    while (in.n - at >= 8) {
+        uint64_t size = be(in.p + at, 4);
+        size_t header = 8;
+        if (size == 1) {
+            if (in.n - at < 16) return 0;
+            size = be(in.p + at + 8, 8);
+            header = 16;
+        } else if (size == 0) {
+            size = in.n - at;
+        }
+        if (size < header || size > in.n - at) return 0;
+        if (memcmp(in.p + at + 4, type, 4) == 0) {
+            out->p = in.p + at + header;
+            out->n = (size_t)size - header;
+            return 1;
+        }
+        at += (size_t)size;
+    }
+    return 0;
+}
+
+/// Reads `bytes` (0...8) big-endian bytes at *at in `s`, advancing; 0 when out of range.
+static int take(span s, size_t *at, int bytes, uint64_t *value) {
+    if (bytes == 0) { *value = 0; return 1; }
+    if (*at > s.n || s.n - *at < (size_t)bytes) return 0;
+    *value = be(s.p + *at, bytes);
+    *at += (size_t)bytes;
+    return 1;
+}
+
+/// The canvas width and height the primary item declares when it is a grid or an overlay: 1
+/// when found, 0 when the primary image is coded directly (or the boxes do not say).
+static int derived_canvas(const uint8_t *data, size_t length, uint64_t *width, uint64_t *height) {
+    span file = { data, length }, meta, pitm, iinf, iloc, idat = { NULL, 0 };
+    if (!child(file, "meta", &meta) || meta.n < 4) return 0;
+    meta.p += 4; meta.n -= 4;                                     // FullBox header
+    if (!child(meta, "pitm", &pitm) || !child(meta, "iinf", &iinf) || !child(meta, "iloc", &iloc)) return 0;
+    child(meta, "idat", &idat);
+    size_t at = 0;
+    uint64_t version, primary;
+    if (!take(pitm, &at, 1, &version) || !take(pitm, &at, 3, &primary) || !take(pitm, &at, version ? 4 : 2, &primary)) return 0;
+    // iinf: the primary item's type.
+    at = 0;
+    uint64_t count;
+    if (!take(iinf, &at, 1, &version) || !take(iinf, &at, 3, &count) || !take(iinf, &at, version ? 4 : 2, &count)) return 0;
+    span entries = { iinf.p + at, iinf.n - at }, infe;
+    char type[5] = { 0 };
+    while (entries.n >= 8 && child(entries, "infe", &infe)) {
+        size_t e = 0;
+        uint64_t v, id, protection, fourcc;
+        if (take(infe, &e, 1, &v) && v >= 2 && take(infe, &e, 3, &id) && take(infe, &e, v == 2 ? 2 : 4, &id)
+            && take(infe, &e, 2, &protection) && take(infe, &e, 4, &fourcc) && id == primary) {
+            for (int i = 0; i < 4; i++) type[i] = (char)(fourcc >> (24 - 8 * i));
+            break;
+        }
+        size_t used = (size_t)(infe.p + infe.n - entries.p);
+        entries.p += used; entries.n -= used;
+    }
+    int grid = strcmp(type, "grid") == 0, overlay = strcmp(type, "iovl") == 0;
+    if (!grid && !overlay) return 0;
+    // iloc: where the primary item's data is (the file, or idat).
+    at = 0;
+    uint64_t sizes, sizes2, method = 0, reference, base, extents, offset = 0, extent_length = 0, ignored;
+    if (!take(iloc, &at, 1, &version) || !take(iloc, &at, 3, &ignored) || !take(iloc, &at, 1, &sizes)
+        || !take(iloc, &at, 1, &sizes2) || !take(iloc, &at, version < 2 ? 2 : 4, &count)) return 0;
+    int offset_size = (int)(sizes >> 4), length_size = (int)(sizes & 15), base_size = (int)(sizes2 >> 4);
+    int index_size = version == 1 || version == 2 ? (int)(sizes2 & 15) : 0;
+    if (offset_size > 8 || length_size > 8 || base_size > 8 || index_size > 8) return 0;
+    int found = 0;
+    for (uint64_t i = 0; i < count && !found; i++) {
+        uint64_t id;
+        if (!take(iloc, &at, version < 2 ? 2 : 4, &id)) return 0;
+        if (version == 1 || version == 2) { if (!take(iloc, &at, 2, &method)) return 0; method &= 15; }
+        if (!take(iloc, &at, 2, &reference) || !take(iloc, &at, base_size, &base) || !take(iloc, &at, 2, &extents)) return 0;
+        for (uint64_t k = 0; k < extents; k++) {
+            uint64_t index, off, len;
+            if (!take(iloc, &at, index_size, &index) || !take(iloc, &at, offset_size, &off) || !take(iloc, &at, length_size, &len)) return 0;
+            if (id == primary && k == 0) { offset = base + off; extent_length = len; found = 1; }
+        }
+    }
+    if (!found) return 0;
+    span source = method == 1 ? idat : file;
+    if (method > 1 || !source.p || offset > source.n) return 0;
+    span item = { source.p + offset, (size_t)(source.n - offset) };
+    if (extent_length && extent_length < item.n) item.n = (size_t)extent_length;
+    at = 0;
+    uint64_t flags, skip;
+    if (!take(item, &at, 1, &version) || !take(item, &at, 1, &flags)) return 0;
+    if (grid && !take(item, &at, 2, &skip)) return 0;             // rows and columns minus one
+    if (overlay && !take(item, &at, 8, &skip)) return 0;          // canvas fill value, 4 x 16 bits
+    int field = flags & 1 ? 4 : 2;
+    return take(item, &at, field, width) && take(item, &at, field, height);
+}
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static void init_library(void) { heif_init(NULL); }
 
@@ -54,6 +164,16 @@ wi_heif *wi_heif_open(const uint8_t *data, size_t length, uint64_t max_pixels, w
         return NULL;
     }
     memcpy(heif->data, data, length);
+    uint64_t canvas_width, canvas_height;
+    if (max_pixels && derived_canvas(data, length, &canvas_width, &canvas_height)
+        && (canvas_width == 0 || canvas_height == 0 || canvas_width * canvas_height > max_pixels)) {
+        info->coded_width = (uint32_t)(canvas_width > UINT32_MAX ? UINT32_MAX : canvas_width);
+        info->coded_height = (uint32_t)(canvas_height > UINT32_MAX ? UINT32_MAX : canvas_height);
+        say(info->message, "the derived image's canvas is %llux%llu", (unsigned long long)canvas_width, (unsigned long long)canvas_height);
+        *status = canvas_width && canvas_height ? WI_ERR_TOO_LARGE : WI_ERR_CORRUPT;
+        wi_heif_close(heif);
+        return NULL;
+    }
     heif_context_set_max_decoding_threads(heif->context, 0);
     struct heif_error error = heif_context_read_from_memory_without_copy(heif->context, heif->data, length, NULL);
     if (error.code == heif_error_Ok) error = heif_context_get_primary_image_handle(heif->context, &heif->primary);

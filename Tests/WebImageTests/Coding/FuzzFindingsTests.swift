@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 @testable import WebImage
+import WebImageAVIF
+import WebImageHEIF
+import WebImageJXL
 
 /// Every input a fuzzer found a problem with (`scripts/fuzz.sh` copies them to
 /// `Tests/WebImageTests/Fixtures/FuzzFindings`), replayed through every coder, whole and in
@@ -21,7 +24,7 @@ import Testing
     func everyFindingDecodesOrFailsWithImageError(name: String) throws {
         let data = try Data(contentsOf: Self.directory.appendingPathComponent(name))
         let options = ImageDecodingOptions(pixelLimit: 4_000_000)
-        let coders: [any ImageCoder] = [PNGCoder(), JPEGCoder(), WebPCoder(), GIFCoder()]
+        let coders: [any ImageCoder] = [PNGCoder(), JPEGCoder(), WebPCoder(), GIFCoder(), AVIFCoder(), HEIFCoder(), JXLCoder()]
         for coder in coders {
             do { _ = try coder.decode(data, options: options) } catch is ImageError {} catch { Issue.record("\(name): \(error)") }
             guard let decoder = coder.makeIncrementalDecoder(options: options) else { continue }
@@ -36,6 +39,23 @@ import Testing
                 _ = try decoder.finish()
             } catch is ImageError {} catch { Issue.record("\(name) streamed: \(error)") }
         }
+    }
+
+    /// The HEIF fuzzer's first finding: a 1,868-byte HEIC whose grid item declares a
+    /// 26724x27762 canvas (its ispe says 64x48) made libheif allocate 4.4 GB before failing. The
+    /// grid's own size is read from the boxes and refused before libheif sees the file.
+    @Test func aGridCanvasOverThePixelLimitIsRefusedBeforeLibheifAllocatesIt() throws {
+        let data = try Data(contentsOf: Self.directory.appendingPathComponent("heif-oom-6daca266d6a228587f63cdd193c4a01fa8ba6e0c"))
+        do {
+            _ = try HEIFCoder().decode(data, options: .init())
+            Issue.record("decoded")
+        } catch let error as ImageError {
+            guard case .tooLarge(let width, let height, _) = error else { Issue.record("\(error)"); return }
+            #expect(width == 26724 && height == 27762)
+        }
+        // An image just under the limit still decodes (67x45 = 3,015 pixels).
+        let small = try HEIFCoder().decode(try ModernCorpus.data("heic/8bit_420_q70.heic"), options: .init(pixelLimit: 4000))
+        #expect(small.width == 67)
     }
 
     /// The first finding: a PNG header claiming 2^32-ish on each side overflowed the pixel
