@@ -14,7 +14,7 @@ static void say(char *message, const char *format, ...) {
     va_end(args);
 }
 
-// ---- The canvas of a derived primary image (grid, iovl), read before libheif allocates it.
+// ---- The canvases of derived images (grid, iovl), read before libheif allocates them.
 // libheif 1.15 allocates a grid's or overlay's canvas from the size its item data declares, not
 // from the ispe it checked: a 2 KB file can ask for gigabytes. This reads that size from the
 // boxes (meta: pitm, iinf/infe, iloc, idat) so that the pixel limit covers it.
@@ -60,39 +60,10 @@ static int take(span s, size_t *at, int bytes, uint64_t *value) {
     return 1;
 }
 
-/// The canvas width and height the primary item declares when it is a grid or an overlay: 1
-/// when found, 0 when the primary image is coded directly (or the boxes do not say).
-static int derived_canvas(const uint8_t *data, size_t length, uint64_t *width, uint64_t *height) {
-    span file = { data, length }, meta, pitm, iinf, iloc, idat = { NULL, 0 };
-    if (!child(file, "meta", &meta) || meta.n < 4) return 0;
-    meta.p += 4; meta.n -= 4;                                     // FullBox header
-    if (!child(meta, "pitm", &pitm) || !child(meta, "iinf", &iinf) || !child(meta, "iloc", &iloc)) return 0;
-    child(meta, "idat", &idat);
+/// Reads the canvas size in the data of derived item `id` (a grid or an overlay) through iloc.
+static int item_canvas(span file, span idat, span iloc, uint64_t id, int grid, uint64_t *width, uint64_t *height) {
     size_t at = 0;
-    uint64_t version, primary;
-    if (!take(pitm, &at, 1, &version) || !take(pitm, &at, 3, &primary) || !take(pitm, &at, version ? 4 : 2, &primary)) return 0;
-    // iinf: the primary item's type.
-    at = 0;
-    uint64_t count;
-    if (!take(iinf, &at, 1, &version) || !take(iinf, &at, 3, &count) || !take(iinf, &at, version ? 4 : 2, &count)) return 0;
-    span entries = { iinf.p + at, iinf.n - at }, infe;
-    char type[5] = { 0 };
-    while (entries.n >= 8 && child(entries, "infe", &infe)) {
-        size_t e = 0;
-        uint64_t v, id, protection, fourcc;
-        if (take(infe, &e, 1, &v) && v >= 2 && take(infe, &e, 3, &id) && take(infe, &e, v == 2 ? 2 : 4, &id)
-            && take(infe, &e, 2, &protection) && take(infe, &e, 4, &fourcc) && id == primary) {
-            for (int i = 0; i < 4; i++) type[i] = (char)(fourcc >> (24 - 8 * i));
-            break;
-        }
-        size_t used = (size_t)(infe.p + infe.n - entries.p);
-        entries.p += used; entries.n -= used;
-    }
-    int grid = strcmp(type, "grid") == 0, overlay = strcmp(type, "iovl") == 0;
-    if (!grid && !overlay) return 0;
-    // iloc: where the primary item's data is (the file, or idat).
-    at = 0;
-    uint64_t sizes, sizes2, method = 0, reference, base, extents, offset = 0, extent_length = 0, ignored;
+    uint64_t version, count, sizes, sizes2, method = 0, reference, base, extents, offset = 0, extent_length = 0, ignored;
     if (!take(iloc, &at, 1, &version) || !take(iloc, &at, 3, &ignored) || !take(iloc, &at, 1, &sizes)
         || !take(iloc, &at, 1, &sizes2) || !take(iloc, &at, version < 2 ? 2 : 4, &count)) return 0;
     int offset_size = (int)(sizes >> 4), length_size = (int)(sizes & 15), base_size = (int)(sizes2 >> 4);
@@ -100,28 +71,62 @@ static int derived_canvas(const uint8_t *data, size_t length, uint64_t *width, u
     if (offset_size > 8 || length_size > 8 || base_size > 8 || index_size > 8) return 0;
     int found = 0;
     for (uint64_t i = 0; i < count && !found; i++) {
-        uint64_t id;
-        if (!take(iloc, &at, version < 2 ? 2 : 4, &id)) return 0;
+        uint64_t item;
+        if (!take(iloc, &at, version < 2 ? 2 : 4, &item)) return 0;
         if (version == 1 || version == 2) { if (!take(iloc, &at, 2, &method)) return 0; method &= 15; }
         if (!take(iloc, &at, 2, &reference) || !take(iloc, &at, base_size, &base) || !take(iloc, &at, 2, &extents)) return 0;
         for (uint64_t k = 0; k < extents; k++) {
             uint64_t index, off, len;
             if (!take(iloc, &at, index_size, &index) || !take(iloc, &at, offset_size, &off) || !take(iloc, &at, length_size, &len)) return 0;
-            if (id == primary && k == 0) { offset = base + off; extent_length = len; found = 1; }
+            if (item == id && k == 0) { offset = base + off; extent_length = len; found = 1; }
         }
     }
     if (!found) return 0;
     span source = method == 1 ? idat : file;
     if (method > 1 || !source.p || offset > source.n) return 0;
-    span item = { source.p + offset, (size_t)(source.n - offset) };
-    if (extent_length && extent_length < item.n) item.n = (size_t)extent_length;
+    span data = { source.p + offset, (size_t)(source.n - offset) };
+    if (extent_length) {
+        if (extent_length > data.n) return 0;                     // the extent runs past its source
+        data.n = (size_t)extent_length;
+    }
     at = 0;
     uint64_t flags, skip;
-    if (!take(item, &at, 1, &version) || !take(item, &at, 1, &flags)) return 0;
-    if (grid && !take(item, &at, 2, &skip)) return 0;             // rows and columns minus one
-    if (overlay && !take(item, &at, 8, &skip)) return 0;          // canvas fill value, 4 x 16 bits
+    if (!take(data, &at, 1, &version) || !take(data, &at, 1, &flags)) return 0;
+    if (grid && !take(data, &at, 2, &skip)) return 0;             // rows and columns minus one
+    if (!grid && !take(data, &at, 8, &skip)) return 0;            // canvas fill value, 4 x 16 bits
     int field = flags & 1 ? 4 : 2;
-    return take(item, &at, field, width) && take(item, &at, field, height);
+    return take(data, &at, field, width) && take(data, &at, field, height);
+}
+
+/// The largest canvas any derived item (grid, iovl) of the file declares, in pixels (a grid's
+/// tile can itself be an overlay): 0 when there is none; UINT64_MAX for an empty canvas or a
+/// derived item whose description cannot be read within the file (libheif would read past it).
+static uint64_t derived_canvas(const uint8_t *data, size_t length, uint64_t *width, uint64_t *height) {
+    span file = { data, length }, meta, iinf, iloc, idat = { NULL, 0 };
+    uint64_t largest = 0;
+    if (!child(file, "meta", &meta) || meta.n < 4) return 0;
+    meta.p += 4; meta.n -= 4;                                     // FullBox header
+    if (!child(meta, "iinf", &iinf) || !child(meta, "iloc", &iloc)) return 0;
+    child(meta, "idat", &idat);
+    size_t at = 0;
+    uint64_t version, count;
+    if (!take(iinf, &at, 1, &version) || !take(iinf, &at, 3, &count) || !take(iinf, &at, version ? 4 : 2, &count)) return 0;
+    span entries = { iinf.p + at, iinf.n - at }, infe;
+    while (entries.n >= 8 && child(entries, "infe", &infe)) {
+        size_t e = 0;
+        uint64_t v, id, protection, fourcc;
+        if (take(infe, &e, 1, &v) && v >= 2 && take(infe, &e, 3, &id) && take(infe, &e, v == 2 ? 2 : 4, &id)
+            && take(infe, &e, 2, &protection) && take(infe, &e, 4, &fourcc)
+            && (fourcc == 0x67726964 /* grid */ || fourcc == 0x696f766c /* iovl */)) {
+            uint64_t w = 0, h = 0;
+            uint64_t pixels = UINT64_MAX;
+            if (item_canvas(file, idat, iloc, id, fourcc == 0x67726964, &w, &h) && w && h) pixels = w * h;
+            if (pixels >= largest) { largest = pixels; *width = w; *height = h; }
+        }
+        size_t used = (size_t)(infe.p + infe.n - entries.p);
+        entries.p += used; entries.n -= used;
+    }
+    return largest;
 }
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -164,13 +169,15 @@ wi_heif *wi_heif_open(const uint8_t *data, size_t length, uint64_t max_pixels, w
         return NULL;
     }
     memcpy(heif->data, data, length);
-    uint64_t canvas_width, canvas_height;
-    if (max_pixels && derived_canvas(data, length, &canvas_width, &canvas_height)
-        && (canvas_width == 0 || canvas_height == 0 || canvas_width * canvas_height > max_pixels)) {
+    uint64_t canvas_width = 0, canvas_height = 0;
+    uint64_t canvas = derived_canvas(data, length, &canvas_width, &canvas_height);
+    if (canvas == UINT64_MAX || (max_pixels && canvas > max_pixels)) {
         info->coded_width = (uint32_t)(canvas_width > UINT32_MAX ? UINT32_MAX : canvas_width);
         info->coded_height = (uint32_t)(canvas_height > UINT32_MAX ? UINT32_MAX : canvas_height);
-        say(info->message, "the derived image's canvas is %llux%llu", (unsigned long long)canvas_width, (unsigned long long)canvas_height);
-        *status = canvas_width && canvas_height ? WI_ERR_TOO_LARGE : WI_ERR_CORRUPT;
+        int described = canvas_width && canvas_height;
+        if (described) say(info->message, "a derived image's canvas is %llux%llu", (unsigned long long)canvas_width, (unsigned long long)canvas_height);
+        else say(info->message, "a derived image (grid or overlay) is described outside the file");
+        *status = described ? WI_ERR_TOO_LARGE : WI_ERR_CORRUPT;
         wi_heif_close(heif);
         return NULL;
     }
