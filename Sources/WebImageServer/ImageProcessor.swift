@@ -23,26 +23,42 @@ final class ImageProcessor: Sendable {
     private let limits: ResultLimits
     /// The pixels all requests hold together while their results are transformed and encoded.
     let budget: ProcessingBudget
+    /// What `f:auto` chooses from, in order (the configured ones this server can encode).
+    let autoFormats: [ImageFormat]
     private static let encodeTimer = Metrics.Timer(label: "webimage_stage_duration_seconds", dimensions: [("stage", "encode")])
     private static let transformTimer = Metrics.Timer(label: "webimage_stage_duration_seconds", dimensions: [("stage", "server_transform")])
 
-    init(manager: ImageManager, responseCacheBytes: Int, limits: ResultLimits, budget: ProcessingBudget) {
+    init(manager: ImageManager, responseCacheBytes: Int, limits: ResultLimits, budget: ProcessingBudget,
+         autoFormats: [ImageFormat] = [.avif, .webp]) {
         self.manager = manager
+        self.autoFormats = autoFormats.filter(Self.canEncode)
         responses = ResponseCache(limit: responseCacheBytes)
         self.limits = limits
         self.budget = budget
     }
 
-    /// Whether `accept` allows WebP.
-    static func acceptsWebP(_ accept: String?) -> Bool { accept?.lowercased().contains("image/webp") ?? false }
+    /// Whether a registered coder writes `format`.
+    static func canEncode(_ format: ImageFormat) -> Bool { ImageCoders.shared.all.contains { $0.canEncode(format) } }
+
+    /// The format `f:auto` gives for `accept`: the first of `order` whose MIME type it names,
+    /// else nil (the source's format).
+    static func autoFormat(accept: String?, order: [ImageFormat]) -> ImageFormat? {
+        guard let accept = accept?.lowercased() else { return nil }
+        return order.first { accept.contains($0.mimeType) }
+    }
 
     /// The response cache's key of a request path, as it came (signature, options, source),
     /// before any parsing: equal paths ask for the same result, so a warm request is answered
-    /// without parsing or checking it again (it was checked when it was made). `Accept` is part
-    /// of it only when the path asks for `f:auto`.
-    static func responseKey(path: String, accept: String?) -> String {
+    /// without parsing or checking it again (it was checked when it was made). The format that
+    /// `Accept` chooses is part of it only when the path asks for `f:auto`.
+    static func responseKey(path: String, accept: String?, autoFormats: [ImageFormat]) -> String {
         guard contains(path, "f:auto") || contains(path, "format:auto") else { return path }
-        return path + (acceptsWebP(accept) ? "|webp" : "|source")
+        return path + "|" + (autoFormat(accept: accept, order: autoFormats)?.rawValue ?? "source")
+    }
+
+    /// `responseKey(path:accept:autoFormats:)` with this server's `f:auto` order.
+    func responseKey(path: String, accept: String?) -> String {
+        Self.responseKey(path: path, accept: accept, autoFormats: autoFormats)
     }
 
     /// Whether `text` holds `part`, byte by byte: Foundation's `contains` went through NSString
@@ -72,11 +88,13 @@ final class ImageProcessor: Sendable {
     /// The result of `request`, kept under `responseKey` (see `responseKey(path:accept:)`); the
     /// caller has looked there already (`cachedResponse(forKey:)`).
     func process(_ request: ProcessingRequest, accept: String?, responseKey: String) async throws(ProcessingRequestError) -> ProcessedImage {
-        let acceptsWebP = Self.acceptsWebP(accept)
-        let choice: String = switch request.format {
-        case .auto?: acceptsWebP ? "webp" : "source"
-        case let format?: format.rawValue
-        case nil: "source"
+        let chosen: ImageFormat? = switch request.format {
+        case .auto?: Self.autoFormat(accept: accept, order: autoFormats)
+        case let format?: ImageFormat(rawValue: format.rawValue)
+        case nil: nil
+        }
+        if let chosen, !Self.canEncode(chosen) {
+            throw ProcessingRequestError(400, "this server does not write \(chosen) (its coder plug-in is not registered or has no encoder)")
         }
         let result = try await load(request)
         let image = result.image
@@ -88,13 +106,9 @@ final class ImageProcessor: Sendable {
             throw refusal
         }
         if request.info { return try info(request, result, responseKey: responseKey) }
-        let format: ImageFormat = switch choice {
-        case "webp": .webp
-        case "png": .png
-        case "jpeg": .jpeg
-        case "gif": .gif
-        default: [.png, .jpeg, .webp, .gif].contains(image.format) ? image.format : .png
-        }
+        // The source's format, where browsers show it and a coder writes it; else PNG.
+        let format = chosen ?? ([.png, .jpeg, .webp, .gif, .avif, .jxl].contains(image.format) && Self.canEncode(image.format)
+                                ? image.format : .png)
         let source = switch result.cacheType {
         case .memory: "memory"
         case .disk, .all: "disk"
@@ -135,7 +149,8 @@ final class ImageProcessor: Sendable {
             }
             Self.transformTimer.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - start))
         }
-        let options = ImageEncodingOptions(quality: Double(request.quality ?? 82) / 100)
+        // AVIF at libavif speed 9 (imgproxy's default): the slower speeds cost seconds a result.
+        let options = ImageEncodingOptions(quality: Double(request.quality ?? 82) / 100, effort: format == .avif ? 0.1 : nil)
         let start = ContinuousClock.now
         let body: Data
         do { body = try ImageCoders.shared.encode(output, as: format, options: options) } catch {

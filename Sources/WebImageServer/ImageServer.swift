@@ -98,7 +98,8 @@ public final class ImageServer: Sendable {
                                         maximumFrames: configuration.maximumFrames,
                                         maximumSourcePixels: configuration.maximumSourceMegapixels * 1_000_000)
         processor = ImageProcessor(manager: manager, responseCacheBytes: configuration.responseCacheMegabytes << 20,
-                                   limits: resultLimits, budget: ProcessingBudget(capacity: configuration.processingMemoryMegabytes << 20))
+                                   limits: resultLimits, budget: ProcessingBudget(capacity: configuration.processingMemoryMegabytes << 20),
+                                   autoFormats: configuration.autoFormats.compactMap { ImageFormat(fileExtension: $0) })
     }
 
     /// Runs until SIGTERM or SIGINT (or until the calling task is cancelled), then stops
@@ -157,7 +158,7 @@ public final class ImageServer: Sendable {
         let response: Response
         var source = "-"
         let accept = request.headers[.accept]
-        let responseKey = ImageProcessor.responseKey(path: path, accept: accept)
+        let responseKey = processor.responseKey(path: path, accept: accept)
         if let cached = processor.cachedResponse(forKey: responseKey) {
             // A warm request: the same path was parsed, checked and processed before.
             source = cached.source

@@ -30,8 +30,9 @@ public struct ProcessingRequest: Sendable, Equatable {
 
     /// The output format asked for.
     public enum OutputFormat: String, Sendable {
-        case png, jpeg, webp, gif
-        /// WebP when the request's `Accept` allows it, else the source's format.
+        case png, jpeg, webp, gif, avif, jxl, heic
+        /// The first of the configured `autoFormats` (AVIF, then WebP by default) that the
+        /// request's `Accept` allows, else the source's format.
         case auto
     }
 
@@ -160,7 +161,7 @@ extension ProcessingRequest {
     private mutating func setFormat(_ text: String) throws(ProcessingRequestError) {
         let name = text.lowercased() == "jpg" ? "jpeg" : text.lowercased()
         guard let format = OutputFormat(rawValue: name) else {
-            throw ProcessingRequestError(400, "unknown output format \"\(text)\" (png, jpeg, webp, gif or auto)")
+            throw ProcessingRequestError(400, "unknown output format \"\(text)\" (png, jpeg, webp, gif, avif, jxl, heic or auto)")
         }
         self.format = format
     }

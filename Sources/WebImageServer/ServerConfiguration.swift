@@ -60,6 +60,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// those still running are then cancelled and answered 503. The whole stop takes about this
     /// plus the flush of pending cache writes.
     public var stopTimeoutSeconds = 10.0
+    /// The formats `f:auto` chooses from, in order: the first that the request's `Accept` names
+    /// and this server can encode (AVIF needs the WebImageAVIF plug-in registered, as `webimage
+    /// serve` does), else the source's format (default `["avif", "webp"]`; `jxl` may be added).
+    public var autoFormats = ["avif", "webp"]
     /// `Cache-Control: public, max-age=` of results (default a year: a result's URL names it).
     public var cacheMaxAgeSeconds = 31_536_000
     /// The memory cache of decoded images, in MiB (default 64).
@@ -91,7 +95,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     private enum CodingKeys: String, CodingKey {
         case host, port, key, salt, insecure, allowedSources, allowedNetworks, maximumSourceBytes,
              maximumDimension, maximumFrames, maximumSourceMegapixels, maximumResultMegapixels, processingMemoryMegabytes, processingTimeoutSeconds, maximumPendingRequests, maximumConcurrentLoads, idleTimeoutSeconds,
-             maximumConnections, stopTimeoutSeconds, cacheMaxAgeSeconds,
+             maximumConnections, stopTimeoutSeconds, autoFormats, cacheMaxAgeSeconds,
              memoryCacheMegabytes, responseCacheMegabytes, cacheDirectory, sharedCache, fileRoot
     }
 
@@ -119,6 +123,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         idleTimeoutSeconds = try value(.idleTimeoutSeconds, defaults.idleTimeoutSeconds)
         maximumConnections = try container.decodeIfPresent(Int.self, forKey: .maximumConnections)
         stopTimeoutSeconds = try value(.stopTimeoutSeconds, defaults.stopTimeoutSeconds)
+        autoFormats = try value(.autoFormats, defaults.autoFormats)
         cacheMaxAgeSeconds = try value(.cacheMaxAgeSeconds, defaults.cacheMaxAgeSeconds)
         memoryCacheMegabytes = try value(.memoryCacheMegabytes, defaults.memoryCacheMegabytes)
         responseCacheMegabytes = try value(.responseCacheMegabytes, defaults.responseCacheMegabytes)

@@ -70,9 +70,14 @@ import Testing
         #expect(h.origin.requestCount("/a.png") == 0, "a refused method reaches no origin")
         #expect(try Curl.get(url).status == 200)
         // The warm key: the raw path, with the Accept choice only when the format is chosen from it.
-        #expect(ImageProcessor.responseKey(path: "/s/w:16/plain/x", accept: "image/webp") == "/s/w:16/plain/x")
-        #expect(ImageProcessor.responseKey(path: "/s/f:auto/plain/x", accept: "image/webp,*/*") == "/s/f:auto/plain/x|webp")
-        #expect(ImageProcessor.responseKey(path: "/s/format:auto/plain/x", accept: nil) == "/s/format:auto/plain/x|source")
+        let order: [ImageFormat] = [.avif, .webp]
+        #expect(ImageProcessor.responseKey(path: "/s/w:16/plain/x", accept: "image/webp", autoFormats: order) == "/s/w:16/plain/x")
+        #expect(ImageProcessor.responseKey(path: "/s/f:auto/plain/x", accept: "image/webp,*/*", autoFormats: order) == "/s/f:auto/plain/x|webp")
+        #expect(ImageProcessor.responseKey(path: "/s/f:auto/plain/x", accept: "image/avif,image/webp,*/*", autoFormats: order)
+                == "/s/f:auto/plain/x|avif")
+        #expect(ImageProcessor.responseKey(path: "/s/f:auto/plain/x", accept: "image/avif,image/webp", autoFormats: [.webp, .avif])
+                == "/s/f:auto/plain/x|webp")
+        #expect(ImageProcessor.responseKey(path: "/s/format:auto/plain/x", accept: nil, autoFormats: order) == "/s/format:auto/plain/x|source")
         #expect(ImageProcessor.contains("ab", "abc") == false && ImageProcessor.contains("xxabc", "abc") && !ImageProcessor.contains("xxab", "abc"))
         #expect(ImageProcessor.contains("é/f:auto", "f:auto") && ImageProcessor.contains("", ""))
         await h.finish()
