@@ -23,12 +23,23 @@ let package = Package(
             name: "CRawDecoders",
             linkerSettings: ["png16", "jpeg", "webp", "webpdemux", "gif"].map { .linkedLibrary($0) }
         ),
+        // libavif, libheif and libjxl called directly: the floor of the coder plug-ins.
+        .target(name: "CRawModern", linkerSettings: ["avif", "heif", "jxl"].map { .linkedLibrary($0) }),
         // libcurl on a plain thread, nothing else: the floor of a loader that keeps libcurl off the pool.
         .target(name: "CRawCurl", linkerSettings: [.linkedLibrary("curl")]),
         .target(name: "BenchSupport", swiftSettings: [.swiftLanguageMode(.v6)]),
         .executableTarget(
             name: "CodecBenchmarks",
             dependencies: [.product(name: "WebImage", package: root), "CRawDecoders", "BenchSupport"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "ModernCodecBenchmarks",
+            dependencies: [
+                .product(name: "WebImage", package: root), .product(name: "WebImageAVIF", package: root),
+                .product(name: "WebImageHEIF", package: root), .product(name: "WebImageJXL", package: root),
+                "CRawModern", "BenchSupport",
+            ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(

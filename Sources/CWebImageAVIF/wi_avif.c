@@ -166,10 +166,7 @@ int wi_avif_render(wi_avif *avif, uint32_t index, wi_image *out) {
         describe(out->message, result, NULL);
         return status_of(result);
     }
-    if (!image->alphaPlane) {
-        // No alpha plane: opaque (libavif leaves the A of RGBA at its maximum already; make sure).
-        for (size_t i = 3; i < (size_t)width * height * 4; i += 4) rgb.pixels[i] = 255;
-    }
+    // Without an alpha plane libavif fills A with its maximum itself.
     out->pixels = rgb.pixels;
     out->width = width;
     out->height = height;

@@ -269,7 +269,7 @@ int wi_heif_render(wi_heif *heif, wi_image *out) {
             for (int i = 0; i < width * 4; i++) dst[i] = to8((uint32_t)row[2 * i] | (uint32_t)row[2 * i + 1] << 8, max);
         }
         // Without an alpha channel libheif's fill value of a deep image's A is not its maximum.
-        if (!heif->has_alpha) for (int x = 0; x < width; x++) dst[4 * x + 3] = 255;
+        if (deep && !heif->has_alpha) for (int x = 0; x < width; x++) dst[4 * x + 3] = 255;
         if (heif->premultiplied) {
             for (int x = 0; x < width; x++) {
                 uint8_t *p = dst + 4 * x;

@@ -1,0 +1,89 @@
+import BenchSupport
+import CRawModern
+import Foundation
+import WebImage
+import WebImageAVIF
+import WebImageHEIF
+import WebImageJXL
+
+// The coder plug-ins (issue "today's formats"): a 12 MP AVIF, HEIC and JPEG XL decode and a
+// 1024x768 AVIF and JPEG XL encode against libavif, libheif and libjxl called directly in the
+// same process (the floor), with the reference tools and Pillow's plug-ins as anchors measured
+// by Benchmarks/modern-anchors.sh earlier in the same run.
+// Usage: ModernCodecBenchmarks FIXTURES_DIR [ANCHORS_FILE]
+
+let run = BenchRun(usage: "ModernCodecBenchmarks")
+let anchors = run.anchors
+let coders = ImageCoders([AVIFCoder(), HEIFCoder(), JXLCoder()] + ImageCoders.builtIn)
+let clock = ContinuousClock()
+func ms(_ body: () throws -> Void) rethrows -> Double { milliseconds(try clock.measure(body)) }
+func f(_ v: Double) -> String { formatted(v) }
+func withBytes<R>(_ data: Data, _ body: (UnsafePointer<UInt8>, Int) -> R) -> R {
+    data.withUnsafeBytes { body($0.bindMemory(to: UInt8.self).baseAddress!, $0.count) }
+}
+
+struct Row { var name: String; var ours: Spread; var floor: Spread; var ratio: Spread; var floorName: String; var target: String; var anchors: [(String, Double)] }
+var rows: [Row] = []
+
+@MainActor func bench(_ name: String, runs: Int, floorName: String, target: String, anchorKeys: [(String, String)],
+           ours: @escaping () throws -> Void, raw: @escaping () -> Int32) throws {
+    guard wantsRow(name) else { return }
+    let spreads = try interleaved(rounds: runs, [
+        { try ms(ours) },
+        { ms { precondition(raw() == 0, "\(name): the direct call failed") } },
+    ])
+    let found = anchorKeys.compactMap { label, key in anchors[key].map { (label, $0) } }
+    rows.append(Row(name: name, ours: spreads[0], floor: spreads[1], ratio: spreads[0].ratios(over: spreads[1]),
+                    floorName: floorName, target: target, anchors: found))
+}
+
+let avif = run.load("photo-4000x3000.avif"), heic = run.load("photo-4000x3000.heic"), jxl = run.load("photo-4000x3000.jxl")
+let source = try Image(data: run.load("photo-1024x768.png"))
+let rgba = source.bitmap.rgba
+let (w, h) = (UInt32(source.width), UInt32(source.height))
+
+try bench("12 MP AVIF decode", runs: 7, floorName: "libavif direct", target: "<= 1.03x",
+          anchorKeys: [("avifdec process", "avif12mp_decode_avifdec_process"), ("Pillow", "avif12mp_decode_pillow")],
+          ours: { _ = try coders.decode(avif) }, raw: { withBytes(avif) { raw_avif_decode($0, $1) } })
+try bench("12 MP HEIC decode", runs: 7, floorName: "libheif direct", target: "<= 1.03x",
+          anchorKeys: [("heif-convert process (to JPEG)", "heic12mp_decode_heifconvert_process"), ("Pillow", "heic12mp_decode_pillow")],
+          ours: { _ = try coders.decode(heic) }, raw: { withBytes(heic) { raw_heif_decode($0, $1) } })
+try bench("12 MP JPEG XL decode", runs: 7, floorName: "libjxl direct", target: "<= 1.03x",
+          anchorKeys: [("djxl process", "jxl12mp_decode_djxl_process"), ("Pillow", "jxl12mp_decode_pillow")],
+          ours: { _ = try coders.decode(jxl) }, raw: { withBytes(jxl) { raw_jxl_decode($0, $1) } })
+// Encodes at the settings of the anchors: AVIF quality 90 (quantizer 6), speed 6; JPEG XL
+// quality 90 (distance 1.0), effort 7.
+var sizes: [String: (Int, Int)] = [:]
+try bench("1024x768 AVIF encode", runs: 5, floorName: "libavif direct", target: "<= 1.05x",
+          anchorKeys: [("avifenc process", "avif1024_encode_avifenc_process"), ("Pillow", "avif1024_encode_pillow")],
+          ours: { _ = try coders.encode(source, as: .avif, options: .init(quality: 0.9, effort: 0.4)) },
+          raw: { var size = 0; return rgba.withUnsafeBufferPointer { raw_avif_encode($0.baseAddress, w, h, 90, 6, &size) } })
+try bench("1024x768 JPEG XL encode", runs: 5, floorName: "libjxl direct", target: "<= 1.05x",
+          anchorKeys: [("cjxl process", "jxl1024_encode_cjxl_process"), ("Pillow", "jxl1024_encode_pillow")],
+          ours: { _ = try coders.encode(source, as: .jxl, options: .init(quality: 0.9, effort: 0.75)) },
+          raw: { var size = 0; return rgba.withUnsafeBufferPointer { raw_jxl_encode($0.baseAddress, w, h, 1.0, 7, &size) } })
+
+print("Medians of interleaved rounds (ours and its floor in the same rounds), with the rounds' range in brackets;")
+print("the ratio is the median of the rounds' own ratios. Anchors from Benchmarks/modern-anchors.sh, earlier in the run.")
+print("")
+print("| benchmark | ours ms | direct library call ms | ours / direct | target | anchors (ms, ours / anchor) |")
+print("| --- | ---: | ---: | ---: | --- | --- |")
+for row in rows {
+    let anchorText = row.anchors.map { "\($0.0) \(f($0.1)) (\(f(row.ours.median / $0.1))x)" }.joined(separator: "; ")
+    print("| \(row.name) | \(row.ours.text) | \(row.floor.text) (\(row.floorName)) | \(f(row.ratio.median))x | \(row.target) | \(anchorText) |")
+}
+// A 256 px thumbnail of a 12 MP AVIF and JPEG XL: the decode at size (neither library decodes
+// at a smaller scale here, so it is the full decode plus our area resize in one call) against
+// the full decode followed by the resize.
+if wantsRow("thumbnail") {
+    for (name, data) in [("AVIF", avif), ("JPEG XL", jxl)] {
+        let rounds = try interleaved(rounds: 5, [
+            { try ms { _ = try coders.decode(data, options: ImageDecodingOptions(maxPixelSize: 256)) } },
+            { try ms { _ = try coders.decode(data).bitmap.areaDownscaled(toWidth: 256, height: 192) } },
+        ])
+        print("")
+        print("12 MP \(name) -> 256 px: decode at size \(rounds[0].text) ms, full decode + resize \(rounds[1].text) ms "
+              + "(\(f(rounds[0].ratios(over: rounds[1]).median))x; target <= 1x)")
+    }
+}
+print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")

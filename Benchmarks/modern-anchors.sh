@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The anchors of the modern-format rows, measured in the same run as the rows: the reference
+# tools as processes (avifdec/avifenc, heif-convert, djxl/cjxl) and Pillow's plug-ins in-process.
+# Makes the fixtures first (into FIXTURES_DIR, from ../shared/bench's 12 MP photo): a 12 MP
+# AVIF, HEIC and JPEG XL, and a 1024x768 PNG to encode. Prints `name value ms` lines.
+# Usage: modern-anchors.sh FIXTURES_DIR
+set -eu
+fx=${1:?usage: modern-anchors.sh FIXTURES_DIR}
+if ! command -v avifenc >/dev/null || ! command -v heif-enc >/dev/null || ! command -v cjxl >/dev/null || ! command -v hyperfine >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq libavif-bin libheif-examples libjxl-tools hyperfine >/dev/null
+fi
+plugins=${WEBIMAGE_PILLOW_PLUGINS_DIR:-/opt/webimage-pillow-plugins}
+py="$plugins/bin/python"
+src=$fx/photo-4000x3000.jpg
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+[ -f "$fx/photo-4000x3000.png" ] || "$py" -c "from PIL import Image; Image.open('$src').convert('RGB').save('$fx/photo-4000x3000.png', compress_level=1)"
+[ -f "$fx/photo-1024x768.png" ] || "$py" -c "from PIL import Image; Image.open('$src').convert('RGB').resize((1024, 768), Image.LANCZOS).save('$fx/photo-1024x768.png')"
+[ -f "$fx/photo-4000x3000.avif" ] || avifenc -j 2 -s 8 -d 8 -y 420 --min 20 --max 28 "$fx/photo-4000x3000.png" "$fx/photo-4000x3000.avif" >/dev/null
+[ -f "$fx/photo-4000x3000.heic" ] || heif-enc -q 80 -o "$fx/photo-4000x3000.heic" "$fx/photo-4000x3000.png" >/dev/null
+[ -f "$fx/photo-4000x3000.jxl" ] || cjxl "$fx/photo-4000x3000.png" "$fx/photo-4000x3000.jxl" -d 1 -e 7 --quiet
+
+ms() { # median wall ms of a command, via hyperfine
+  hyperfine -N -w 1 -r "${RUNS:-7}" --export-json "$tmp/h.json" "$@" >/dev/null 2>&1
+  python3 -c 'import json,sys;print("%.2f"%(json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$tmp/h.json"
+}
+pyms() { # median ms of a Python statement with the plug-ins loaded, in-process
+  "$py" - "$@" <<'PY'
+import sys, time, statistics
+import pillow_avif, pillow_jxl
+from pillow_heif import register_heif_opener
+register_heif_opener()
+from PIL import Image
+stmt = sys.argv[1]
+ts = []
+for _ in range(5):
+    t = time.perf_counter(); exec(stmt, {"Image": Image}); ts.append(time.perf_counter() - t)
+print("%.2f" % (statistics.median(ts) * 1000))
+PY
+}
+echo "avif12mp_decode_avifdec_process $(ms "avifdec -j 1 $fx/photo-4000x3000.avif $tmp/a.y4m") ms"
+echo "avif12mp_decode_pillow $(pyms "Image.open('$fx/photo-4000x3000.avif').convert('RGBA')") ms"
+echo "heic12mp_decode_heifconvert_process $(ms "heif-convert -q 100 $fx/photo-4000x3000.heic $tmp/h.jpg") ms"
+echo "heic12mp_decode_pillow $(pyms "Image.open('$fx/photo-4000x3000.heic').convert('RGBA')") ms"
+echo "jxl12mp_decode_djxl_process $(ms "djxl --num_threads=0 $fx/photo-4000x3000.jxl $tmp/j.ppm --quiet") ms"
+echo "jxl12mp_decode_pillow $(pyms "Image.open('$fx/photo-4000x3000.jxl').convert('RGBA')") ms"
+echo "avif1024_encode_avifenc_process $(ms "avifenc -j 1 -s 6 -d 8 -y 420 --min 8 --max 8 $fx/photo-1024x768.png $tmp/o.avif") ms"
+echo "avif1024_encode_pillow $(pyms "Image.open('$fx/photo-1024x768.png').save('$tmp/p.avif', quality=90, speed=6)") ms"
+echo "jxl1024_encode_cjxl_process $(ms "cjxl $fx/photo-1024x768.png $tmp/o.jxl -d 1 -e 7 --num_threads=0 --quiet") ms"
+echo "jxl1024_encode_pillow $(pyms "Image.open('$fx/photo-1024x768.png').save('$tmp/p.jxl', quality=90, effort=7)") ms"
