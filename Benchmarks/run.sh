@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every benchmark beside its anchors in one run and prints markdown: the anchors measured
-# by ../shared/bench/anchors.sh, then codecs, transformers (2 cores and 1 core), instruction
+# by ../shared/bench/anchors.sh, then codecs, today's formats (modern-anchors.sh beside them), transformers (2 cores and 1 core), instruction
 # counts of the CPU-bound rows (instructions.sh, under callgrind), caches (disk and
 # tmpfs), HTTP loading and the ImageManager pipeline (against nginx on 127.0.0.1), and
 # `webimage serve` against thumbor (server-bench.sh, which runs ../shared/bench/thumbor.sh).
@@ -27,6 +27,9 @@ cd "$here"
 swift build -c release 2>&1 | grep -E "error|Compiling|Build complete" | tail -1 >&2
 echo "## Codecs"; echo
 .build/release/CodecBenchmarks "$fixtures" /tmp/webimage-anchors.txt
+echo; echo "## Today's formats (the AVIF, HEIF and JPEG XL coder plug-ins)"; echo
+echo '```'; bash "$here/modern-anchors.sh" "$fixtures" | tee /tmp/webimage-modern-anchors.txt; echo '```'; echo
+.build/release/ModernCodecBenchmarks "$fixtures" /tmp/webimage-modern-anchors.txt
 echo; echo "## Transformers (2 cores)"; echo
 .build/release/TransformBenchmarks "$fixtures" /tmp/webimage-anchors.txt
 echo; echo "## Transformers (1 core, as Pillow uses)"; echo

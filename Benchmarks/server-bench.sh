@@ -9,7 +9,8 @@
 # Then ../shared/bench/libvips.sh in the same run: a libvips server with ipx's behaviour (pyvips, one
 # process per core, no result cache), cold and warm, and warm behind nginx's proxy_cache (ipx's
 # deployment); its columns print beside thumbor's.
-# Env: DURATION (30), CONNS (32), WARMUP (5), SKIP_THUMBOR=1 (only ours; no ratios), SKIP_VIPS=1.
+# Then, on an empty cache, the cold run again with AVIF output (f:avif), beside the source format's.
+# Env: DURATION (30), CONNS (32), WARMUP (5), SKIP_THUMBOR=1 (only ours; no ratios), SKIP_VIPS=1, SKIP_AVIF=1.
 # --write: also put the table into RESULTS.md as its own section (with its date and commit),
 # replacing the one of an earlier run; scripts/bench.sh writes the whole file instead.
 set -euo pipefail
@@ -119,6 +120,16 @@ cold_rss=$(peak_mb); cold_sources=$(sources)
 [ -n "${METRICS_OUT:-}" ] && curl -s "http://127.0.0.1:$sport/metrics" > "$METRICS_OUT"
 stop_server
 
+# cold with AVIF output (f:avif, libavif speed 9): the same URLs on an empty cache, beside the
+# source-format run above. SKIP_AVIF=1 leaves it out.
+if [ "${SKIP_AVIF:-}" != 1 ]; then
+  sed 's#/q:80/plain/#/q:80/f:avif/plain/#' "$tmp/cold-ours.txt" > "$tmp/cold-avif.txt"
+  start_server
+  runwrk cold-avif-warmup "$tmp/cold-avif.txt" 7000 "$warm"
+  runwrk cold-avif "$tmp/cold-avif.txt" 0 "$dur"
+  avif_rss=$(peak_mb); avif_sources=$(sources); stop_server
+fi
+
 # warm: the 200 URLs once (curl, 4 parallel), warm-up, then the measured run on the same 200.
 start_server
 sed "s|.*|url = \"http://127.0.0.1:$sport&\"\noutput = \"/dev/null\"|" "$tmp/warm-ours.txt" > "$tmp/warm.curl"
@@ -155,10 +166,16 @@ for run in cold warm; do
     "$(vips vips_${vrun}_non2xx)" "$(vips vips_${vrun}_sock_errors)" "$(vips vips_${vrun}_timeouts)"
 done
 row "libvips without a cache, warm requests/s" "$(field warm rps)" "" "$(vips vips_warm_rps)"
+if [ "${SKIP_AVIF:-}" != 1 ]; then
+  printf '| %s | %s | - | %s of the same run in the source format | - | - |\n' "cold requests/s, f:avif" "$(field cold-avif rps)" "$(ratio "$(field cold-avif rps)" "$(field cold rps)")"
+  printf '| %s | %s | - | - | - | - |\n' "cold p50 / p99 ms, f:avif" "$(field cold-avif p50_ms) / $(field cold-avif p99_ms)"
+  printf '| %s | %s | - | - | - | - |\n' "cold errors, f:avif: non-2xx, socket, timeouts" "$(field cold-avif non2xx), $(field cold-avif sock_errors), $(field cold-avif timeouts)"
+  printf '| %s | %s | - | - | - | - |\n' "peak RSS MB, cold f:avif" "$avif_rss"
+fi
 row "peak RSS MB, cold (thumbor: its processes summed)" "$cold_rss" "$(th thumbor_cold_peak_rss_mb)" "$(vips vips_cold_peak_rss_mb)"
 row "peak RSS MB, warm" "$warm_rss" "$(th thumbor_warm_peak_rss_mb)" "$(vips vips_warm_cached_peak_rss_mb)"
 echo
-echo "- webimage serve, requests by status and result source: cold $cold_sources; warm $warm_sources (primed $primed/200)"
+echo "- webimage serve, requests by status and result source: cold $cold_sources; warm $warm_sources (primed $primed/200)${avif_sources:+; cold f:avif $avif_sources}"
 echo "- targets: cold >= 3x thumbor's requests/s, warm >= 10x, p99 lower in both, peak RSS under 300 MB; against libvips no row slower than 1.25x cold, 0.76x warm (before the hardening)"
 [ -s "$tmp/vips.txt" ] && echo "- libvips: $(grep -E '^(machine|vips_(cold|warm|warm_cached)_worker_cpu_s|vips_warm_primed|vips_warm_cached_primed)' "$tmp/vips.txt" | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
 [ -s "$tmp/thumbor.txt" ] && echo "- thumbor: $(grep -E '^(machine|thumbor_(cold|warm)_worker_cpu_s|thumbor_warm_primed)' "$tmp/thumbor.txt" | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
