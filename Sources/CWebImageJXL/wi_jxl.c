@@ -354,6 +354,8 @@ int wi_jxl_stream_render(wi_jxl_stream *stream, int final, wi_image *out) {
 
 const char *wi_jxl_stream_message(const wi_jxl_stream *stream) { return stream->message; }
 
+size_t wi_jxl_stream_pending(const wi_jxl_stream *stream) { return stream->pending_length; }
+
 void wi_jxl_stream_destroy(wi_jxl_stream *stream) {
     if (!stream) return;
     if (stream->decoder) JxlDecoderDestroy(stream->decoder);

@@ -15,6 +15,9 @@ final class JXLIncrementalDecoder: IncrementalImageDecoder {
     private var isComplete = false
     private var receivedSincePreview = false
 
+    /// The bytes of the file this decoder keeps (tests check it is not the body of a still image).
+    var keptByteCount: Int { header.count + (whole?.count ?? 0) + (stream.map { wi_jxl_stream_pending($0) } ?? 0) }
+
     init(options: ImageDecodingOptions) {
         self.options = options
         stream = wi_jxl_stream_create(CodecBridge.pixelLimit(options))

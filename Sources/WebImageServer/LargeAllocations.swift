@@ -13,4 +13,15 @@ extension ImageServer {
     public static func mapLargeAllocations(atLeast bytes: Int = 2 << 20) -> Bool {
         bytes > 0 && wi_set_mmap_threshold(bytes) == 1
     }
+
+    /// Starts a thread of its own (once per process) that gives the free pages inside glibc's
+    /// heaps back to the system every `interval` (`malloc_trim`): the blocks under the mmap
+    /// threshold that a busy moment freed are released instead of staying resident. Off the
+    /// cooperative pool.
+    /// `webimage serve` starts it with a second unless `MALLOC_TRIM_INTERVAL_MS` says otherwise (0: off).
+    @discardableResult
+    public static func trimHeaps(every interval: Duration = .seconds(1)) -> Bool {
+        let milliseconds = interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000
+        return milliseconds > 0 && wi_start_heap_trimmer(UInt32(clamping: milliseconds)) == 1
+    }
 }

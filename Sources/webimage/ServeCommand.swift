@@ -50,6 +50,8 @@ struct ServeCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         // Pixel buffers of many sizes: mapped and unmapped, so the resident size follows what is held.
         if environment["MALLOC_MMAP_THRESHOLD_"] == nil { ImageServer.mapLargeAllocations() }
+        // And the smaller freed blocks' pages given back every second (MALLOC_TRIM_INTERVAL_MS=0: off).
+        ImageServer.trimHeaps(every: .milliseconds(Int(environment["MALLOC_TRIM_INTERVAL_MS"] ?? "") ?? 1000))
         if let key = environment["WEBIMAGE_KEY"] { configuration.key = key }
         if let salt = environment["WEBIMAGE_SALT"] { configuration.salt = salt }
         if let host { configuration.host = host }

@@ -47,6 +47,8 @@ int wi_jxl_stream_header(const wi_jxl_stream *stream, wi_jxl_info *info);
 /// call), or the finished image (final = 1). Pixels are the caller's.
 int wi_jxl_stream_render(wi_jxl_stream *stream, int final, wi_image *out);
 const char *wi_jxl_stream_message(const wi_jxl_stream *stream);
+/// How many bytes the stream keeps that libjxl has not consumed yet.
+size_t wi_jxl_stream_pending(const wi_jxl_stream *stream);
 void wi_jxl_stream_destroy(wi_jxl_stream *stream);
 
 /// Encodes RGBA8 frames as JPEG XL: distance 0 with `lossless` (modular, exact), else the

@@ -3,7 +3,7 @@ import Testing
 @testable import WebImage
 import WebImageAVIF
 import WebImageHEIF
-import WebImageJXL
+@testable import WebImageJXL
 
 /// Every AVIF, HEIC and JPEG XL file of the modern corpus against its manifest (what
 /// pillow-avif-plugin, pillow-heif and pillow-jxl-plugin, cross-checked with avifdec,
@@ -187,5 +187,75 @@ import WebImageJXL
             // Resized before it is turned (AVIF): the area sums round once differently, by 1 at most.
             #expect(distance.maxAbs <= 1, "\(path): mean |diff| \(distance.meanAbs)")
         }
+    }
+}
+
+/// JPEG XL as its bytes arrive: passes as previews, each byte decoded once (only what libjxl has
+/// not consumed is kept), the final image from the decoder's state equal to a whole-file decode.
+@Suite struct JXLIncrementalTests {
+    func stream(_ data: Data, chunk: Int) throws -> (previews: Int, kept: Int, image: Image) {
+        let decoder = try #require(JXLCoder().makeIncrementalDecoder(options: .init()) as? JXLIncrementalDecoder)
+        var previews = 0, kept = 0, offset = 0
+        while offset < data.count {
+            let end = min(data.count, offset + chunk)
+            try decoder.append(data[offset..<end])
+            if let preview = try decoder.preview() {
+                previews += 1
+                #expect(preview.image.width > 0)
+            }
+            kept = max(kept, decoder.keptByteCount)
+            offset = end
+        }
+        return (previews, kept, try decoder.finish())
+    }
+
+    @Test func aProgressiveStillShowsPassesAndKeepsLittle() throws {
+        // A 12 MP-class progressive file is made here: the corpus's are 96x64.
+        let big = Image(bitmap: Fixtures.gradient(width: 1024, height: 768, opaque: true))
+        for data in [try ModernCorpus.data("jxl/progressive_lossy.jxl"), try JXLCoder().encode(big, as: .jxl, options: .init(quality: 0.9))] {
+            let whole = try JXLCoder().decode(data, options: .init())
+            let streamed = try stream(data, chunk: max(64, data.count / 40))
+            #expect(streamed.image.bitmap == whole.bitmap, "the final image is the whole-file decode")
+            #expect(streamed.kept < data.count, "kept \(streamed.kept) of \(data.count) bytes")
+            print("JPEG XL streamed: \(data.count) bytes, \(streamed.previews) previews, at most \(streamed.kept) bytes kept")
+            // The 96x64 corpus file is one group: its passes end with its last bytes. The
+            // 1024x768 one shows its DC pass (1:8) before the rest arrives.
+            if data.count > 4096 { #expect(streamed.previews >= 1, "a preview before the end") }
+        }
+    }
+
+    @Test func everyStillAndAnimationOfTheCorpusStreamsToTheWholeFileDecode() throws {
+        for entry in ModernCorpus.plugInEntries() where entry["folder"] as? String == "jxl" {
+            let path = entry["path"] as! String
+            let data = try ModernCorpus.data(path)
+            let whole = Result { try JXLCoder().decode(data, options: .init(preloadAllFrames: true)) }
+            let streamed = Result { try stream(data, chunk: 97).image }
+            switch (whole, streamed) {
+            case (.success(let a), .success(let b)):
+                #expect(a.bitmap == b.bitmap && a.frameCount == b.frameCount, "\(path)")
+            case (.failure, .failure): break
+            default: Issue.record("\(path): whole \(whole), streamed \(streamed)")
+            }
+        }
+    }
+
+    @Test func aCutStreamIsATypedError() throws {
+        let data = try ModernCorpus.data("jxl/progressive_lossy.jxl")
+        let decoder = try #require(JXLCoder().makeIncrementalDecoder(options: .init()))
+        try decoder.append(data.prefix(data.count / 2))
+        #expect(throws: ImageError.self) { _ = try decoder.finish() }
+    }
+}
+
+/// HEIF files whose primary item is missing, or whose container lies, are typed errors.
+@Suite struct HEIFBadInputTests {
+    @Test func aPrimaryItemThatIsNotThereIsRefused() throws {
+        var data = try ModernCorpus.data("heic/8bit_444_q90.heic")
+        let pitm = try #require(data.range(of: Data("pitm".utf8)))
+        // pitm: FullBox header (4 bytes), then the 16-bit item ID: point it at an item that does not exist.
+        let id = pitm.upperBound + 4
+        data[id] = 0x7F
+        data[id + 1] = 0x7F
+        #expect(throws: ImageError.self) { _ = try HEIFCoder().decode(data, options: .init()) }
     }
 }
