@@ -36,6 +36,17 @@ public struct JXLCoder: ImageCoder {
         let count = options.firstFrameOnly ? 1 : Int(info.frame_count)
         let durations = count > 1 ? (0..<count).map { wi_jxl_frame_duration(handle, UInt32($0)) } : [0]
         let colorInfo = renderer.colorInfo(info)
+        if count == 1 {
+            // A still image: libjxl's decoder (its own full-size planes) is let go before the
+            // resampler runs, so a thumbnail never holds both.
+            let bitmap = try renderer.render(0)
+            _ = consume renderer
+            let frame = ImageFrame(bitmap: finishing(bitmap))
+            var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: .jxl, loopCount: nil,
+                              scale: options.scale, exifOrientation: nil, orientationApplied: false)
+            image.colorInfo = colorInfo
+            return image
+        }
         var image = try AnimationAssembly.image(renderer: renderer, durations: durations, format: .jxl,
                                                 loopCount: count > 1 ? Int(info.loop_count) : nil, finishing: finishing,
                                                 orientation: nil, options: options)

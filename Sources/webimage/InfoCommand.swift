@@ -55,6 +55,10 @@ struct FileReport {
     var durationsMs: [Double]
     var exifOrientation: Int?
     var frameHashes: [String]
+    /// The embedded ICC profile's size and description.
+    var colorProfile: (bytes: Int, description: String?)?
+    /// The CICP code points the file signals (AVIF, HEIF, JPEG XL).
+    var cicp: ImageColorInfo.CICP?
 
     init(image: Image) throws {
         format = image.format.rawValue
@@ -64,6 +68,8 @@ struct FileReport {
         loopCount = image.declaredLoopCount   // what the file says (null: no loop block, so it plays once)
         durationsMs = image.isAnimated ? image.frameDurations.map { $0 * 1000 } : []
         exifOrientation = image.exifOrientation
+        colorProfile = image.colorInfo.iccProfile.map { ($0.count, image.colorInfo.profileDescription) }
+        cicp = image.colorInfo.cicp
         frameHashes = try (0..<image.frameCount).map { index in
             try image.frame(at: index).bitmap.withUnsafeBytes { Digest.sha256($0) }
         }
@@ -76,9 +82,13 @@ struct FileReport {
         }
         let durations = durationsMs.map(number).joined(separator: ",")
         let frames = frameHashes.map { "{\"rgbaSHA256\":\"\($0)\"}" }.joined(separator: ",")
+        let profile = colorProfile.map { "{\"bytes\":\($0.bytes),\"description\":\($0.description.map(JSONText.string) ?? "null")}" } ?? "null"
+        let code = cicp.map { "{\"colorPrimaries\":\($0.colorPrimaries),\"transferCharacteristics\":\($0.transferCharacteristics),"
+            + "\"matrixCoefficients\":\($0.matrixCoefficients),\"fullRange\":\($0.fullRange)}" } ?? "null"
         return "{\"path\":\(JSONText.string(path)),\"format\":\"\(format)\",\"width\":\(width),\"height\":\(height),\"frameCount\":\(frameCount),"
             + "\"loopCount\":\(loopCount.map(String.init) ?? "null"),\"durationsMs\":[\(durations)],"
-            + "\"exifOrientation\":\(exifOrientation.map(String.init) ?? "null"),\"frames\":[\(frames)]}"
+            + "\"exifOrientation\":\(exifOrientation.map(String.init) ?? "null"),\"colorProfile\":\(profile),\"cicp\":\(code),"
+            + "\"frames\":[\(frames)]}"
     }
 
     func text(path: String, byteCount: Int) -> String {
@@ -88,6 +98,11 @@ struct FileReport {
             lines.append("  frames: \(frameCount), loop count: \(loopCount.map { $0 == 0 ? "forever" : String($0) } ?? "none declared (plays once)"), durations (ms): \(durations)")
         }
         if let exifOrientation { lines.append("  EXIF orientation: \(exifOrientation)") }
+        if let colorProfile { lines.append("  colour profile: \(colorProfile.description ?? "(no description)") (\(colorProfile.bytes) bytes of ICC)") }
+        if let cicp {
+            lines.append("  CICP: primaries \(cicp.colorPrimaries), transfer \(cicp.transferCharacteristics), matrix \(cicp.matrixCoefficients), "
+                         + (cicp.fullRange ? "full range" : "limited range"))
+        }
         for (index, hash) in frameHashes.enumerated().prefix(4) { lines.append("  frame \(index) RGBA SHA-256: \(hash)") }
         if frameHashes.count > 4 { lines.append("  ... \(frameHashes.count - 4) more frames") }
         return lines.joined(separator: "\n")

@@ -44,6 +44,9 @@ typedef struct {
 } wi_buffer;
 
 uint32_t wi_crc32(uint32_t crc, const uint8_t *data, size_t length);
+/// Inflates a zlib stream into `out` (malloc'd), refusing to grow past `max_output` bytes
+/// (WI_ERR_TOO_LARGE): WI_OK, WI_ERR_CORRUPT, WI_ERR_TRUNCATED or WI_ERR_NO_MEMORY.
+int wi_inflate(const uint8_t *data, size_t length, size_t max_output, wi_buffer *out);
 
 /// Allocates a pixel buffer (huge pages for large ones, a recycled one of the same size when the
 /// pixel pool holds one); release with free(), or with wi_pixel_pool_give() to recycle it.

@@ -14,8 +14,10 @@ public struct JPEGCoder: ImageCoder {
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         let (bitmap, orientation, finishing, _) = try JPEGCoder.decode(data, options: options, tolerateTruncation: false)
         let frame = ImageFrame(bitmap: finishing(bitmap))
-        return Image(firstFrame: frame, frames: .preloaded([frame]), format: .jpeg, loopCount: nil, scale: options.scale,
-                     exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
+        var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: .jpeg, loopCount: nil, scale: options.scale,
+                          exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
+        image.colorInfo = ImageColorInfo(iccProfile: JPEGSegments.iccProfile(data))
+        return image
     }
 
     /// Decodes to stored pixels at the DCT scale that `options.maxPixelSize` allows.
@@ -87,6 +89,8 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
     private var header = Data()
     private var finishing: DecodeFinishing?
     private var orientation: Int?
+    /// The ICC profile of the header's APP2 segments.
+    private var iccProfile: Data?
     private var size = (width: 0, height: 0)
     /// Every byte of the image arrived (the end of the file was read).
     private(set) var isComplete = false
@@ -125,6 +129,7 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
             let (width, height) = (Int(info.width), Int(info.height))
             size = (width, height)
             orientation = JPEGSegments.orientation(header)
+            iccProfile = JPEGSegments.iccProfile(header)
             finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
             status = wi_jpeg_stream_configure(stream, JPEGCoder.dctScale(width: width, height: height, options: options, exifOrientation: orientation))
             if status == Int32(WI_ERR_UNSUPPORTED) {
@@ -180,7 +185,9 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
                                     message: CodecBridge.message(out.message), limit: options.pixelLimit)
         }
         let frame = ImageFrame(bitmap: finishing(bitmap))
-        return Image(firstFrame: frame, frames: .preloaded([frame]), format: .jpeg, loopCount: nil, scale: options.scale,
-                     exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
+        var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: .jpeg, loopCount: nil, scale: options.scale,
+                          exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
+        image.colorInfo = ImageColorInfo(iccProfile: iccProfile)
+        return image
     }
 }

@@ -36,6 +36,28 @@ enum JPEGSegments {
         return block
     }
 
+    /// The ICC profile of the APP2 `ICC_PROFILE` segments (a profile over 64 KB is split across
+    /// several, numbered), or nil when there is none or a piece is missing.
+    static func iccProfile(_ data: Data) -> Data? {
+        let tag = Data("ICC_PROFILE\0".utf8)
+        var pieces: [Int: Data] = [:]
+        var expected = 0, total = 0
+        walk(data) { marker, payload in
+            let start = data.startIndex + payload.lowerBound
+            guard marker == 0xE2, payload.count > 14, data[start..<(start + 12)] == tag else { return true }
+            let sequence = Int(data[start + 12]), count = Int(data[start + 13])
+            guard sequence >= 1, count >= 1, sequence <= count, expected == 0 || expected == count else { return false }
+            expected = count
+            let piece = data[(start + 14)..<(data.startIndex + payload.upperBound)]
+            total += piece.count
+            guard total <= ICCProfile.maximumBytes else { return false }
+            pieces[sequence] = Data(piece)
+            return true
+        }
+        guard expected > 0, pieces.count == expected else { return nil }
+        return (1...expected).reduce(into: Data()) { $0.append(pieces[$1]!) }
+    }
+
     /// The XMP packet of the APP1 segment named `http://ns.adobe.com/xap/1.0/`, if any.
     static func xmpPacket(_ data: Data) -> Data? {
         let signature = Data("http://ns.adobe.com/xap/1.0/\0".utf8)

@@ -52,6 +52,23 @@ struct PNGChunks {
         return (Int(data.bigEndianUInt32(at: ihdr.data.lowerBound)), Int(data.bigEndianUInt32(at: ihdr.data.lowerBound + 4)))
     }
 
+    /// The ICC profile of the iCCP chunk before the image data (keyword, compression method 0,
+    /// a zlib stream), inflated, or nil when there is none or it does not inflate.
+    func iccProfile(in data: Data) -> Data? {
+        for chunk in chunks {
+            if chunk.type == "IDAT" { return nil }
+            guard chunk.type == "iCCP", chunk.crcMatches else { continue }
+            let body = data[(data.startIndex + chunk.data.lowerBound)..<(data.startIndex + chunk.data.upperBound)]
+            guard let end = body.prefix(80).firstIndex(of: 0), end + 1 < body.endIndex, body[end + 1] == 0 else { return nil }
+            let stream = body[(end + 2)...]
+            var out = wi_buffer()
+            let status = stream.withBytePointer { wi_inflate($0, $1, ICCProfile.maximumBytes, &out) }
+            guard status == WI_OK else { return nil }
+            return CodecBridge.takeData(&out)
+        }
+        return nil
+    }
+
     /// The EXIF orientation from an eXIf chunk before the image data, if any.
     func exifOrientation(in data: Data) -> Int? {
         for chunk in chunks {

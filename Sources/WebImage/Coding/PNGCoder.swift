@@ -15,9 +15,12 @@ public struct PNGCoder: ImageCoder {
         let chunks = PNGChunks(data)
         try PNGCoder.checkLimit(chunks.headerSize(in: data), options)
         let orientation = chunks.orientation(in: data)
+        let colorInfo = ImageColorInfo(iccProfile: chunks.iccProfile(in: data))
         if !options.firstFrameOnly, let animation = try APNGAnimation(data: data, chunks: chunks, options: options) {
             do {
-                return try animation.image(exifOrientation: orientation)
+                var image = try animation.image(exifOrientation: orientation)
+                image.colorInfo = colorInfo
+                return image
             } catch ImageError.tooLarge(let width, let height, let limit) {
                 throw ImageError.tooLarge(width: width, height: height, limit: limit)
             } catch {
@@ -27,9 +30,11 @@ public struct PNGCoder: ImageCoder {
         let bitmap = try PNGCoder.decodeStill(data, options: options)
         let finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: orientation, options: options)
         let frame = ImageFrame(bitmap: finishing(bitmap))
-        return Image(firstFrame: frame, frames: .preloaded([frame]),
-                     format: .png, loopCount: nil, scale: options.scale, exifOrientation: orientation,
-                     orientationApplied: finishing.orientation != nil)
+        var image = Image(firstFrame: frame, frames: .preloaded([frame]),
+                          format: .png, loopCount: nil, scale: options.scale, exifOrientation: orientation,
+                          orientationApplied: finishing.orientation != nil)
+        image.colorInfo = colorInfo
+        return image
     }
 
     /// Throws `tooLarge` when the IHDR size is over the pixel limit (before libpng sees the data).
@@ -161,8 +166,10 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder {
         let orientation = chunks.orientation(in: data)
         let finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: orientation, options: options)
         let frame = ImageFrame(bitmap: finishing(bitmap))
-        return Image(firstFrame: frame, frames: .preloaded([frame]), format: .png, loopCount: nil, scale: options.scale,
-                     exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
+        var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: .png, loopCount: nil, scale: options.scale,
+                          exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
+        image.colorInfo = ImageColorInfo(iccProfile: chunks.iccProfile(in: data))
+        return image
     }
 
     /// An APNG whose default image has fully arrived previews as an animation of the frames

@@ -26,9 +26,12 @@ public struct WebPCoder: ImageCoder {
         let orientation = WebPCoder.chunk("EXIF", in: data).flatMap { ExifReader.orientation(tiff: $0) }
             ?? WebPCoder.chunk("XMP ", in: data).flatMap { XMPReader.orientation($0) }
         let finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
+        let colorInfo = ImageColorInfo(iccProfile: WebPCoder.chunk("ICCP", in: data).map { Data($0) })
         if info.has_animation != 0 {
-            return try decodeAnimation(data, options: options, finishing: finishing, orientation: orientation,
-                                       loopCount: Int(info.loop_count))
+            var image = try decodeAnimation(data, options: options, finishing: finishing, orientation: orientation,
+                                            loopCount: Int(info.loop_count))
+            image.colorInfo = colorInfo
+            return image
         }
         let target = options.targetSize(width: width, height: height, exifOrientation: orientation)
         var out = wi_image()
@@ -40,8 +43,10 @@ public struct WebPCoder: ImageCoder {
                                     width: info.width, height: info.height, limit: options.pixelLimit)
         }
         let frame = ImageFrame(bitmap: finishing(bitmap))
-        return Image(firstFrame: frame, frames: .preloaded([frame]), format: .webp, loopCount: nil, scale: options.scale,
-                     exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
+        var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: .webp, loopCount: nil, scale: options.scale,
+                          exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
+        image.colorInfo = colorInfo
+        return image
     }
 
     private func decodeAnimation(_ data: Data, options: ImageDecodingOptions, finishing: DecodeFinishing,
@@ -218,7 +223,9 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
             ?? skeleton.riffChunk("XMP ").flatMap { XMPReader.orientation($0) }
         let finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
         let frame = ImageFrame(bitmap: finishing(bitmap))
-        return Image(firstFrame: frame, frames: .preloaded([frame]), format: .webp, loopCount: nil, scale: options.scale,
-                     exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
+        var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: .webp, loopCount: nil, scale: options.scale,
+                          exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
+        image.colorInfo = ImageColorInfo(iccProfile: skeleton.riffChunk("ICCP").map { Data($0) })
+        return image
     }
 }

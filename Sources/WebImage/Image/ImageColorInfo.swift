@@ -15,6 +15,9 @@ public struct ImageColorInfo: Sendable, Hashable {
         self.cicp = cicp
     }
 
+    /// The embedded profile's own description (its `desc` tag), e.g. "Display P3".
+    public var profileDescription: String? { iccProfile.flatMap(ICCProfile.description(of:)) }
+
     /// Whether the file carried no colour description at all.
     public var isEmpty: Bool { iccProfile == nil && cicp == nil }
 

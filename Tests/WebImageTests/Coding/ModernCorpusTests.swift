@@ -259,3 +259,50 @@ import WebImageHEIF
         #expect(throws: ImageError.self) { _ = try HEIFCoder().decode(data, options: .init()) }
     }
 }
+
+/// Every decoder keeps the colour profile its file embeds (PNG iCCP, JPEG's chained APP2
+/// segments, WebP ICCP, AVIF/HEIF colr, JPEG XL): the bytes as the manifest has them, their
+/// description, through whole-file and incremental decoding; the values are left as stored.
+@Suite struct ColorProfileReadingTests {
+    @Test func theICCSectionsProfilesAreKeptAndDescribed() throws {
+        let entries = ModernCorpus.entries().filter { $0["folder"] as? String == "icc" }
+        #expect(entries.count == 8)
+        for entry in entries {
+            let path = entry["path"] as! String
+            let colour = try #require(entry["colour"] as? [String: Any])
+            let data = try ModernCorpus.data(path)
+            let whole = try ModernCorpus.coders.decode(data)
+            let profile = try #require(whole.colorInfo.iccProfile, "\(path): no profile")
+            #expect(profile.count == colour["icc_bytes"] as? Int, "\(path)")
+            #expect(Digest.sha256(profile) == colour["icc_sha256"] as? String, "\(path)")
+            #expect(whole.colorInfo.profileDescription == colour["icc_description"] as? String, "\(path)")
+            // The values as stored (the colour stage converts them).
+            #expect(whole.bitmap.sha256 == colour["raw_rgba_sha256"] as? String || entry["lossless"] as? Bool != true, "\(path)")
+            // The same through the incremental decoder, in small pieces.
+            let decoder = try #require(ModernCorpus.coders.makeIncrementalDecoder(for: data.prefix(64)))
+            var offset = 0
+            while offset < data.count {
+                try decoder.append(data[offset..<min(data.count, offset + 509)])
+                offset += 509
+            }
+            #expect(try decoder.finish().colorInfo.iccProfile == profile, "\(path) streamed")
+        }
+    }
+
+    @Test func aJPEGProfileWithAMissingPieceIsNotKept() throws {
+        var data = try ModernCorpus.data("icc/jpeg_cmyk.jpg")   // 79,352 bytes of profile: two APP2 pieces
+        let tag = Data("ICC_PROFILE\0".utf8)
+        let first = try #require(data.range(of: tag))
+        #expect(data[first.upperBound + 1] == 2, "the profile is in two pieces")
+        // Renumber the first piece as the second: piece 1 is missing.
+        data[first.upperBound] = 2
+        #expect(try ModernCorpus.coders.decode(data).colorInfo.iccProfile == nil)
+    }
+
+    @Test func theModernFormatsDescribeTheirProfilesToo() throws {
+        for path in ["avif/icc_displayp3_lossless.avif", "heic/icc_displayp3.heic", "jxl/icc_displayp3_lossless.jxl"] {
+            let image = try ModernCorpus.coders.decode(try ModernCorpus.data(path))
+            #expect(image.colorInfo.profileDescription?.hasPrefix("Display P3") == true, "\(path): \(image.colorInfo.profileDescription ?? "none")")
+        }
+    }
+}
