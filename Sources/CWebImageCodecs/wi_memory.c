@@ -16,12 +16,18 @@ int wi_set_mmap_threshold(size_t bytes) {
 static pthread_once_t trimmer_once = PTHREAD_ONCE_INIT;
 static unsigned trimmer_interval_ms;
 
+static size_t trimmer_slack;
+
 static void *trim_loop(void *unused) {
     (void)unused;
     struct timespec pause = { (time_t)(trimmer_interval_ms / 1000), (long)(trimmer_interval_ms % 1000) * 1000000L };
     for (;;) {
         nanosleep(&pause, NULL);
-        malloc_trim(0);
+        // Only when the heaps hold more free bytes than the slack: a trim's released pages are
+        // faulted in again by the next allocations, which a steady (warm) load would pay for
+        // every second for nothing.
+        struct mallinfo2 info = mallinfo2();
+        if (info.fordblks > trimmer_slack) malloc_trim(0);
     }
     return NULL;
 }
@@ -36,9 +42,10 @@ static void start_trimmer(void) {
     pthread_attr_destroy(&attributes);
 }
 
-int wi_start_heap_trimmer(unsigned interval_ms) {
+int wi_start_heap_trimmer(unsigned interval_ms, size_t slack_bytes) {
     if (interval_ms == 0) return 0;
     trimmer_interval_ms = interval_ms;
+    trimmer_slack = slack_bytes;
     pthread_once(&trimmer_once, start_trimmer);
     return 1;
 }

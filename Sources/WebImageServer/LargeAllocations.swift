@@ -15,13 +15,14 @@ extension ImageServer {
     }
 
     /// Starts a thread of its own (once per process) that gives the free pages inside glibc's
-    /// heaps back to the system every `interval` (`malloc_trim`): the blocks under the mmap
-    /// threshold that a busy moment freed are released instead of staying resident. Off the
-    /// cooperative pool.
-    /// `webimage serve` starts it with a second unless `MALLOC_TRIM_INTERVAL_MS` says otherwise (0: off).
+    /// heaps back to the system (`malloc_trim`) every `interval` in which they hold more than
+    /// `slack` bytes free: the blocks under the mmap threshold that a busy moment freed are
+    /// released instead of staying resident, and a steady load, whose heaps hold little free,
+    /// does not pay for faulting released pages in again. Off the cooperative pool.
+    /// `webimage serve` starts it (a second, 8 MiB) unless `MALLOC_TRIM_INTERVAL_MS` is 0.
     @discardableResult
-    public static func trimHeaps(every interval: Duration = .seconds(1)) -> Bool {
+    public static func trimHeaps(every interval: Duration = .seconds(1), slack: Int = 8 << 20) -> Bool {
         let milliseconds = interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000
-        return milliseconds > 0 && wi_start_heap_trimmer(UInt32(clamping: milliseconds)) == 1
+        return milliseconds > 0 && wi_start_heap_trimmer(UInt32(clamping: milliseconds), max(0, slack)) == 1
     }
 }

@@ -243,8 +243,9 @@ int wi_area_downscale(const uint8_t *src, uint32_t width, uint32_t height, int o
 /// Allocations of `bytes` or more get their own mapping, returned to the system when freed
 /// (mallopt M_MMAP_THRESHOLD; fixing it also stops glibc from raising it). 1 on success.
 int wi_set_mmap_threshold(size_t bytes);
-/// Starts (once per process) a thread that calls malloc_trim(0) every `interval_ms`: the free
-/// pages inside glibc's heaps go back to the system. 1 when started (or already running).
-int wi_start_heap_trimmer(unsigned interval_ms);
+/// Starts (once per process) a thread that, every `interval_ms`, calls malloc_trim(0) when glibc's
+/// heaps hold more than `slack_bytes` free: those pages go back to the system. 1 when started
+/// (or already running).
+int wi_start_heap_trimmer(unsigned interval_ms, size_t slack_bytes);
 
 #endif
