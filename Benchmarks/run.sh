@@ -10,7 +10,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 shared=$(cd "$here/../../shared" && pwd)
 fixtures=${FIXTURES:-/tmp/bench-fixtures}
-. "$here/../scripts/install-deps.sh"
+WEBIMAGE_TEST_TOOLS=1 . "$here/../scripts/install-deps.sh"
 if [ -n "${WEBIMAGE_BENCH_ROW:-}" ]; then
   # One row (scripts/bench.sh --quick ROW): the anchors of the last run when there are any.
   [ -s /tmp/webimage-anchors.txt ] && [ -f "$fixtures/small/0999.jpg" ] \

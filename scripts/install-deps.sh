@@ -3,9 +3,9 @@
 # OpenSSL's libcrypto), libmemcached for the shared cache tier (WebImageMemcached), libavif,
 # libheif and libjxl for the coder plug-ins (WebImageAVIF, WebImageHEIF, WebImageJXL) and, for the
 # tests, Debian's Pillow and numpy and memcached servers (the independent reference for the
-# transformers), when they are missing; and Pillow's AVIF, HEIF and JPEG XL plug-ins from PyPI in
-# /opt/webimage-pillow-plugins (the independent readers of what the plug-ins encode). Sourced by
-# the other scripts.
+# transformers), when they are missing; and, with WEBIMAGE_TEST_TOOLS=1, Pillow's AVIF, HEIF and
+# JPEG XL plug-ins from PyPI in /opt/webimage-pillow-plugins (the independent readers of what the
+# plug-ins encode). Sourced by the other scripts.
 packages="libcurl4-openssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev libssl-dev pkg-config python3-pil python3-numpy python3-venv libmemcached-dev memcached libavif-dev libheif-dev libjxl-dev"
 sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
 if ! { pkg-config --exists libpng libjpeg libwebp libwebpdemux libwebpmux libcurl libcrypto libmemcached libavif libheif libjxl 2>/dev/null \
@@ -14,8 +14,10 @@ if ! { pkg-config --exists libpng libjpeg libwebp libwebpdemux libwebpmux libcur
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq $packages >/dev/null
 fi
+# Pillow's plug-ins come from PyPI: only for the tests and benchmarks (WEBIMAGE_TEST_TOOLS=1, set
+# by scripts/test.sh and Benchmarks/run.sh), so that the demo needs the package mirror alone.
 plugins=${WEBIMAGE_PILLOW_PLUGINS_DIR:-/opt/webimage-pillow-plugins}
-if ! "$plugins/bin/python" -c "import pillow_avif, pillow_heif, pillow_jxl" 2>/dev/null; then
+if [ "${WEBIMAGE_TEST_TOOLS:-}" = 1 ] && ! "$plugins/bin/python" -c "import pillow_avif, pillow_heif, pillow_jxl" 2>/dev/null; then
   $sudo /usr/bin/python3 -m venv "$plugins"
   $sudo "$plugins/bin/pip" install -q --disable-pip-version-check \
     pillow==13.0.0 pillow-avif-plugin==1.6.0 pillow-heif==1.8.1 pillow-jxl-plugin==1.3.8

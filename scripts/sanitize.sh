@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:?usage: scripts/sanitize.sh thread|address}
-. scripts/install-deps.sh
+WEBIMAGE_TEST_TOOLS=1 . scripts/install-deps.sh
 case $kind in
   thread) flags=(--sanitize=thread -Xswiftc -DWEBIMAGE_TSAN)
           export TSAN_OPTIONS="halt_on_error=0 exitcode=66 second_deadlock_stack=1" ;;

@@ -5,7 +5,7 @@
 # (Debian/Ubuntu, as root or with sudo). The corpus is read from ../shared/testdata.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/install-deps.sh
+WEBIMAGE_TEST_TOOLS=1 . scripts/install-deps.sh
 # Our own code (the examples included: they are targets of this package) builds without
 # warnings (dependencies' warnings are theirs). --no-color-diagnostics: the same compile commands
 # with and without a terminal, so that neither rebuilds what the other built.
