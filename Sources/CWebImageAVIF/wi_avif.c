@@ -18,6 +18,7 @@ struct wi_avif {
     uint8_t *data;               // the decoder reads from this copy
     avifCropRect crop;
     int cropped;
+    uint32_t width, height;      // the coded size the container declared: every frame must have it
 };
 
 static int status_of(avifResult result) {
@@ -84,8 +85,8 @@ wi_avif *wi_avif_open(const uint8_t *data, size_t length, uint64_t max_pixels, w
         wi_avif_close(avif);
         return NULL;
     }
-    info->width = image->width;
-    info->height = image->height;
+    info->width = avif->width = image->width;
+    info->height = avif->height = image->height;
     if (image->transformFlags & AVIF_TRANSFORM_CLAP) {
         avifDiagnostics diag;
         avifDiagnosticsClearError(&diag);
@@ -128,7 +129,12 @@ int wi_avif_render(wi_avif *avif, uint32_t index, wi_image *out) {
         return status_of(result);
     }
     const avifImage *image = decoder->image;
-    // Every frame of a sequence must have the size the container declared.
+    // Every frame of a sequence must have the size the container declared (libavif lets a later
+    // frame change it; the callers size their canvases from the declared one).
+    if (image->width != avif->width || image->height != avif->height) {
+        say(out->message, "frame %u is %ux%u, not the declared %ux%u", index, image->width, image->height, avif->width, avif->height);
+        return WI_ERR_CORRUPT;
+    }
     uint32_t width = avif->cropped ? avif->crop.width : image->width;
     uint32_t height = avif->cropped ? avif->crop.height : image->height;
     avifImage view;
