@@ -306,3 +306,43 @@ import WebImageHEIF
         }
     }
 }
+
+/// An AVIF sequence whose container lies about its frames' size (the track header or the
+/// sample entry says 32x32, the frames are 64x64) is a typed error, never frames of another
+/// size than the image's (an encoder sizes its canvas from the image).
+@Suite struct AVIFLyingSequenceTests {
+    /// The corpus's 4-frame sequence with `patch` applied to a copy.
+    func patched(_ patch: (inout Data) throws -> Void) throws -> Data {
+        var data = try ModernCorpus.data("avif/sequence_lossless_4frames.avif")
+        try patch(&data)
+        return data
+    }
+
+    @Test func aTrackHeaderOrSampleEntryOfAnotherSizeIsRefused() throws {
+        let tkhd = try patched { data in
+            let box = try #require(data.range(of: Data("tkhd".utf8))).lowerBound
+            #expect(data[box + 4] == 1, "a version 1 tkhd")
+            // Version 1: times are 64-bit; width and height (16.16) follow the matrix.
+            let width = box + 4 + 4 + 8 + 8 + 4 + 4 + 8 + 8 + 2 + 2 + 2 + 2 + 36
+            #expect(data[width..<(width + 2)] == Data([0, 64]))
+            data.replaceSubrange(width..<(width + 8), with: [0, 32, 0, 0, 0, 32, 0, 0])
+        }
+        let entry = try patched { data in
+            let stsd = try #require(data.range(of: Data("stsd".utf8))).upperBound
+            let av01 = try #require(data.range(of: Data("av01".utf8), in: stsd..<data.count)).lowerBound
+            let width = av01 + 4 + 6 + 2 + 2 + 2 + 12
+            #expect(data[width..<(width + 4)] == Data([0, 64, 0, 64]))
+            data.replaceSubrange(width..<(width + 4), with: [0, 32, 0, 32])
+        }
+        for data in [tkhd, entry] {
+            do {
+                let image = try AVIFCoder().decode(data, options: .init(preloadAllFrames: true))
+                for index in 0..<image.frameCount {
+                    let frame = try image.frame(at: index).bitmap
+                    #expect(frame.width == image.width && frame.height == image.height, "frame \(index) of another size")
+                }
+            } catch is ImageError {
+            }
+        }
+    }
+}
