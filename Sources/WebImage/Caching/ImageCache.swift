@@ -151,6 +151,14 @@ public final class ImageCache: ImageCaching {
         return ImageCacheResult(image: image, data: data, cacheType: .disk, extendedData: entry.extendedData)
     }
 
+    /// Puts `image` into the memory layer at once (no suspension), as a store to `.memory`
+    /// would; false when the configuration keeps nothing in memory or the key is empty.
+    func storeInMemoryNow(_ image: Image, forKey key: String) -> Bool {
+        guard !key.isEmpty, config.shouldCacheImagesInMemory else { return false }
+        memory.insertImage(image, forKey: key)
+        return true
+    }
+
     public func store(_ image: Image?, data: Data?, forKey key: String, to destination: ImageCacheType = .all) async throws {
         try await store(image, data: data, extendedData: nil, forKey: key, to: destination)
     }

@@ -182,6 +182,12 @@ public actor MemoryCache {
     /// limits. `cost` defaults to the image's `memoryCost`; an entry over the per-entry limit is
     /// not kept (any older entry for the key is removed). An empty key stores nothing.
     public func setImage(_ image: Image, forKey key: String, cost: Int? = nil) {
+        insertImage(image, forKey: key, cost: cost)
+    }
+
+    /// `setImage(_:forKey:cost:)` without the hop to the actor: the manager's store of a
+    /// loaded image, done before its callers are resumed.
+    nonisolated func insertImage(_ image: Image, forKey key: String, cost: Int? = nil) {
         if key.isEmpty { return }
         let cost = cost ?? image.memoryCost
         update { $0.insert(image, forKey: key, cost: cost) }

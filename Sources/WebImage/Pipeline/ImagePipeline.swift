@@ -218,10 +218,15 @@ struct ImagePipeline: Sendable {
         try Task.checkCancellation()
         let derived = request.isDerived && !(image.isAnimated && !options.contains(.transformAnimatedImage) && !request.settings.reducesDecode)
 
-        // 6. Store. The callers get the image now (unless they wait for the stores), while the
-        // memory store runs; the work stays in the table until it is done, and a caller that
-        // joins meanwhile gets the image as a memory hit: a call made as soon as one returns
-        // never goes to the disk or the network again.
+        // 6. Store. The library's own memory cache takes the image before any caller is resumed
+        // (a lock): a call made as soon as one returns finds it there, whatever its options
+        // (a call that cannot join this work, such as a plain one after a progressive one,
+        // went to the network again). Another `ImageCaching` may suspend: the callers get the
+        // image now (unless they wait for the stores) while its memory store runs, and the
+        // work stays in the table until it is done, so a caller that joins meanwhile gets the
+        // image as a memory hit.
+        let storesFirst = request.settings.imageCache != nil
+        if storesFirst { _ = await storeInMemory(request, image: image) }
         var loaded = ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: request.resultURL)
         loaded.sourceURL = request.url
         loaded.transferMetrics = download.response.metrics
@@ -239,7 +244,7 @@ struct ImagePipeline: Sendable {
                 : SharedResult(result.result)
             resumed = work.deliver(result, late: late)
         }
-        _ = await storeInMemory(request, image: image)
+        if !storesFirst { _ = await storeInMemory(request, image: image) }
         // The image is in memory; a large one is also in the hands of every caller before the
         // next decode starts (a resumed caller's task may wait behind a burst's jobs, holding
         // the bitmap). With .waitStoreCache the callers wait for the disk: their number, not

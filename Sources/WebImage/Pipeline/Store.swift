@@ -1,13 +1,15 @@
 import Foundation
 import Synchronization
 
-/// Stage 6, storing: memory while the callers go on (the work stays joinable until it is done),
-/// disk in the background (or before returning, with `.waitStoreCache`).
+/// Stage 6, storing: memory before the callers go on when the cache is the library's own (a
+/// lock, no suspension), while they go on for any other `ImageCaching` (the work stays joinable
+/// until it is done); disk in the background (or before returning, with `.waitStoreCache`).
 extension ImagePipeline {
     /// Puts the loaded image into memory, as the request's store type allows; true when it went
     /// there. A failure is logged: the callers still get the image.
     func storeInMemory(_ request: LoadRequest, image: Image) async -> Bool {
         guard let key = request.cacheKey, request.memoryStoreType.includesMemory else { return false }
+        if let own = request.settings.imageCache { return own.storeInMemoryNow(image, forKey: key) }
         do {
             try await request.cache.store(image, data: nil, forKey: key, to: .memory)
             return true

@@ -89,6 +89,29 @@ import Testing
         await h.finish()
     }
 
+    /// With the library's own cache, the image is in memory before any caller is resumed: a
+    /// call that cannot join the load (a plain call after a progressive one, whose works
+    /// differ) made as soon as the stream ends is a memory hit, never a second download
+    /// (it was, when the callers were resumed before the memory store).
+    @Test func aCallThatCannotJoinFindsTheImageInMemoryAsSoonAsTheLoadReturns() async throws {
+        let directory = TemporaryDirectory("memory-first")
+        defer { directory.remove() }
+        let bodies = Dictionary(uniqueKeysWithValues: (0..<200).map { ("/\($0).png", ManagerHarness.png) })
+        let loader = RecordingLoader(bodies: bodies)
+        let cache = ImageCache(namespace: "test", directory: directory.url.appendingPathComponent("cache"),
+                               config: .init(cleanupInterval: nil))
+        let manager = ImageManager(cache: cache, loaders: ImageLoaders([loader]))
+        var misses = 0
+        for index in 0..<200 {
+            let url = URL(string: "mem://host/\(index).png")!
+            for try await _ in manager.events(for: url, options: .progressiveLoad) {}
+            if try await manager.result(for: url).cacheType != .memory { misses += 1 }
+        }
+        #expect(misses == 0)
+        #expect(loader.requests.count == 200)
+        await manager.waitForPendingStores()
+    }
+
     /// The disk write is registered before the caller is resumed: a wait that starts as soon as
     /// the load returns (a command-line tool about to exit) cannot miss it, even while a slow
     /// memory store still runs before the write begins.
