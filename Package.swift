@@ -44,12 +44,12 @@ let package = Package(
             name: "CSystemCodecs",
             path: "Sources/CSystemCodecs",
             pkgConfig: "libpng",
-            providers: [.apt(["libpng-dev", "libjpeg-dev", "libwebp-dev", "libgif-dev", "libssl-dev"])]
+            providers: [.apt(["libpng-dev", "libjpeg-dev", "libwebp-dev", "libgif-dev", "libssl-dev", "liblcms2-dev"])]
         ),
         .target(
             name: "CWebImageCodecs",
             dependencies: ["CSystemCodecs"],
-            linkerSettings: ["png16", "jpeg", "webp", "webpdemux", "webpmux", "gif", "z", "crypto"].map { .linkedLibrary($0) }
+            linkerSettings: ["png16", "jpeg", "webp", "webpdemux", "webpmux", "gif", "z", "crypto", "lcms2"].map { .linkedLibrary($0) }
         ),
         // libcurl as a system module (used by the HTTP loader).
         .systemLibrary(

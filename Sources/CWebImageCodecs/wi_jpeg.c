@@ -26,7 +26,7 @@ int wi_jpeg_read_info(const uint8_t *data, size_t length, wi_jpeg_info *info) {
 }
 
 int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolerate, uint64_t max_pixels,
-                   wi_image *out) {
+                   int cmyk_inks, wi_image *out) {
     memset(out, 0, sizeof *out);
     if (scale_num < 1 || scale_num > 8) return WI_ERR_ARGUMENT;
     struct jpeg_decompress_struct cinfo;
@@ -54,14 +54,15 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolera
     }
     int cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
     int inverted = cmyk && cinfo.saw_Adobe_marker;
+    int inks = cmyk && cmyk_inks;
     cinfo.out_color_space = cmyk ? JCS_CMYK : JCS_EXT_RGBA;
     cinfo.scale_num = (unsigned int)scale_num;
     cinfo.scale_denom = 8;
     jpeg_start_decompress(&cinfo);
     uint32_t w = cinfo.output_width, h = cinfo.output_height;
     pixels = wi_alloc_pixels(w, h, 0);
-    if (cmyk) cmyk_row = malloc((size_t)w * 4 * 16);
-    if (!pixels || (cmyk && !cmyk_row)) {
+    if (cmyk && !inks) cmyk_row = malloc((size_t)w * 4 * 16);
+    if (!pixels || (cmyk && !inks && !cmyk_row)) {
         status = WI_ERR_NO_MEMORY;
         strcpy(err.message, "out of memory");
         longjmp(err.jump, 1);
@@ -71,9 +72,14 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolera
         uint32_t y = cinfo.output_scanline;
         uint32_t count = h - y < 16 ? h - y : 16;
         for (uint32_t i = 0; i < count; i++)
-            rows[i] = cmyk ? cmyk_row + (size_t)i * w * 4 : pixels + (size_t)(y + i) * w * 4;
+            rows[i] = cmyk && !inks ? cmyk_row + (size_t)i * w * 4 : pixels + (size_t)(y + i) * w * 4;
         JDIMENSION got = jpeg_read_scanlines(&cinfo, rows, count);
-        if (cmyk) wi_jpeg_cmyk_rows(cmyk_row, pixels + (size_t)y * w * 4, w, got, inverted);
+        if (inks && inverted) {
+            uint8_t *p = pixels + (size_t)y * w * 4;
+            for (size_t i = 0, n = (size_t)got * w * 4; i < n; i++) p[i] = (uint8_t)(255 - p[i]);
+        } else if (cmyk && !inks) {
+            wi_jpeg_cmyk_rows(cmyk_row, pixels + (size_t)y * w * 4, w, got, inverted);
+        }
     }
     out->scans = cinfo.input_scan_number;
     jpeg_finish_decompress(&cinfo);
@@ -92,7 +98,7 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolera
 }
 
 int wi_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality, int progressive,
-                   wi_buffer *out) {
+                   const uint8_t *icc, size_t icc_length, wi_buffer *out) {
     memset(out, 0, sizeof *out);
     if (width == 0 || height == 0) return WI_ERR_ARGUMENT;
     struct jpeg_compress_struct cinfo;
@@ -118,6 +124,7 @@ int wi_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int qua
     jpeg_set_quality(&cinfo, quality, TRUE);
     if (progressive) jpeg_simple_progression(&cinfo);
     jpeg_start_compress(&cinfo, TRUE);
+    if (icc && icc_length > 0 && icc_length <= 0xffffffffu) jpeg_write_icc_profile(&cinfo, icc, (unsigned int)icc_length);
     while (cinfo.next_scanline < height) {
         JSAMPROW row = (JSAMPROW)(rgba + (size_t)cinfo.next_scanline * width * 4);
         jpeg_write_scanlines(&cinfo, &row, 1);

@@ -152,7 +152,7 @@ static void png_write_error_fn(png_structp png, png_const_charp text) {
 }
 
 int wi_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int keep_alpha,
-                  int level, wi_buffer *out) {
+                  int level, const uint8_t *icc, size_t icc_length, wi_buffer *out) {
     memset(out, 0, sizeof *out);
     if (width == 0 || height == 0) return WI_ERR_ARGUMENT;
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, out, png_write_error_fn, png_warning_fn);
@@ -170,6 +170,11 @@ int wi_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int keep
     png_set_compression_level(png, level);
     png_set_IHDR(png, info, width, height, 8, keep_alpha ? PNG_COLOR_TYPE_RGBA : PNG_COLOR_TYPE_RGB,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    if (icc && icc_length >= 132 && icc_length <= 0x7fffffff) {
+        // A profile libpng finds unfit (not RGB, malformed) is left out with a warning.
+        png_set_benign_errors(png, 1);
+        png_set_iCCP(png, info, "icc", PNG_COMPRESSION_TYPE_BASE, icc, (png_uint_32)icc_length);
+    }
     png_write_info(png, info);
     if (!keep_alpha) png_set_filler(png, 0, PNG_FILLER_AFTER);
     rows = malloc(sizeof(png_bytep) * height);

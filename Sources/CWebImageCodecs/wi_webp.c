@@ -237,8 +237,22 @@ void wi_webp_incremental_destroy(wi_webp_incremental *d) {
 
 // ---- encoding
 
+// Appends `size` bytes of WebP to `out`, with `icc` set as its ICCP chunk when given.
+static int append_with_icc(const uint8_t *bytes, size_t size, const uint8_t *icc, size_t icc_length, wi_buffer *out) {
+    if (!icc || icc_length == 0) return wi_buffer_append(out, bytes, size);
+    WebPData image = { bytes, size }, profile = { icc, icc_length }, assembled;
+    WebPDataInit(&assembled);
+    WebPMux *mux = WebPMuxCreate(&image, 0);
+    int ok = mux && WebPMuxSetChunk(mux, "ICCP", &profile, 0) == WEBP_MUX_OK && WebPMuxAssemble(mux, &assembled) == WEBP_MUX_OK;
+    WebPMuxDelete(mux);
+    int status = ok ? wi_buffer_append(out, assembled.bytes, assembled.size) : WI_ERR_CORRUPT;
+    if (!ok) wi_set_message(out->message, "the WebP container could not take the ICC profile");
+    WebPDataClear(&assembled);
+    return status;
+}
+
 int wi_webp_encode(const uint8_t *rgba, uint32_t width, uint32_t height, float quality, int lossless,
-                   wi_buffer *out) {
+                   const uint8_t *icc, size_t icc_length, wi_buffer *out) {
     memset(out, 0, sizeof *out);
     if (width == 0 || height == 0 || width > WEBP_MAX_DIMENSION || height > WEBP_MAX_DIMENSION) return WI_ERR_ARGUMENT;
     uint8_t *encoded = NULL;
@@ -246,7 +260,7 @@ int wi_webp_encode(const uint8_t *rgba, uint32_t width, uint32_t height, float q
         ? WebPEncodeLosslessRGBA(rgba, (int)width, (int)height, (int)width * 4, &encoded)
         : WebPEncodeRGBA(rgba, (int)width, (int)height, (int)width * 4, quality, &encoded);
     if (size == 0 || !encoded) { wi_set_message(out->message, "WebP encoding failed"); return WI_ERR_CORRUPT; }
-    int status = wi_buffer_append(out, encoded, size);
+    int status = append_with_icc(encoded, size, icc, icc_length, out);
     WebPFree(encoded);
     return status;
 }
@@ -287,13 +301,13 @@ int wi_webp_anim_encoder_add(wi_webp_anim_encoder *e, const uint8_t *rgba, uint3
     return ok ? WI_OK : WI_ERR_CORRUPT;
 }
 
-int wi_webp_anim_encoder_finish(wi_webp_anim_encoder *e, wi_buffer *out) {
+int wi_webp_anim_encoder_finish(wi_webp_anim_encoder *e, const uint8_t *icc, size_t icc_length, wi_buffer *out) {
     memset(out, 0, sizeof *out);
     if (!WebPAnimEncoderAdd(e->encoder, NULL, e->timestamp, NULL)) return WI_ERR_CORRUPT;
     WebPData data;
     WebPDataInit(&data);
     if (!WebPAnimEncoderAssemble(e->encoder, &data)) { wi_set_message(out->message, "WebP animation assembly failed"); return WI_ERR_CORRUPT; }
-    int status = wi_buffer_append(out, data.bytes, data.size);
+    int status = append_with_icc(data.bytes, data.size, icc, icc_length, out);
     WebPDataClear(&data);
     return status;
 }

@@ -232,6 +232,8 @@ struct wi_jxl_stream {
     int header_read, header_reported, finished, failed, new_pass;
     uint8_t *canvas;             // libjxl's output buffer, set once
     size_t canvas_size;
+    uint8_t *icc;                // the decoded pixels' ICC profile
+    size_t icc_length;
     char message[WI_MESSAGE_SIZE];
 };
 
@@ -241,7 +243,8 @@ wi_jxl_stream *wi_jxl_stream_create(uint64_t max_pixels) {
     stream->max_pixels = max_pixels;
     stream->decoder = JxlDecoderCreate(NULL);
     if (!stream->decoder
-        || JxlDecoderSubscribeEvents(stream->decoder, JXL_DEC_BASIC_INFO | JXL_DEC_FRAME_PROGRESSION | JXL_DEC_FULL_IMAGE) != JXL_DEC_SUCCESS
+        || JxlDecoderSubscribeEvents(stream->decoder, JXL_DEC_BASIC_INFO | JXL_DEC_COLOR_ENCODING | JXL_DEC_FRAME_PROGRESSION
+                                     | JXL_DEC_FULL_IMAGE) != JXL_DEC_SUCCESS
         || JxlDecoderSetUnpremultiplyAlpha(stream->decoder, JXL_TRUE) != JXL_DEC_SUCCESS
         || JxlDecoderSetProgressiveDetail(stream->decoder, kPasses) != JXL_DEC_SUCCESS) {
         wi_jxl_stream_destroy(stream);
@@ -291,6 +294,16 @@ int wi_jxl_stream_append(wi_jxl_stream *stream, const uint8_t *data, size_t leng
                 return fail(stream, status, stream->info.message);
             }
             stream->header_read = 1;
+        } else if (event == JXL_DEC_COLOR_ENCODING) {
+            JxlColorEncoding color;
+            if (JxlDecoderGetColorAsEncodedProfile(decoder, &rgba8, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &color) == JXL_DEC_SUCCESS)
+                read_cicp(&color, &stream->info);
+            size_t size = 0;
+            if (!stream->icc && JxlDecoderGetICCProfileSize(decoder, &rgba8, JXL_COLOR_PROFILE_TARGET_DATA, &size) == JXL_DEC_SUCCESS
+                && size > 0 && (stream->icc = malloc(size))) {
+                if (JxlDecoderGetColorAsICCProfile(decoder, &rgba8, JXL_COLOR_PROFILE_TARGET_DATA, stream->icc, size) == JXL_DEC_SUCCESS)
+                    stream->icc_length = size;
+            }
         } else if (event == JXL_DEC_NEED_IMAGE_OUT_BUFFER) {
             size_t size = (size_t)stream->info.width * stream->info.height * 4, needed = 0;
             if (JxlDecoderImageOutBufferSize(decoder, &rgba8, &needed) != JXL_DEC_SUCCESS || needed != size) {
@@ -327,6 +340,11 @@ int wi_jxl_stream_append(wi_jxl_stream *stream, const uint8_t *data, size_t leng
     return result;
 }
 
+size_t wi_jxl_stream_icc(const wi_jxl_stream *stream, const uint8_t **bytes) {
+    *bytes = stream->icc;
+    return stream->icc_length;
+}
+
 int wi_jxl_stream_header(const wi_jxl_stream *stream, wi_jxl_info *info) {
     if (!stream->header_read) return WI_NEED_MORE;
     *info = stream->info;
@@ -361,6 +379,7 @@ void wi_jxl_stream_destroy(wi_jxl_stream *stream) {
     if (stream->decoder) JxlDecoderDestroy(stream->decoder);
     free(stream->pending);
     free(stream->canvas);
+    free(stream->icc);
     free(stream);
 }
 

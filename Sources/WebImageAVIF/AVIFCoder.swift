@@ -53,7 +53,7 @@ public struct AVIFCoder: ImageCoder {
         var image = try AnimationAssembly.image(renderer: decoder, durations: durations, format: .avif,
                                                 loopCount: count > 1 ? 0 : nil, finishing: finishing,
                                                 orientation: orientation, options: options)
-        image.colorInfo = colorInfo
+        image.applyColor(colorInfo, options: options)
         return image
     }
 
@@ -83,7 +83,7 @@ public struct AVIFCoder: ImageCoder {
             throw ImageError.encodingFailed(.avif, reason: "out of memory")
         }
         defer { wi_avif_encoder_destroy(encoder) }
-        if let icc = image.colorInfo.iccProfile, !icc.isEmpty {
+        if let icc = image.colorInfo.embeddableProfile {
             _ = icc.withBytePointer { wi_avif_encoder_set_icc(encoder, $0, $1) }
         }
         var message = wi_buffer().message

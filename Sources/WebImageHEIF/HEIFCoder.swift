@@ -49,7 +49,7 @@ public struct HEIFCoder: ImageCoder {
         let frame = ImageFrame(bitmap: finishing(bitmap))
         var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: format, loopCount: nil,
                           scale: options.scale, exifOrientation: nil, orientationApplied: false)
-        image.colorInfo = HEIFCoder.colorInfo(handle, info)
+        image.applyColor(HEIFCoder.colorInfo(handle, info), options: options)
         return image
     }
 
@@ -83,7 +83,7 @@ public struct HEIFCoder: ImageCoder {
         let bitmap = image.bitmap
         let quality = Int32((max(0, min(1, options.quality)) * 100).rounded())
         let preset = options.effort.map { HEIFCoder.presets[Int((max(0, min(1, $0)) * Double(HEIFCoder.presets.count - 1)).rounded())] }
-        let icc = image.colorInfo.iccProfile ?? Data()
+        let icc = image.colorInfo.embeddableProfile ?? Data()
         var buffer = wi_buffer()
         let status = bitmap.withUnsafeBytes { raw in
             icc.withBytePointer { iccBytes, iccLength in

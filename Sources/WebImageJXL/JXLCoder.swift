@@ -44,13 +44,13 @@ public struct JXLCoder: ImageCoder {
             let frame = ImageFrame(bitmap: finishing(bitmap))
             var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: .jxl, loopCount: nil,
                               scale: options.scale, exifOrientation: nil, orientationApplied: false)
-            image.colorInfo = colorInfo
+            image.applyColor(colorInfo, options: options)
             return image
         }
         var image = try AnimationAssembly.image(renderer: renderer, durations: durations, format: .jxl,
                                                 loopCount: count > 1 ? Int(info.loop_count) : nil, finishing: finishing,
                                                 orientation: nil, options: options)
-        image.colorInfo = colorInfo
+        image.applyColor(colorInfo, options: options)
         return image
     }
 
@@ -65,7 +65,7 @@ public struct JXLCoder: ImageCoder {
         let quality = Int32((max(0, min(1, options.quality)) * 100).rounded())
         let effort = options.effort.map { Int32(1 + (max(0, min(1, $0)) * 8).rounded()) } ?? 0
         let hasAlpha: Int32 = image.isAnimated || image.bitmap.hasTransparency ? 1 : 0
-        let icc = image.colorInfo.iccProfile ?? Data()
+        let icc = image.colorInfo.embeddableProfile ?? Data()
         var message = wi_buffer().message
         let encoder = icc.withBytePointer { iccBytes, iccLength in
             withUnsafeMutableBytes(of: &message) { text in
@@ -118,7 +118,12 @@ final class JXLFrameRenderer: FrameRenderer {
     func colorInfo(_ info: wi_jxl_info) -> ImageColorInfo {
         var bytes: UnsafePointer<UInt8>?
         let length = wi_jxl_icc(handle, &bytes)
-        let icc = length > 0 ? bytes.map { Data(bytes: $0, count: length) } : nil
+        return JXLFrameRenderer.colorInfo(icc: length > 0 ? bytes.map { Data(bytes: $0, count: length) } : nil, info)
+    }
+
+    /// The colour description of decoded pixels: the profile libjxl gives for them and the
+    /// code points of the header's colour encoding.
+    static func colorInfo(icc: Data?, _ info: wi_jxl_info) -> ImageColorInfo {
         let cicp = info.has_cicp != 0
             ? ImageColorInfo.CICP(colorPrimaries: Int(info.color_primaries), transferCharacteristics: Int(info.transfer_characteristics),
                                   matrixCoefficients: 0, fullRange: true)

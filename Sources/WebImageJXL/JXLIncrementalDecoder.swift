@@ -61,7 +61,8 @@ final class JXLIncrementalDecoder: IncrementalImageDecoder {
         var out = wi_image()
         guard wi_jxl_stream_render(stream, 0, &out) == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else { return nil }
         let finishing = DecodeFinishing(width: Int(info.width), height: Int(info.height), exifOrientation: nil, options: options)
-        let image = Image(bitmap: finishing(bitmap), format: .jxl, scale: options.scale)
+        var image = Image(bitmap: finishing(bitmap), format: .jxl, scale: options.scale)
+        image.applyColor(colorInfo(stream), options: options)
         return PartialImage(image: image, rowsDecoded: image.height, scans: 0)
     }
 
@@ -77,7 +78,19 @@ final class JXLIncrementalDecoder: IncrementalImageDecoder {
         }
         let finishing = DecodeFinishing(width: Int(info.width), height: Int(info.height), exifOrientation: nil, options: options)
         let frame = ImageFrame(bitmap: finishing(bitmap))
-        return Image(firstFrame: frame, frames: .preloaded([frame]), format: .jxl, loopCount: nil, scale: options.scale,
-                     exifOrientation: nil, orientationApplied: false)
+        var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: .jxl, loopCount: nil, scale: options.scale,
+                          exifOrientation: nil, orientationApplied: false)
+        image.applyColor(colorInfo(stream), options: options)
+        return image
+    }
+
+    /// The colour description the stream read (the header's, with its code points, and the
+    /// decoded pixels' profile).
+    private func colorInfo(_ stream: OpaquePointer) -> ImageColorInfo {
+        var header = wi_jxl_info()
+        guard wi_jxl_stream_header(stream, &header) == WI_OK else { return ImageColorInfo() }
+        var bytes: UnsafePointer<UInt8>?
+        let length = wi_jxl_stream_icc(stream, &bytes)
+        return JXLFrameRenderer.colorInfo(icc: length > 0 ? bytes.map { Data(bytes: $0, count: length) } : nil, header)
     }
 }

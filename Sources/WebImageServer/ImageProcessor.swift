@@ -25,12 +25,15 @@ final class ImageProcessor: Sendable {
     let budget: ProcessingBudget
     /// What `f:auto` chooses from, in order (the configured ones this server can encode).
     let autoFormats: [ImageFormat]
+    /// The colour space of results whose request does not name one.
+    let colorSpace: ImageColorSpace
     private static let encodeTimer = Metrics.Timer(label: "webimage_stage_duration_seconds", dimensions: [("stage", "encode")])
     private static let transformTimer = Metrics.Timer(label: "webimage_stage_duration_seconds", dimensions: [("stage", "server_transform")])
 
     init(manager: ImageManager, responseCacheBytes: Int, limits: ResultLimits, budget: ProcessingBudget,
-         autoFormats: [ImageFormat] = [.avif, .webp]) {
+         autoFormats: [ImageFormat] = [.avif, .webp], colorSpace: ImageColorSpace = .sRGB) {
         self.manager = manager
+        self.colorSpace = colorSpace
         self.autoFormats = autoFormats.filter(Self.canEncode)
         responses = ResponseCache(limit: responseCacheBytes)
         self.limits = limits
@@ -173,6 +176,7 @@ final class ImageProcessor: Sendable {
         // A result is kept encoded (the response cache) and decoded (memory); on disk only the
         // source, which every size of it is made from: no second encode per request for the disk.
         context.storeCacheType = .memory
+        context.colorSpace = request.colorSpace ?? colorSpace
         // The transformers run in `made`, within the processing budget, once the result's size
         // is known and checked; the library decodes (at size) and caches the source.
         var options: ImageOptions = request.firstFrameOnly ? .decodeFirstFrameOnly : []

@@ -99,7 +99,8 @@ public final class ImageServer: Sendable {
                                         maximumSourcePixels: configuration.maximumSourceMegapixels * 1_000_000)
         processor = ImageProcessor(manager: manager, responseCacheBytes: configuration.responseCacheMegabytes << 20,
                                    limits: resultLimits, budget: ProcessingBudget(capacity: configuration.processingMemoryMegabytes << 20),
-                                   autoFormats: configuration.autoFormats.compactMap { ImageFormat(fileExtension: $0) })
+                                   autoFormats: configuration.autoFormats.compactMap { ImageFormat(fileExtension: $0) },
+                                   colorSpace: configuration.colorSpace)
     }
 
     /// Runs until SIGTERM or SIGINT (or until the calling task is cancelled), then stops

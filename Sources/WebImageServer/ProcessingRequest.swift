@@ -56,6 +56,10 @@ public struct ProcessingRequest: Sendable, Equatable {
     public var tint: Color?
     public var cornerRadius: Double?
     public var firstFrameOnly = false
+    /// `cs:srgb` or `cs:original`: the colour space of the result (nil: the server's
+    /// `colorSpace`, sRGB by default). `original` keeps the source's values and embeds its
+    /// profile in the result.
+    public var colorSpace: ImageColorSpace?
     /// Answer with the image's description (JSON), not the image.
     public var info = false
     /// The source URL.
@@ -251,6 +255,12 @@ extension ProcessingRequest {
         case "ff":
             try count(0...0)
             firstFrameOnly = true
+        case "cs", "colorspace":
+            try count(1...1)
+            guard let space = ImageColorSpace(rawValue: arguments[0].lowercased()) else {
+                throw bad("the colour space must be srgb or original, not \"\(arguments[0])\"")
+            }
+            colorSpace = space
         case "info":
             try count(0...0)
             info = true

@@ -64,6 +64,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// and this server can encode (AVIF needs the WebImageAVIF plug-in registered, as `webimage
     /// serve` does), else the source's format (default `["avif", "webp"]`; `jxl` may be added).
     public var autoFormats = ["avif", "webp"]
+    /// The colour space of results when a request does not say (`cs:`): `.sRGB` (the default)
+    /// converts a source with a Display P3, Adobe RGB or CMYK profile, as libvips-based proxies
+    /// do; `.original` keeps the values and embeds the profile.
+    public var colorSpace: ImageColorSpace = .sRGB
     /// `Cache-Control: public, max-age=` of results (default a year: a result's URL names it).
     public var cacheMaxAgeSeconds = 31_536_000
     /// The memory cache of decoded images, in MiB (default 64).
@@ -95,7 +99,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     private enum CodingKeys: String, CodingKey {
         case host, port, key, salt, insecure, allowedSources, allowedNetworks, maximumSourceBytes,
              maximumDimension, maximumFrames, maximumSourceMegapixels, maximumResultMegapixels, processingMemoryMegabytes, processingTimeoutSeconds, maximumPendingRequests, maximumConcurrentLoads, idleTimeoutSeconds,
-             maximumConnections, stopTimeoutSeconds, autoFormats, cacheMaxAgeSeconds,
+             maximumConnections, stopTimeoutSeconds, autoFormats, colorSpace, cacheMaxAgeSeconds,
              memoryCacheMegabytes, responseCacheMegabytes, cacheDirectory, sharedCache, fileRoot
     }
 
@@ -124,6 +128,14 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         maximumConnections = try container.decodeIfPresent(Int.self, forKey: .maximumConnections)
         stopTimeoutSeconds = try value(.stopTimeoutSeconds, defaults.stopTimeoutSeconds)
         autoFormats = try value(.autoFormats, defaults.autoFormats)
+        if let text = try container.decodeIfPresent(String.self, forKey: .colorSpace) {
+            guard let space = ImageColorSpace(rawValue: text.lowercased()) else {
+                throw DecodingError.dataCorruptedError(forKey: .colorSpace, in: container, debugDescription: "colorSpace is srgb or original, not \"\(text)\"")
+            }
+            colorSpace = space
+        } else {
+            colorSpace = defaults.colorSpace
+        }
         cacheMaxAgeSeconds = try value(.cacheMaxAgeSeconds, defaults.cacheMaxAgeSeconds)
         memoryCacheMegabytes = try value(.memoryCacheMegabytes, defaults.memoryCacheMegabytes)
         responseCacheMegabytes = try value(.responseCacheMegabytes, defaults.responseCacheMegabytes)

@@ -33,6 +33,9 @@ struct ConvertCommand: ParsableCommand {
     @Flag(help: "Lossless WebP.")
     var lossless = false
 
+    @Option(help: "srgb converts an image with another colour profile (Display P3, Adobe RGB, CMYK) to sRGB; original keeps its values and embeds its profile in the output.")
+    var colorSpace: ImageColorSpace = .sRGB
+
     func validate() throws {
         guard (0...100).contains(quality) else { throw ValidationError.sentence("--quality must be between 0 and 100, not \(quality)") }
         if let maxPixelSize, maxPixelSize < 1 { throw ValidationError.sentence("--max-pixel-size must be at least 1, not \(maxPixelSize)") }
@@ -48,7 +51,7 @@ struct ConvertCommand: ParsableCommand {
         }
         do {
             let data = try InputFile.read(input)
-            let image = try Image(data: data, options: ImageDecodingOptions(maxPixelSize: maxPixelSize))
+            let image = try Image(data: data, options: ImageDecodingOptions(maxPixelSize: maxPixelSize, colorSpace: colorSpace))
             let encoded = try OutputEncoding.encode(image, as: target,
                                                     options: ImageEncodingOptions(quality: Double(quality) / 100, lossless: lossless))
             try OutputFile.write(encoded.data, to: output)

@@ -19,6 +19,9 @@ struct InfoCommand: ParsableCommand {
     @Flag(help: "Keep the pixels as stored instead of applying the EXIF orientation.")
     var rawOrientation = false
 
+    @Option(help: "original (the default) describes the values and the profile as stored; srgb hashes the pixels converted to sRGB.")
+    var colorSpace: ImageColorSpace = .original
+
     func validate() throws {
         if files.filter({ $0 == "-" }).count > 1 { throw ValidationError.sentence("standard input (-) can be read only once") }
     }
@@ -31,7 +34,7 @@ struct InfoCommand: ParsableCommand {
         for input in inputs {
             do {
                 let data = try input.read()
-                let image = try Image(data: data, options: ImageDecodingOptions(appliesOrientation: !rawOrientation))
+                let image = try Image(data: data, options: ImageDecodingOptions(appliesOrientation: !rawOrientation, colorSpace: colorSpace))
                 let report = try FileReport(image: image)
                 print(json ? report.json(path: input.path) : report.text(path: input.path, byteCount: data.count))
             } catch {

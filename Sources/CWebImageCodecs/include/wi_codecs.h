@@ -21,6 +21,7 @@ enum {
     WI_ERR_UNSUPPORTED = -5,
     WI_ERR_ARGUMENT = -6,
     WI_HEADER = 2,            // a stream read its header: configure it, then go on
+    WI_COLOR_IDENTITY = 3,    // the colour description is sRGB's already: nothing to convert
 };
 
 #define WI_MESSAGE_SIZE 160
@@ -91,8 +92,10 @@ int wi_png_decoder_take(wi_png_decoder *decoder, wi_image *out);
 const char *wi_png_decoder_message(const wi_png_decoder *decoder);
 void wi_png_decoder_destroy(wi_png_decoder *decoder);
 
+/// `icc` (may be NULL) is embedded as an iCCP chunk; libpng leaves out a profile that does not
+/// fit an RGB image.
 int wi_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int keep_alpha,
-                  int compression_level, wi_buffer *out);
+                  int compression_level, const uint8_t *icc, size_t icc_length, wi_buffer *out);
 
 // ---- JPEG (libjpeg-turbo)
 typedef struct {
@@ -107,10 +110,14 @@ typedef struct {
 int wi_jpeg_read_info(const uint8_t *data, size_t length, wi_jpeg_info *info);
 /// Decodes at scale_num/8 (1...8). With tolerate_truncation, missing data is a
 /// warning and `rows_decoded` says how far real data went; otherwise it is WI_ERR_TRUNCATED.
+/// A CMYK or YCCK image becomes RGBA by the naive formula, or, with `cmyk_inks`, stays four
+/// ink amounts a pixel (C, M, Y, K; 0 = no ink, Adobe's inverted storage undone) for a
+/// colour transform through its profile.
 int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolerate_truncation,
-                   uint64_t max_pixels, wi_image *out);
+                   uint64_t max_pixels, int cmyk_inks, wi_image *out);
+/// `icc` (may be NULL) is embedded as APP2 ICC_PROFILE segments.
 int wi_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality,
-                   int progressive, wi_buffer *out);
+                   int progressive, const uint8_t *icc, size_t icc_length, wi_buffer *out);
 
 /// A JPEG decoded as its bytes arrive, each byte once; it keeps only the bytes not yet
 /// consumed. Append bytes; on WI_HEADER read the header, configure the scale, and go on.
@@ -167,13 +174,14 @@ int wi_webp_incremental_append(wi_webp_incremental *decoder, const uint8_t *data
 int wi_webp_incremental_snapshot(const wi_webp_incremental *decoder, wi_image *out);
 void wi_webp_incremental_destroy(wi_webp_incremental *decoder);
 
+/// `icc` (may be NULL) is embedded as an ICCP chunk (an extended VP8X file).
 int wi_webp_encode(const uint8_t *rgba, uint32_t width, uint32_t height, float quality, int lossless,
-                   wi_buffer *out);
+                   const uint8_t *icc, size_t icc_length, wi_buffer *out);
 typedef struct wi_webp_anim_encoder wi_webp_anim_encoder;
 wi_webp_anim_encoder *wi_webp_anim_encoder_create(uint32_t width, uint32_t height, uint32_t loop_count);
 int wi_webp_anim_encoder_add(wi_webp_anim_encoder *encoder, const uint8_t *rgba, uint32_t duration_ms,
                              float quality, int lossless);
-int wi_webp_anim_encoder_finish(wi_webp_anim_encoder *encoder, wi_buffer *out);
+int wi_webp_anim_encoder_finish(wi_webp_anim_encoder *encoder, const uint8_t *icc, size_t icc_length, wi_buffer *out);
 void wi_webp_anim_encoder_destroy(wi_webp_anim_encoder *encoder);
 
 // ---- GIF (giflib)
@@ -247,5 +255,29 @@ int wi_set_mmap_threshold(size_t bytes);
 /// heaps hold more than `slack_bytes` free: those pages go back to the system. 1 when started
 /// (or already running).
 int wi_start_heap_trimmer(unsigned interval_ms, size_t slack_bytes);
+
+
+// MARK: - Colour conversion (lcms2)
+
+/// What a colour transform reads from each four-byte pixel.
+enum {
+    WI_COLOR_INPUT_RGBA = 1,  // R, G, B (alpha kept)
+    WI_COLOR_INPUT_GRAY = 2,  // the first byte (grey expanded to RGBA)
+    WI_COLOR_INPUT_CMYK = 3,  // C, M, Y, K ink amounts (0 = none); alpha becomes 255
+};
+typedef struct wi_color_transform wi_color_transform;
+/// A transform from an ICC profile to sRGB (relative colorimetric). WI_OK with `*input` set,
+/// WI_COLOR_IDENTITY for a profile with sRGB's colorants and curves, WI_ERR_CORRUPT for bytes
+/// that are not a profile, WI_ERR_UNSUPPORTED for a colour space or class not converted.
+int wi_color_transform_from_icc(const uint8_t *icc, size_t length, wi_color_transform **out, int *input);
+/// A transform from CICP primaries and transfer (ITU-T H.273) to sRGB: primaries 1, 9, 12 with
+/// the SDR transfers (1, 4, 5, 6, 8, 13, 14, 15); WI_COLOR_IDENTITY for sRGB; else WI_ERR_UNSUPPORTED.
+int wi_color_transform_from_cicp(int primaries, int transfer, wi_color_transform **out, int *input);
+/// Converts `count` four-byte pixels in place. Thread-safe: one transform may serve many threads.
+void wi_color_transform_apply(const wi_color_transform *transform, uint8_t *pixels, size_t count);
+/// Frees a transform (NULL is ignored).
+void wi_color_transform_free(wi_color_transform *transform);
+/// lcms2's own sRGB profile, serialised (for encoders and tests).
+int wi_color_srgb_profile(wi_buffer *out);
 
 #endif

@@ -41,6 +41,9 @@ wi_jxl_stream *wi_jxl_stream_create(uint64_t max_pixels);
 /// Adds bytes and decodes as far as they go: WI_NEED_MORE, WI_HEADER (once, when the header was
 /// read: wi_jxl_stream_header tells it), WI_OK (the whole first frame is in), or an error.
 int wi_jxl_stream_append(wi_jxl_stream *stream, const uint8_t *data, size_t length);
+/// The ICC profile of the decoded pixels once the colour encoding was read (a pointer into the
+/// stream's state), or 0.
+size_t wi_jxl_stream_icc(const wi_jxl_stream *stream, const uint8_t **bytes);
 /// The header once WI_HEADER was returned.
 int wi_jxl_stream_header(const wi_jxl_stream *stream, wi_jxl_info *info);
 /// The image as far as it is decoded (final = 0: WI_NEED_MORE when no new pass since the last

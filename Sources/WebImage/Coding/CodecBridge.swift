@@ -60,6 +60,13 @@ package enum CodecBridge {
         return takeData(&buffer)
     }
 
+    /// Calls `body` with the profile `image` embeds when encoded (its RGB ICC profile), or nil
+    /// and 0: an image decoded with `ImageColorSpace.original` keeps its colours in another file.
+    package static func withProfile<R>(of image: Image, _ body: (UnsafePointer<UInt8>?, Int) throws -> R) rethrows -> R {
+        guard let icc = image.colorInfo.embeddableProfile else { return try body(nil, 0) }
+        return try icc.withUnsafeBytes { try body($0.bindMemory(to: UInt8.self).baseAddress, $0.count) }
+    }
+
     /// `limit` as the C side's unsigned pixel count.
     package static func pixelLimit(_ options: ImageDecodingOptions) -> UInt64 { UInt64(max(0, options.pixelLimit)) }
 }

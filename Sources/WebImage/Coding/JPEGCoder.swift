@@ -12,17 +12,20 @@ public struct JPEGCoder: ImageCoder {
     public func canDecode(_ data: Data) -> Bool { ImageFormat(sniffing: data) == .jpeg }
 
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
-        let (bitmap, orientation, finishing, _) = try JPEGCoder.decode(data, options: options, tolerateTruncation: false)
+        let (bitmap, orientation, finishing, _, colorInfo) = try JPEGCoder.decode(data, options: options, tolerateTruncation: false)
         let frame = ImageFrame(bitmap: finishing(bitmap))
         var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: .jpeg, loopCount: nil, scale: options.scale,
                           exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
-        image.colorInfo = ImageColorInfo(iccProfile: JPEGSegments.iccProfile(data))
+        image.applyColor(colorInfo, options: options)
         return image
     }
 
-    /// Decodes to stored pixels at the DCT scale that `options.maxPixelSize` allows.
+    /// Decodes to stored pixels at the DCT scale that `options.maxPixelSize` allows, with the
+    /// colour description left to apply: a CMYK image with a CMYK profile is converted to sRGB
+    /// here through that profile (from its inks, not the naive formula) when `options` ask for
+    /// sRGB, and then has none left.
     static func decode(_ data: Data, options: ImageDecodingOptions, tolerateTruncation: Bool) throws
-        -> (Bitmap, Int?, DecodeFinishing, wi_image) {
+        -> (Bitmap, Int?, DecodeFinishing, wi_image, ImageColorInfo) {
         CodecBridge.wholeFileDecodes?.count.add(1, ordering: .relaxed)
         if let size = JPEGSegments.frameSize(data), options.exceedsPixelLimit(width: size.width, height: size.height) {
             throw ImageError.tooLarge(width: size.width, height: size.height, limit: options.pixelLimit)
@@ -39,16 +42,20 @@ public struct JPEGCoder: ImageCoder {
         }
         let orientation = JPEGSegments.orientation(data)
         let scale = dctScale(width: width, height: height, options: options, exifOrientation: orientation)
+        let colorInfo = ImageColorInfo(iccProfile: JPEGSegments.iccProfile(data))
+        let isCMYK = info.color_space == 4 || info.color_space == 5   // JCS_CMYK, JCS_YCCK
+        let inks = isCMYK && options.colorSpace == .sRGB ? ColorTransform.toSRGB(colorInfo).flatMap { $0.readsCMYK ? $0 : nil } : nil
         var out = wi_image()
         let status = data.withBytePointer {
-            wi_jpeg_decode($0, $1, scale, tolerateTruncation ? 1 : 0, CodecBridge.pixelLimit(options), &out)
+            wi_jpeg_decode($0, $1, scale, tolerateTruncation ? 1 : 0, CodecBridge.pixelLimit(options), inks == nil ? 0 : 1, &out)
         }
-        guard status == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else {
+        guard status == WI_OK, var bitmap = CodecBridge.takeBitmap(&out) else {
             throw CodecBridge.error(status, format: .jpeg, message: CodecBridge.message(out.message), width: info.width,
                                     height: info.height, limit: options.pixelLimit)
         }
+        inks?.apply(to: &bitmap)
         let finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
-        return (bitmap, orientation, finishing, out)
+        return (bitmap, orientation, finishing, out, inks == nil ? colorInfo : ImageColorInfo())
     }
 
     /// The smallest DCT scale (n/8) that still covers the size `options` ask for, of 1/8, 2/8,
@@ -69,7 +76,9 @@ public struct JPEGCoder: ImageCoder {
         guard format == .jpeg else { throw ImageError.encodingFailed(format, reason: "the JPEG coder writes JPEG only") }
         let quality = Int32(max(1, min(100, (options.quality * 100).rounded())))
         let progressive: Int32 = options.progressive ? 1 : 0
-        return try CodecBridge.encodeStill(.jpeg, image.bitmap) { wi_jpeg_encode($0, $1, $2, quality, progressive, $3) }
+        return try CodecBridge.withProfile(of: image) { icc, length in
+            try CodecBridge.encodeStill(.jpeg, image.bitmap) { wi_jpeg_encode($0, $1, $2, quality, progressive, icc, length, $3) }
+        }
     }
 
     public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {
@@ -132,6 +141,12 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
             iccProfile = JPEGSegments.iccProfile(header)
             finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
             status = wi_jpeg_stream_configure(stream, JPEGCoder.dctScale(width: width, height: height, options: options, exifOrientation: orientation))
+            // CMYK converted through its profile needs the inks, which the stream does not keep:
+            // such a file (rare, and never a photo from a camera) is decoded whole at the end.
+            let isCMYK = info.color_space == 4 || info.color_space == 5   // JCS_CMYK, JCS_YCCK
+            if isCMYK, options.colorSpace == .sRGB, ColorTransform.toSRGB(ImageColorInfo(iccProfile: iccProfile))?.readsCMYK == true {
+                status = Int32(WI_ERR_UNSUPPORTED)
+            }
             if status == Int32(WI_ERR_UNSUPPORTED) {
                 // Every byte so far is in `header`: keep them, and the rest as it comes.
                 whole = header
@@ -160,7 +175,8 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
             if status == Int32(WI_NEED_MORE) { return nil }
             throw CodecBridge.error(status, format: .jpeg, message: CodecBridge.message(out.message), limit: options.pixelLimit)
         }
-        let image = Image(bitmap: finishing(bitmap), format: .jpeg, scale: options.scale)
+        var image = Image(bitmap: finishing(bitmap), format: .jpeg, scale: options.scale)
+        image.applyColor(ImageColorInfo(iccProfile: iccProfile), options: options)
         let rows = Int((Double(out.rows_decoded) / Double(bitmap.height) * Double(image.height)).rounded())
         return PartialImage(image: image, rowsDecoded: rows, scans: Int(out.scans))
     }
@@ -169,9 +185,10 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
     private func wholePreview(_ data: Data) -> PartialImage? {
         guard data.count != previewedCount else { return nil }
         previewedCount = data.count
-        guard let (bitmap, _, finishing, out) = try? JPEGCoder.decode(data, options: options, tolerateTruncation: true),
+        guard let (bitmap, _, finishing, out, colorInfo) = try? JPEGCoder.decode(data, options: options, tolerateTruncation: true),
               out.rows_decoded > 0 || out.scans > 1 else { return nil }
-        let image = Image(bitmap: finishing(bitmap), format: .jpeg, scale: options.scale)
+        var image = Image(bitmap: finishing(bitmap), format: .jpeg, scale: options.scale)
+        image.applyColor(colorInfo, options: options)
         let rows = Int((Double(out.rows_decoded) / Double(bitmap.height) * Double(image.height)).rounded())
         return PartialImage(image: image, rowsDecoded: rows, scans: Int(out.scans))
     }
@@ -187,7 +204,7 @@ final class JPEGIncrementalDecoder: IncrementalImageDecoder {
         let frame = ImageFrame(bitmap: finishing(bitmap))
         var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: .jpeg, loopCount: nil, scale: options.scale,
                           exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
-        image.colorInfo = ImageColorInfo(iccProfile: iccProfile)
+        image.applyColor(ImageColorInfo(iccProfile: iccProfile), options: options)
         return image
     }
 }

@@ -19,7 +19,7 @@ public struct PNGCoder: ImageCoder {
         if !options.firstFrameOnly, let animation = try APNGAnimation(data: data, chunks: chunks, options: options) {
             do {
                 var image = try animation.image(exifOrientation: orientation)
-                image.colorInfo = colorInfo
+                image.applyColor(colorInfo, options: options)
                 return image
             } catch ImageError.tooLarge(let width, let height, let limit) {
                 throw ImageError.tooLarge(width: width, height: height, limit: limit)
@@ -33,7 +33,7 @@ public struct PNGCoder: ImageCoder {
         var image = Image(firstFrame: frame, frames: .preloaded([frame]),
                           format: .png, loopCount: nil, scale: options.scale, exifOrientation: orientation,
                           orientationApplied: finishing.orientation != nil)
-        image.colorInfo = colorInfo
+        image.applyColor(colorInfo, options: options)
         return image
     }
 
@@ -72,7 +72,9 @@ public struct PNGCoder: ImageCoder {
         // An animation is written as APNG: frames, durations and loop count kept.
         if image.isAnimated { return try APNGEncoder.encode(image) }
         let alpha: Int32 = image.bitmap.hasTransparency ? 1 : 0
-        return try CodecBridge.encodeStill(.png, image.bitmap) { wi_png_encode($0, $1, $2, alpha, 6, $3) }
+        return try CodecBridge.withProfile(of: image) { icc, length in
+            try CodecBridge.encodeStill(.png, image.bitmap) { wi_png_encode($0, $1, $2, alpha, 6, icc, length, $3) }
+        }
     }
 
     public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {
@@ -143,8 +145,9 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder {
         // Nothing decoded yet (only the header arrived): no preview, rather than an empty one.
         guard out.rows_decoded > 0 else { return nil }
         let finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: nil, options: options)
-        return PartialImage(image: Image(bitmap: finishing(bitmap), format: .png, scale: options.scale),
-                            rowsDecoded: Int(out.rows_decoded), scans: Int(out.scans))
+        var image = Image(bitmap: finishing(bitmap), format: .png, scale: options.scale)
+        image.applyColor(ImageColorInfo(iccProfile: PNGChunks(data).iccProfile(in: data)), options: options)
+        return PartialImage(image: image, rowsDecoded: Int(out.rows_decoded), scans: Int(out.scans))
     }
 
     func finish() throws -> Image {
@@ -168,7 +171,7 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder {
         let frame = ImageFrame(bitmap: finishing(bitmap))
         var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: .png, loopCount: nil, scale: options.scale,
                           exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
-        image.colorInfo = ImageColorInfo(iccProfile: chunks.iccProfile(in: data))
+        image.applyColor(ImageColorInfo(iccProfile: chunks.iccProfile(in: data)), options: options)
         return image
     }
 

@@ -30,7 +30,7 @@ public struct WebPCoder: ImageCoder {
         if info.has_animation != 0 {
             var image = try decodeAnimation(data, options: options, finishing: finishing, orientation: orientation,
                                             loopCount: Int(info.loop_count))
-            image.colorInfo = colorInfo
+            image.applyColor(colorInfo, options: options)
             return image
         }
         let target = options.targetSize(width: width, height: height, exifOrientation: orientation)
@@ -45,7 +45,7 @@ public struct WebPCoder: ImageCoder {
         let frame = ImageFrame(bitmap: finishing(bitmap))
         var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: .webp, loopCount: nil, scale: options.scale,
                           exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
-        image.colorInfo = colorInfo
+        image.applyColor(colorInfo, options: options)
         return image
     }
 
@@ -103,14 +103,16 @@ public struct WebPCoder: ImageCoder {
                 }
                 guard status == WI_OK else { throw ImageError.encodingFailed(.webp, reason: "a frame could not be encoded") }
             }
-            guard wi_webp_anim_encoder_finish(encoder, &buffer) == WI_OK else {
+            guard CodecBridge.withProfile(of: image, { wi_webp_anim_encoder_finish(encoder, $0, $1, &buffer) }) == WI_OK else {
                 free(buffer.data)
                 throw ImageError.encodingFailed(.webp, reason: CodecBridge.message(buffer.message))
             }
             return CodecBridge.takeData(&buffer)
         }
         let lossless: Int32 = options.lossless ? 1 : 0
-        return try CodecBridge.encodeStill(.webp, image.bitmap) { wi_webp_encode($0, $1, $2, quality, lossless, $3) }
+        return try CodecBridge.withProfile(of: image) { icc, length in
+            try CodecBridge.encodeStill(.webp, image.bitmap) { wi_webp_encode($0, $1, $2, quality, lossless, icc, length, $3) }
+        }
     }
 
     public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {
@@ -198,7 +200,8 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
         var out = wi_image()
         guard wi_webp_incremental_snapshot(decoder, &out) == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else { return nil }
         let finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: nil, options: options)
-        let image = Image(bitmap: finishing(bitmap), format: .webp, scale: options.scale)
+        var image = Image(bitmap: finishing(bitmap), format: .webp, scale: options.scale)
+        image.applyColor(ImageColorInfo(iccProfile: WebPCoder.chunk("ICCP", in: data).map { Data($0) }), options: options)
         let rows = Int((Double(out.rows_decoded) / Double(bitmap.height) * Double(image.height)).rounded())
         return PartialImage(image: image, rowsDecoded: rows, scans: 0)
     }
@@ -225,7 +228,7 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
         let frame = ImageFrame(bitmap: finishing(bitmap))
         var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: .webp, loopCount: nil, scale: options.scale,
                           exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
-        image.colorInfo = ImageColorInfo(iccProfile: skeleton.riffChunk("ICCP").map { Data($0) })
+        image.applyColor(ImageColorInfo(iccProfile: skeleton.riffChunk("ICCP").map { Data($0) }), options: options)
         return image
     }
 }

@@ -15,8 +15,9 @@ public struct Image: Sendable {
     public var format: ImageFormat { content.format }
     /// Points-to-pixels scale factor (1 unless the caller set one).
     public var scale: Double
-    /// The colour description the file carried (ICC profile, CICP), as its decoder read it. The
-    /// pixels are the file's own values: nothing is converted.
+    /// The colour description of the pixels (ICC profile, CICP): the file's, as its decoder read
+    /// it, when decoded with `ImageColorSpace.original` (or when its profile could not be used);
+    /// empty when the pixels were converted to sRGB (the default) or the file described none.
     public var colorInfo = ImageColorInfo()
     /// Number of frames (1 for still images).
     public var frameCount: Int { content.frames.count }

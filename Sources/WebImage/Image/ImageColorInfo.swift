@@ -18,6 +18,15 @@ public struct ImageColorInfo: Sendable, Hashable {
     /// The embedded profile's own description (its `desc` tag), e.g. "Display P3".
     public var profileDescription: String? { iccProfile.flatMap(ICCProfile.description(of:)) }
 
+    /// The profile an encoder embeds with RGB pixels: the ICC profile when it describes an RGB
+    /// colour space (a grey or CMYK profile does not describe the decoded RGBA pixels).
+    package var embeddableProfile: Data? {
+        guard let icc = iccProfile, icc.count >= 132, icc[icc.startIndex + 16..<icc.startIndex + 20].elementsEqual("RGB ".utf8) else {
+            return nil
+        }
+        return icc
+    }
+
     /// Whether the file carried no colour description at all.
     public var isEmpty: Bool { iccProfile == nil && cicp == nil }
 

@@ -1,7 +1,7 @@
 /// How a coder turns encoded data into an `Image`.
 ///
-/// The defaults decode every frame lazily, apply EXIF orientation, and refuse images over
-/// 100 megapixels before allocating any pixel memory.
+/// The defaults decode every frame lazily, apply EXIF orientation, convert to sRGB, and refuse
+/// images over 100 megapixels before allocating any pixel memory.
 public struct ImageDecodingOptions: Sendable, Hashable {
     /// When set, the decoded image fits in `maxPixelSize` x `maxPixelSize` (aspect ratio kept,
     /// never enlarged). JPEG uses libjpeg's DCT scaling and WebP libwebp's scaler first, so the
@@ -29,6 +29,10 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     public var pixelLimit: Int
     /// The scale factor given to the image (points to pixels), 1 by default.
     public var scale: Double
+    /// The colour space of the decoded pixels: `.sRGB` (the default) converts an image whose
+    /// profile or colour code points describe another space; `.original` keeps the stored
+    /// values and the description on `Image.colorInfo`.
+    public var colorSpace: ImageColorSpace
 
     /// The default limit on decoded pixels: 100 megapixels.
     public static let defaultPixelLimit = 100_000_000
@@ -36,7 +40,8 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// Decoding options; every argument has the documented default.
     public init(maxPixelSize: Int? = nil, maxPixelCount: Int? = nil, firstFrameOnly: Bool = false, preloadAllFrames: Bool = false,
                 appliesOrientation: Bool = true, pixelLimit: Int = ImageDecodingOptions.defaultPixelLimit,
-                scale: Double = 1, fillSize: PixelSize? = nil) {
+                scale: Double = 1, fillSize: PixelSize? = nil, colorSpace: ImageColorSpace = .sRGB) {
+        self.colorSpace = colorSpace
         self.maxPixelSize = maxPixelSize
         self.fillSize = fillSize
         self.maxPixelCount = maxPixelCount

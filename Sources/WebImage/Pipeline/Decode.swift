@@ -32,7 +32,9 @@ extension ImagePipeline {
         guard factor < 1 else { return image }
         let bitmap = image.bitmap.areaDownscaled(toWidth: max(1, Int((Double(width) * factor).rounded())),
                                                  height: max(1, Int((Double(height) * factor).rounded())))
-        return Image(bitmap: bitmap, format: image.format, scale: image.scale)
+        var thumbnail = Image(bitmap: bitmap, format: image.format, scale: image.scale)
+        thumbnail.colorInfo = image.colorInfo
+        return thumbnail
     }
 
     /// Reduces a still image to the smallest size that fills the load's fill box, when a decoder
@@ -41,6 +43,8 @@ extension ImagePipeline {
         guard let box = request.settings.fillSize, !image.isAnimated else { return image }
         let target = ImageDecodingOptions(fillSize: box).targetSize(width: image.width, height: image.height)
         guard target.width < image.width || target.height < image.height else { return image }
-        return Image(bitmap: image.bitmap.areaDownscaled(toWidth: target.width, height: target.height), format: image.format, scale: image.scale)
+        var filled = Image(bitmap: image.bitmap.areaDownscaled(toWidth: target.width, height: target.height), format: image.format, scale: image.scale)
+        filled.colorInfo = image.colorInfo
+        return filled
     }
 }

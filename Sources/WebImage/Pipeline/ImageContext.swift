@@ -56,6 +56,13 @@ public struct ImageContext: Sendable {
         get { storage?.fields.decodePixelLimit }
         set { mutate { $0.decodePixelLimit = newValue } }
     }
+    /// The colour space of the decoded pixels (default `.sRGB`: an image with another profile is
+    /// converted). `.original` keeps the stored values and the profile; its images are cached
+    /// under keys of their own (`-ColorSpace(original)`), so the two never mix.
+    public var colorSpace: ImageColorSpace? {
+        get { storage?.fields.colorSpace }
+        set { mutate { $0.colorSpace = newValue } }
+    }
     /// Where to look for the image (default `.all`).
     public var queryCacheType: ImageCacheType? {
         get { storage?.fields.queryCacheType }
@@ -210,6 +217,7 @@ public struct ImageContext: Sendable {
         result.imageScaleFactor = mine.imageScaleFactor ?? base.imageScaleFactor
         result.scaleDownLimitBytes = mine.scaleDownLimitBytes ?? base.scaleDownLimitBytes
         result.decodePixelLimit = mine.decodePixelLimit ?? base.decodePixelLimit
+        result.colorSpace = mine.colorSpace ?? base.colorSpace
         result.queryCacheType = mine.queryCacheType ?? base.queryCacheType
         result.storeCacheType = mine.storeCacheType ?? base.storeCacheType
         result.originalQueryCacheType = mine.originalQueryCacheType ?? base.originalQueryCacheType
@@ -261,6 +269,7 @@ public struct ImageContext: Sendable {
         var imageScaleFactor: Double?
         var scaleDownLimitBytes: Int?
         var decodePixelLimit: Int?
+        var colorSpace: ImageColorSpace?
         var queryCacheType: ImageCacheType?
         var storeCacheType: ImageCacheType?
         var originalQueryCacheType: ImageCacheType?
@@ -284,7 +293,7 @@ public struct ImageContext: Sendable {
 
         var isEmpty: Bool {
             transformer == nil && thumbnailPixelSize == nil && fillPixelSize == nil && preserveAspectRatio == nil
-                && imageScaleFactor == nil && scaleDownLimitBytes == nil && decodePixelLimit == nil && queryCacheType == nil
+                && imageScaleFactor == nil && scaleDownLimitBytes == nil && decodePixelLimit == nil && colorSpace == nil && queryCacheType == nil
                 && storeCacheType == nil && originalQueryCacheType == nil && originalStoreCacheType == nil
                 && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && asyncRequestModifier == nil
                 && responseModifier == nil

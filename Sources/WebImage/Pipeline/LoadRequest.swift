@@ -53,6 +53,7 @@ final class LoadRequest: Sendable {
         let preservesAspectRatio: Bool
         let imageScaleFactor: Double?
         let scaleDownLimitBytes: Int
+        let colorSpace: ImageColorSpace
         let previewInterval: Duration
         let coder: (any ImageCoder)?
         let loader: (any ImageLoader)?
@@ -84,6 +85,7 @@ final class LoadRequest: Sendable {
             preservesAspectRatio = context.preserveAspectRatio ?? LoadDefaults.preserveAspectRatio
             imageScaleFactor = context.imageScaleFactor
             scaleDownLimitBytes = context.scaleDownLimitBytes ?? LoadDefaults.scaleDownLimitBytes
+            colorSpace = context.colorSpace ?? .sRGB
             previewInterval = context.previewInterval ?? LoadDefaults.previewInterval
             coder = context.coder
             loader = context.loader
@@ -133,7 +135,11 @@ final class LoadRequest: Sendable {
         priority = options.contains(.highPriority) ? .high : options.contains(.lowPriority) ? .low : .normal
 
         // Keys: the filter's key is the original's; the thumbnail, then the transformer, extend it.
-        let original = settings.keyFilter.map { $0.key(url) } ?? urlString
+        var original = settings.keyFilter.map { $0.key(url) } ?? urlString
+        // Images kept in their own colour space are other images than the (default) sRGB ones.
+        if settings.colorSpace == .original, let base = original {
+            original = CacheKeys.transformedKey(for: base, transformerKey: "ColorSpace(original)")
+        }
         originalKey = original
         var key = original
         if let size = settings.thumbnailSize, let base = key {
@@ -156,6 +162,7 @@ final class LoadRequest: Sendable {
         decode.fillSize = settings.fillSize
         if options.contains(.scaleDownLargeImages) { decode.maxPixelCount = max(1, settings.scaleDownLimitBytes / 4) }
         if let limit = settings.context.decodePixelLimit { decode.pixelLimit = max(1, limit) }
+        decode.colorSpace = settings.colorSpace
         decodeOptions = decode
         queriesMemory = key != nil && !options.contains(.fromLoaderOnly) && !options.contains(.refreshCached)
             && settings.queryType.includesMemory

@@ -26,6 +26,13 @@ extension BitmapTransformer {
     /// transformed on demand too (frame 0 now), so that transforming an animation holds one
     /// canvas, not every frame. A cancelled task stops between frames with `CancellationError`.
     public func transform(_ image: Image) throws -> Image {
+        // The colour description goes with the pixels (a `.original` image keeps its profile).
+        var result = try transformFrames(image)
+        result.colorInfo = image.colorInfo
+        return result
+    }
+
+    private func transformFrames(_ image: Image) throws -> Image {
         if !image.isAnimated {
             return Image(bitmap: try transform(image.bitmap), format: image.format, scale: image.scale)
         }

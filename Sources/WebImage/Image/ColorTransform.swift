@@ -1,0 +1,142 @@
+import CWebImageCodecs
+import Foundation
+import Synchronization
+
+/// A conversion to sRGB built by lcms2 from a colour description, shared by every decode of
+/// images that carry the same one (building it costs up to milliseconds for a CMYK profile's
+/// tables; applying it is one pass over the pixels, in place).
+package final class ColorTransform: @unchecked Sendable {
+    // @unchecked: the lcms2 transform is created without its cache (cmsFLAGS_NOCACHE), which
+    // makes applying it safe from any number of threads at once; it is never changed.
+    private let transform: OpaquePointer
+
+    /// Whether it reads CMYK inks (a CMYK JPEG's samples) rather than RGBA pixels.
+    package let readsCMYK: Bool
+
+    private init(_ transform: OpaquePointer, input: Int32) {
+        self.transform = transform
+        readsCMYK = input == Int32(WI_COLOR_INPUT_CMYK)
+    }
+
+    deinit { wi_color_transform_free(transform) }
+
+    /// Converts `bitmap`'s pixels to sRGB in place (copying them first only if they are shared).
+    package func apply(to bitmap: inout Bitmap) {
+        bitmap.withUnsafeMutableBytes { bytes in
+            guard let base = bytes.baseAddress else { return }
+            wi_color_transform_apply(transform, base.assumingMemoryBound(to: UInt8.self), bytes.count / 4)
+        }
+    }
+
+    private enum Key: Hashable {
+        case icc(Data)
+        case cicp(Int, Int)
+    }
+
+    /// Transforms by description; nil entries remember descriptions with nothing to convert.
+    private static let cache = Mutex<[Key: ColorTransform?]>([:])
+    private static let cacheLimit = 32
+
+    /// The conversion of pixels described by `info` to sRGB: from its ICC profile when it has
+    /// one, else from its CICP code points; nil when they are sRGB's already, or when the
+    /// profile is unreadable or of a kind not converted (the pixels are then left as stored,
+    /// as browsers show an image whose profile they cannot use).
+    package static func toSRGB(_ info: ImageColorInfo) -> ColorTransform? {
+        let key: Key
+        if let icc = info.iccProfile, !icc.isEmpty {
+            key = .icc(icc)
+        } else if let cicp = info.cicp {
+            key = .cicp(cicp.colorPrimaries, cicp.transferCharacteristics)
+        } else {
+            return nil
+        }
+        if let known = cache.withLock({ $0[key] }) { return known }
+        var pointer: OpaquePointer?
+        var input: Int32 = 0
+        let status: Int32
+        switch key {
+        case .icc(let icc):
+            status = icc.withBytePointer { wi_color_transform_from_icc($0, $1, &pointer, &input) }
+        case .cicp(let primaries, let transfer):
+            status = wi_color_transform_from_cicp(Int32(primaries), Int32(transfer), &pointer, &input)
+        }
+        let transform = status == WI_OK ? pointer.map { ColorTransform($0, input: input) } : nil
+        cache.withLock { cache in
+            if cache.count >= cacheLimit { cache.removeAll() }
+            cache[key] = .some(transform)
+        }
+        return transform
+    }
+}
+
+extension Image {
+    /// Sets the colour description a decoder read, and converts the pixels to sRGB when
+    /// `options` ask for it (the default) and the description is not sRGB's: frame 0 and any
+    /// preloaded frame in place, lazily decoded frames as they are decoded. Decoders call it
+    /// once, on the image they made, while nothing else holds it.
+    package mutating func applyColor(_ info: ImageColorInfo, options: ImageDecodingOptions) {
+        colorInfo = info
+        guard options.colorSpace == .sRGB, !info.isEmpty, let transform = ColorTransform.toSRGB(info),
+              !transform.readsCMYK else { return }
+        convertPixels(with: transform)
+        colorInfo = ImageColorInfo()
+    }
+
+    /// Runs `transform` over every frame: the pixels are converted where they are when this
+    /// image was their only holder.
+    package mutating func convertPixels(with transform: ColorTransform) {
+        let scale = self.scale
+        var parts = Image.parts(of: self)
+        // This image lets go of its content: the parts now hold the only references to the pixels.
+        self = Image.placeholder
+        transform.apply(to: &parts.first.bitmap)
+        for index in parts.rest.indices { transform.apply(to: &parts.rest[index].bitmap) }
+        let frames: FrameStore
+        if let lazy = parts.lazy {
+            frames = .lazy(LazyFrames(renderer: ConvertedFrames(lazy), durations: lazy.durations, retainedCost: lazy.retainedCost) { raw in
+                var bitmap = raw
+                transform.apply(to: &bitmap)
+                return bitmap
+            })
+        } else {
+            frames = .preloaded([parts.first] + parts.rest)
+        }
+        self = Image(firstFrame: parts.first, frames: frames, format: parts.format, loopCount: parts.loopCount, scale: scale,
+                     exifOrientation: parts.exifOrientation, orientationApplied: parts.orientationApplied)
+    }
+
+    private struct Parts {
+        var first: ImageFrame
+        var rest: [ImageFrame]
+        var lazy: LazyFrames?
+        let format: ImageFormat
+        let loopCount: Int?
+        let exifOrientation: Int?
+        let orientationApplied: Bool
+    }
+
+    /// The frames and facts of `image`, without its content: once the image is gone, the
+    /// frames' pixels are held by the parts alone (frame 0 once, not also as the first of the
+    /// preloaded frames).
+    private static func parts(of image: Image) -> Parts {
+        let content = image.content
+        var rest: [ImageFrame] = []
+        var lazy: LazyFrames?
+        switch content.frames {
+        case .preloaded(let frames): rest = Array(frames.dropFirst())
+        case .lazy(let frames): lazy = frames
+        }
+        return Parts(first: content.firstFrame, rest: rest, lazy: lazy, format: content.format, loopCount: content.loopCount,
+                     exifOrientation: content.exifOrientation, orientationApplied: content.orientationApplied)
+    }
+
+    /// What an image being rebuilt holds meanwhile.
+    private static let placeholder = Image(bitmap: Bitmap(width: 1, height: 1))
+}
+
+/// The frames of a lazily decoded animation, for a `LazyFrames` that converts each.
+private final class ConvertedFrames: FrameRenderer {
+    let base: LazyFrames
+    init(_ base: LazyFrames) { self.base = base }
+    func render(_ index: Int) throws -> Bitmap { try base.bitmap(at: index) }
+}
