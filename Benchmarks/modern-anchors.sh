@@ -47,3 +47,32 @@ echo "avif1024_encode_avifenc_process $(ms "avifenc -j 1 -s 6 -d 8 -y 420 --min 
 echo "avif1024_encode_pillow $(pyms "Image.open('$fx/photo-1024x768.png').save('$tmp/p.avif', quality=90, speed=6)") ms"
 echo "jxl1024_encode_cjxl_process $(ms "cjxl $fx/photo-1024x768.png $tmp/o.jxl -d 1 -e 7 --num_threads=0 --quiet") ms"
 echo "jxl1024_encode_pillow $(pyms "Image.open('$fx/photo-1024x768.png').save('$tmp/p.jxl', quality=90, effort=7)") ms"
+
+# Colour (issue #35): a 12 MP JPEG tagged Display P3 (the photo, re-saved by Pillow with the
+# corpus's P3 profile), decoded as stored and converted to sRGB, by libvips (pyvips, one thread,
+# its own lcms2 transform) and by Pillow (ImageCms, lcms2).
+p3=$fx/photo-4000x3000-p3.jpg
+[ -f "$p3" ] || "$py" -c "
+from PIL import Image
+icc = Image.open('$(cd "$(dirname "$0")/.." && pwd)/../shared/testdata/modern/icc/png_displayp3.png').info['icc_profile']
+Image.open('$src').convert('RGB').save('$p3', quality=90, icc_profile=icc)"
+vvenv=${VIPS_VENV:-${TMPDIR:-/tmp}/vips-venv}
+if ! "$vvenv/bin/python" -c 'import pyvips' 2>/dev/null; then
+  python3 -m venv "$vvenv" && "$vvenv/bin/pip" install -q pyvips==3.2.0 pyvips-binary==8.18.7 'pillow>=10.4,<13'
+fi
+vipsms() { # median ms of a pyvips expression over the P3 JPEG, one libvips thread
+  VIPS_CONCURRENCY=1 "$vvenv/bin/python" - "$1" "$p3" <<'PY'
+import sys, time, statistics
+import pyvips
+pyvips.cache_set_max(0)
+expr, path = sys.argv[1], sys.argv[2]
+ts = []
+for _ in range(5):
+    t = time.perf_counter(); eval(expr, {"pyvips": pyvips, "path": path}); ts.append(time.perf_counter() - t)
+print("%.2f" % (statistics.median(ts) * 1000))
+PY
+}
+echo "p3jpeg12mp_decode_vips $(vipsms "pyvips.Image.new_from_file(path, access='sequential').copy_memory()") ms"
+echo "p3jpeg12mp_decode_srgb_vips $(vipsms "pyvips.Image.new_from_file(path, access='sequential').icc_transform('srgb', embedded=True).copy_memory()") ms"
+echo "p3jpeg12mp_decode_pillow $(pyms "Image.open('$p3').convert('RGBA')") ms"
+echo "p3jpeg12mp_decode_srgb_pillow $(pyms "import io; from PIL import ImageCms; im = Image.open('$p3'); im.load(); ImageCms.profileToProfile(im, ImageCms.ImageCmsProfile(io.BytesIO(im.info['icc_profile'])), ImageCms.createProfile('sRGB'), outputMode='RGB').convert('RGBA')") ms"

@@ -86,4 +86,23 @@ if wantsRow("thumbnail") {
               + "(\(f(rounds[0].ratios(over: rounds[1]).median))x; target <= 1x)")
     }
 }
+// Colour (issue #35): a 12 MP JPEG tagged Display P3, decoded with its values as stored and
+// converted to sRGB with lcms2 (the default): the conversion's cost over the decode, against
+// libvips's and Pillow's own conversion of the same file (modern-anchors.sh, one libvips thread).
+if wantsRow("colour") {
+    let p3 = run.load("photo-4000x3000-p3.jpg")
+    let rounds = try interleaved(rounds: 7, [
+        { try ms { _ = try coders.decode(p3, options: ImageDecodingOptions(colorSpace: .original)) } },
+        { try ms { _ = try coders.decode(p3) } },
+    ])
+    let ratio = rounds[1].ratios(over: rounds[0]).median
+    print("")
+    print("| 12 MP Display P3 JPEG | ours ms | ours / .original | libvips ms (one thread) | Pillow ms | ours / libvips |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    let vips = anchors["p3jpeg12mp_decode_vips"], vipsSRGB = anchors["p3jpeg12mp_decode_srgb_vips"]
+    let pillow = anchors["p3jpeg12mp_decode_pillow"], pillowSRGB = anchors["p3jpeg12mp_decode_srgb_pillow"]
+    func cell(_ v: Double?) -> String { v.map(f) ?? "-" }
+    print("| decode, values as stored (.original) | \(rounds[0].text) | 1x | \(cell(vips)) | \(cell(pillow)) | \(vips.map { f(rounds[0].median / $0) + "x" } ?? "-") |")
+    print("| decode converted to sRGB (default) | \(rounds[1].text) | \(f(ratio))x (target <= 1.15x) | \(cell(vipsSRGB)) | \(cell(pillowSRGB)) | \(vipsSRGB.map { f(rounds[1].median / $0) + "x" } ?? "-") (target <= 1x) |")
+}
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")
