@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "WebImageAVIF", targets: ["WebImageAVIF"]),
         .library(name: "WebImageHEIF", targets: ["WebImageHEIF"]),
         .library(name: "WebImageJXL", targets: ["WebImageJXL"]),
+        // SVG rasterised by librsvg (SDWebImageSVGCoder's counterpart).
+        .library(name: "WebImageSVG", targets: ["WebImageSVG"]),
         .executable(name: "webimage", targets: ["webimage"]),
     ],
     dependencies: [
@@ -77,6 +79,11 @@ let package = Package(
         // JPEG XL on libjxl (Debian's libjxl-dev).
         .target(name: "CWebImageJXL", dependencies: ["CWebImageCodecs"], linkerSettings: [.linkedLibrary("jxl")]),
         .target(name: "WebImageJXL", dependencies: ["WebImage", "CWebImageJXL"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        // SVG on librsvg (Debian's librsvg2-dev, with cairo and GLib).
+        .systemLibrary(name: "CRsvg", pkgConfig: "cairo", providers: [.apt(["librsvg2-dev"])]),
+        .target(name: "CWebImageSVG", dependencies: ["CWebImageCodecs", "CRsvg"],
+                linkerSettings: ["rsvg-2", "cairo", "gobject-2.0", "glib-2.0"].map { .linkedLibrary($0) }),
+        .target(name: "WebImageSVG", dependencies: ["WebImage", "CWebImageSVG"], swiftSettings: [.swiftLanguageMode(.v6)]),
         // libmemcached as a system module (used by the shared cache tier only).
         .systemLibrary(
             name: "CMemcached",
@@ -110,7 +117,7 @@ let package = Package(
         .executableTarget(
             name: "webimage",
             dependencies: [
-                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageAVIF", "WebImageHEIF", "WebImageJXL",
+                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageAVIF", "WebImageHEIF", "WebImageJXL", "WebImageSVG",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -144,7 +151,7 @@ let package = Package(
         .testTarget(
             name: "WebImageTests",
             dependencies: [
-                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageAVIF", "WebImageHEIF", "WebImageJXL",
+                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageAVIF", "WebImageHEIF", "WebImageJXL", "WebImageSVG",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

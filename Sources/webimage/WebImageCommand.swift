@@ -4,6 +4,7 @@ import WebImage
 import WebImageAVIF
 import WebImageHEIF
 import WebImageJXL
+import WebImageSVG
 
 /// The `webimage` command-line tool.
 @main
@@ -45,11 +46,13 @@ struct WebImageCommand: AsyncParsableCommand {
         }
     }
 
-    /// Every command reads and writes today's formats too: the AVIF, HEIF and JPEG XL coder plug-ins.
+    /// Every command reads and writes today's formats too: the AVIF, HEIF and JPEG XL coder
+    /// plug-ins, and reads SVG (librsvg).
     static func registerCoderPlugIns() {
         AVIFCoder.register()
         HEIFCoder.register()
         JXLCoder.register()
+        SVGCoder.register()
     }
 
     /// Exits 2 when the first argument is neither an option nor a command's name.

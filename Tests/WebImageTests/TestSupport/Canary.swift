@@ -17,8 +17,8 @@ final class Canary: Sendable {
 
     final class Arc: Sendable { let value = Atomic<Int>(0) }
 
-    /// Listens on `host` (a loopback address), on a free port.
-    func start(host: String = "127.0.0.1") async throws {
+    /// Listens on `host` (a loopback address), on `port` (a free one by default).
+    func start(host: String = "127.0.0.1", port: Int = 0) async throws {
         let count = self.count
         let bound = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -26,7 +26,7 @@ final class Canary: Sendable {
                 count.value.add(1, ordering: .releasing)
                 return channel.eventLoop.makeSucceededVoidFuture()
             }
-            .bind(host: host, port: 0).get()
+            .bind(host: host, port: port).get()
         channel.withLock { $0 = bound }
     }
 

@@ -1,0 +1,116 @@
+#include "wi_svg.h"
+#include <cairo.h>
+#include <glib-object.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The part of librsvg 2.54's C API used here (librsvg/rsvg.h, stable since 2.52), declared
+// here because its header pulls in gio's and gdk-pixbuf's include paths (see CRsvg/shim.h).
+typedef struct _RsvgHandle RsvgHandle;
+typedef enum { RSVG_UNIT_PERCENT, RSVG_UNIT_PX, RSVG_UNIT_EM, RSVG_UNIT_EX, RSVG_UNIT_IN, RSVG_UNIT_CM, RSVG_UNIT_MM,
+               RSVG_UNIT_PT, RSVG_UNIT_PC } RsvgUnit;
+typedef struct { double length; RsvgUnit unit; } RsvgLength;
+typedef struct { double x, y, width, height; } RsvgRectangle;
+RsvgHandle *rsvg_handle_new_from_data(const guint8 *data, gsize data_len, GError **error);
+void rsvg_handle_set_dpi(RsvgHandle *handle, double dpi);
+gboolean rsvg_handle_get_intrinsic_size_in_pixels(RsvgHandle *handle, gdouble *out_width, gdouble *out_height);
+void rsvg_handle_get_intrinsic_dimensions(RsvgHandle *handle, gboolean *out_has_width, RsvgLength *out_width,
+                                          gboolean *out_has_height, RsvgLength *out_height, gboolean *out_has_viewbox,
+                                          RsvgRectangle *out_viewbox);
+gboolean rsvg_handle_render_document(RsvgHandle *handle, cairo_t *cr, const RsvgRectangle *viewport, GError **error);
+
+struct wi_svg {
+    RsvgHandle *handle;
+};
+
+static void say(char *message, const char *text) {
+    if (message) snprintf(message, WI_MESSAGE_SIZE, "%s", text);
+}
+
+wi_svg *wi_svg_open(const uint8_t *data, size_t length, wi_svg_info *info, int *status) {
+    memset(info, 0, sizeof *info);
+    *status = WI_ERR_CORRUPT;
+    if (!data || length == 0) { say(info->message, "no data"); return NULL; }
+    GError *error = NULL;
+    // No base file: nothing but data: URIs can be referenced. No RSVG_HANDLE_FLAG_UNLIMITED:
+    // libxml2's limits on entities and depth stay on.
+    RsvgHandle *handle = rsvg_handle_new_from_data(data, length, &error);
+    if (!handle) {
+        say(info->message, error && error->message ? error->message : "the SVG document does not parse");
+        if (error) g_error_free(error);
+        return NULL;
+    }
+    rsvg_handle_set_dpi(handle, 96);
+    gdouble width = 0, height = 0;
+    if (!rsvg_handle_get_intrinsic_size_in_pixels(handle, &width, &height)) {
+        // Percent (or no) width and height: the viewBox's size, as librsvg and rsvg-convert use.
+        gboolean has_width, has_height, has_viewbox;
+        RsvgLength w, h;
+        RsvgRectangle viewbox;
+        rsvg_handle_get_intrinsic_dimensions(handle, &has_width, &w, &has_height, &h, &has_viewbox, &viewbox);
+        if (has_viewbox) { width = viewbox.width; height = viewbox.height; }
+    }
+    wi_svg *svg = malloc(sizeof *svg);
+    if (!svg) { g_object_unref(handle); *status = WI_ERR_NO_MEMORY; return NULL; }
+    svg->handle = handle;
+    info->width = width > 0 ? width : 0;
+    info->height = height > 0 ? height : 0;
+    *status = WI_OK;
+    return svg;
+}
+
+int wi_svg_render(wi_svg *svg, uint32_t width, uint32_t height, wi_image *out) {
+    memset(out, 0, sizeof *out);
+    if (width == 0 || height == 0 || width > 32767 || height > 32767) return WI_ERR_ARGUMENT;
+    cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)width, (int)height);
+    if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
+        cairo_surface_destroy(surface);
+        say(out->message, "out of memory");
+        return WI_ERR_NO_MEMORY;
+    }
+    cairo_t *cr = cairo_create(surface);
+    RsvgRectangle viewport = { 0, 0, width, height };
+    GError *error = NULL;
+    gboolean ok = rsvg_handle_render_document(svg->handle, cr, &viewport, &error);
+    cairo_destroy(cr);
+    cairo_surface_flush(surface);
+    if (!ok) {
+        say(out->message, error && error->message ? error->message : "the SVG document does not render");
+        if (error) g_error_free(error);
+        cairo_surface_destroy(surface);
+        return WI_ERR_CORRUPT;
+    }
+    uint8_t *pixels = wi_alloc_pixels(width, height, 0);
+    if (!pixels) { cairo_surface_destroy(surface); say(out->message, "out of memory"); return WI_ERR_NO_MEMORY; }
+    const uint8_t *source = cairo_image_surface_get_data(surface);
+    int stride = cairo_image_surface_get_stride(surface);
+    // Cairo's ARGB32 is premultiplied, one native-endian 32-bit word a pixel.
+    for (uint32_t y = 0; y < height; y++) {
+        const uint32_t *row = (const uint32_t *)(source + (size_t)y * stride);
+        uint8_t *dst = pixels + (size_t)y * width * 4;
+        for (uint32_t x = 0; x < width; x++, dst += 4) {
+            uint32_t p = row[x];
+            uint32_t a = p >> 24, r = (p >> 16) & 0xff, g = (p >> 8) & 0xff, b = p & 0xff;
+            if (a != 0 && a != 255) {
+                r = (r * 255 + a / 2) / a; g = (g * 255 + a / 2) / a; b = (b * 255 + a / 2) / a;
+                if (r > 255) r = 255;
+                if (g > 255) g = 255;
+                if (b > 255) b = 255;
+            }
+            dst[0] = (uint8_t)r; dst[1] = (uint8_t)g; dst[2] = (uint8_t)b; dst[3] = (uint8_t)a;
+        }
+    }
+    cairo_surface_destroy(surface);
+    out->pixels = pixels;
+    out->width = width;
+    out->height = height;
+    out->rows_decoded = height;
+    return WI_OK;
+}
+
+void wi_svg_close(wi_svg *svg) {
+    if (!svg) return;
+    g_object_unref(svg->handle);
+    free(svg);
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+@testable import WebImage
+@testable import WebImageServer
+import WebImageSVG
+
+/// SVG through librsvg, against the SVG section of the modern corpus: renders as rsvg-convert
+/// does at the intrinsic size, at the size a load asks for, and hostile files refused or
+/// rendered without their hostile part and without any network or file access.
+@Suite(.serialized) struct SVGTests {
+    static let coders = ImageCoders([SVGCoder()] + ImageCoders.builtIn)
+    static var entries: [[String: Any]] { ModernCorpus.entries().filter { $0["folder"] as? String == "svg" } }
+
+    func reference(_ path: String) throws -> Bitmap { try Image(data: try ModernCorpus.data(path)).bitmap }
+
+    @Test func everyDocumentRendersAsRsvgConvertDoes() throws {
+        let documents = Self.entries.filter { $0["expect"] as? String == "decode" }
+        #expect(documents.count == 9)
+        for entry in documents {
+            let path = entry["path"] as! String
+            let image = try Self.coders.decode(try ModernCorpus.data(path))
+            #expect(image.format == .svg && image.width == entry["width"] as? Int && image.height == entry["height"] as? Int, "\(path)")
+            let tolerance = try #require(entry["tolerance"] as? [String: Any])
+            let distance = try #require(PixelDistance(image.bitmap, try reference(entry["reference"] as! String)), "\(path)")
+            #expect(distance.meanAbs <= tolerance["mean_abs"] as! Double, "\(path): mean \(distance.meanAbs)")
+        }
+    }
+
+    /// Hostile documents: refused with an `ImageError`, or rendered like their safe reference,
+    /// with nothing connecting to the canary port their references name.
+    @Test func hostileDocumentsAreRefusedOrRenderedSafely() async throws {
+        let manifest = try JSONSerialization.jsonObject(with: try ModernCorpus.data("manifest.json")) as! [String: Any]
+        let canary = Canary()
+        try await canary.start(port: manifest["canary_port"] as! Int)
+        defer { Task { await canary.stop() } }
+        let hostile = Self.entries.filter { $0["expect"] as? String == "reject-or-render-safely" }
+        #expect(hostile.count == 7)
+        var rendered = 0
+        for entry in hostile {
+            let path = entry["path"] as! String
+            let start = ContinuousClock.now
+            do {
+                let image = try Self.coders.decode(try ModernCorpus.data(path))
+                rendered += 1
+                if let safe = entry["safe_reference"] as? String {
+                    let distance = try #require(PixelDistance(image.bitmap, try reference(safe)), "\(path): size")
+                    #expect(distance.meanAbs <= 3, "\(path): mean \(distance.meanAbs)")
+                }
+            } catch let error as ImageError {
+                _ = error   // refused cleanly
+            }
+            #expect(ContinuousClock.now - start < .seconds(5), "\(path) took too long")
+        }
+        #expect(rendered >= 1)
+        #expect(canary.connections == 0, "a hostile document reached the network")
+    }
+
+    @Test func aLoadAsksForItsSizeAndTheVectorIsDrawnAtIt() throws {
+        let data = try ModernCorpus.data("svg/viewbox_px.svg")   // 120x80
+        let big = try Self.coders.decode(data, options: .init(maxPixelSize: 600))
+        #expect(big.width == 600 && big.height == 400, "a vector image is drawn at the asked size, enlarged")
+        let small = try Self.coders.decode(data, options: .init(maxPixelSize: 128))
+        #expect(small.width == 128 && small.height == 86, "rsvg-convert -w 128 -h 128 -a gives 128x86")
+        let filled = try Self.coders.decode(data, options: .init(fillSize: PixelSize(width: 60, height: 60)))
+        #expect(filled.width == 90 && filled.height == 60)
+        // Drawn at size, not drawn small and enlarged: the edges stay sharp.
+        let upscaled = small.bitmap.areaDownscaled(toWidth: 128, height: 86)
+        #expect(upscaled == small.bitmap)
+    }
+
+    @Test func theSizeIsCheckedBeforeDrawing() throws {
+        let huge = try ModernCorpus.data("svg/hostile_huge_size.svg")
+        #expect { try Self.coders.decode(huge) } throws: { error in
+            if case ImageError.tooLarge = error { return true }
+            return false
+        }
+        // At a thumbnail size the same document is drawn small.
+        let thumbnail = try Self.coders.decode(huge, options: .init(maxPixelSize: 64))
+        #expect(max(thumbnail.width, thumbnail.height) == 64)
+        // A 120x80 document is over a 1000-pixel limit.
+        #expect(throws: ImageError.self) { try Self.coders.decode(try ModernCorpus.data("svg/viewbox_px.svg"), options: .init(pixelLimit: 1000)) }
+    }
+
+    @Test func aDocumentWithoutSizeOrViewBoxGetsTheBrowsersDefault() throws {
+        let data = Data(#"<svg xmlns="http://www.w3.org/2000/svg"><rect width="10" height="10" fill="red"/></svg>"#.utf8)
+        let image = try Self.coders.decode(data)
+        #expect(image.width == SVGCoder.defaultSize.width && image.height == SVGCoder.defaultSize.height)
+        #expect(image.bitmap[5, 5] == (255, 0, 0, 255) && image.bitmap[50, 50].a == 0)
+    }
+
+    @Test func brokenDocumentsAreTypedErrors() {
+        for text in ["<svg", "<svg xmlns=\"http://www.w3.org/2000/svg\"><g></svg>", "<?xml version=\"1.0\"?><svg><!-- unterminated"] {
+            #expect(throws: ImageError.self) { try Self.coders.decode(Data(text.utf8)) }
+        }
+    }
+
+    /// Through the manager (a thumbnail of the document) and through `webimage serve`, which
+    /// renders an SVG source to a raster format.
+    @Test func theManagerAndTheServerRenderSVGSources() async throws {
+        SVGCoder.register()
+        let h = try await ManagerHarness()
+        h.server.route("/logo.svg", .respond(contentType: "image/svg+xml", body: try ModernCorpus.data("svg/gradients.svg")))
+        var context = ImageContext()
+        context.thumbnailPixelSize = PixelSize(width: 192, height: 192)
+        let image = try await h.manager.image(for: h.url("/logo.svg"), context: context)
+        #expect(image.width == 192 && image.height == 128)
+        await h.finish()
+
+        let server = try await ServerHarness()
+        server.origin.route("/logo.svg", .respond(contentType: "image/svg+xml", body: try ModernCorpus.data("svg/gradients.svg")))
+        let reply = try Curl.get(server.url(options: "w:48", source: "/logo.svg"))
+        #expect(reply.status == 200 && reply.headers["content-type"] == "image/png")
+        let png = try Image(data: reply.body)
+        #expect(png.width == 48 && png.height == 32)
+        await server.finish()
+    }
+}
