@@ -8,7 +8,7 @@ import PackageDescription
 // A path dependency is named after its folder: "swift-web-image" in a usual clone.
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
-let targets = ["FuzzPNG", "FuzzJPEG", "FuzzWebP", "FuzzGIF", "FuzzSniff", "FuzzIncremental", "FuzzHTTP"]
+let targets = ["FuzzPNG", "FuzzJPEG", "FuzzWebP", "FuzzGIF", "FuzzBMP", "FuzzICO", "FuzzSniff", "FuzzIncremental", "FuzzHTTP"]
 // The coder plug-ins' targets: each decodes with its plug-in, on its own product.
 let plugIns = ["FuzzAVIF": "WebImageAVIF", "FuzzHEIF": "WebImageHEIF", "FuzzJXL": "WebImageJXL"]
 

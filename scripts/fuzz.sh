@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer, under AddressSanitizer) of one decoder entry.
-# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: png jpeg webp gif sniff incremental http avif heif jxl, or all
+# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: png jpeg webp gif bmp ico sniff incremental http avif heif jxl, or all
 # Seeds come from ../shared/testdata/corpus (and ../shared/testdata/modern for avif, heif, jxl); what the fuzzer learns stays in .build/fuzz-corpus.
 # Exits 1 on any finding (crash, leak, timeout, out-of-memory): the input is copied to
 # Tests/WebImageTests/Fixtures/FuzzFindings, where the ordinary test suite replays it.
@@ -13,9 +13,11 @@ seconds=${2:-60}
 corpus=$(cd "$root/../shared/testdata/corpus" && pwd)
 modern=$(cd "$root/../shared/testdata/modern" && pwd)
 findings="$root/Tests/WebImageTests/Fixtures/FuzzFindings"
+pillow_suite=${WEBIMAGE_PILLOW_SUITE_DIR:-/opt/webimage-pillow-suite}
+fuzz_seeds="$root/Fuzz/.build/fuzz-seeds"
 
 if [ "$target" = all ]; then
-  for each in png jpeg webp gif sniff incremental http avif heif jxl; do bash "$0" "$each" "$seconds"; done
+  for each in png jpeg webp gif bmp ico sniff incremental http avif heif jxl; do bash "$0" "$each" "$seconds"; done
   exit 0
 fi
 case $target in
@@ -23,6 +25,10 @@ case $target in
   jpeg) product=FuzzJPEG; seeds="$corpus/jpeg"; dict=jpeg ;;
   webp) product=FuzzWebP; seeds="$corpus/webp"; dict=webp ;;
   gif) product=FuzzGIF; seeds="$corpus/gif"; dict=gif ;;
+  # Our own BMP and ICO decoders, seeded with bmpsuite and Pillow's icons (install-deps.sh).
+  bmp) product=FuzzBMP; seeds="$pillow_suite/bmp/g $pillow_suite/bmp/q $pillow_suite/bmp/b"; dict=bmp ;;
+  ico) product=FuzzICO; seeds="$fuzz_seeds/ico"; dict=bmp
+       mkdir -p "$seeds" && cp "$pillow_suite"/*.ico "$seeds/" ;;
   sniff) product=FuzzSniff; seeds="$corpus/png $corpus/jpeg $corpus/webp $corpus/gif"; dict=all ;;
   incremental) product=FuzzIncremental; seeds="$corpus/png $corpus/jpeg $corpus/webp $corpus/gif"; dict=all ;;
   # HTTP responses (corpus images in plain, chunked, gzip, lying and 304 replies) for a loopback
@@ -32,7 +38,7 @@ case $target in
   avif) product=FuzzAVIF; seeds="$modern/avif"; dict=isobmff ;;
   heif) product=FuzzHEIF; seeds="$modern/heic"; dict=isobmff ;;
   jxl) product=FuzzJXL; seeds="$modern/jxl"; dict=jxl ;;
-  *) echo "unknown target $target (png jpeg webp gif sniff incremental http avif heif jxl all)" >&2; exit 2 ;;
+  *) echo "unknown target $target (png jpeg webp gif bmp ico sniff incremental http avif heif jxl all)" >&2; exit 2 ;;
 esac
 cd Fuzz
 # SwiftPM hands each --sanitize to swiftc as its own -sanitize= flag, in the order of a Set (it

@@ -8,7 +8,7 @@
 # plug-ins encode). Sourced by the other scripts.
 packages="libcurl4-openssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev libssl-dev pkg-config python3-pil python3-numpy python3-venv libmemcached-dev memcached libavif-dev libheif-dev libjxl-dev liblcms2-dev librsvg2-dev"
 sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
-if ! { pkg-config --exists libpng libjpeg libwebp libwebpdemux libwebpmux libcurl libcrypto libmemcached libavif libheif libjxl 2>/dev/null \
+if ! { pkg-config --exists libpng libjpeg libwebp libwebpdemux libwebpmux libcurl libcrypto libmemcached libavif libheif libjxl lcms2 librsvg-2.0 2>/dev/null \
        && [ -f /usr/include/gif_lib.h ] && [ -x /usr/bin/memcached ] && /usr/bin/python3 -c "import PIL, numpy, venv" 2>/dev/null; }; then
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
@@ -21,4 +21,18 @@ if [ "${WEBIMAGE_TEST_TOOLS:-}" = 1 ] && ! "$plugins/bin/python" -c "import pill
   $sudo /usr/bin/python3 -m venv "$plugins"
   $sudo "$plugins/bin/pip" install -q --disable-pip-version-check \
     pillow==13.0.0 pillow-avif-plugin==1.6.0 pillow-heif==1.8.1 pillow-jxl-plugin==1.3.8
+fi
+# Public test images for the BMP, ICO and TIFF decoders: Pillow's own suite (bmpsuite, its icons
+# and TIFFs) from the Pillow 11.0.0 source archive on PyPI, unpacked into
+# /opt/webimage-pillow-suite (tests only; nothing is copied into the project).
+suite=${WEBIMAGE_PILLOW_SUITE_DIR:-/opt/webimage-pillow-suite}
+if [ "${WEBIMAGE_TEST_TOOLS:-}" = 1 ] && [ ! -f "$suite/.complete" ]; then
+  archive=$(mktemp -d)
+  "$plugins/bin/pip" download -q --disable-pip-version-check --no-binary :all: --no-deps pillow==11.0.0 -d "$archive"
+  $sudo mkdir -p "$suite"
+  $sudo tar xzf "$archive/pillow-11.0.0.tar.gz" -C "$suite" --strip-components=3 --wildcards \
+    'pillow-11.0.0/Tests/images/bmp/*' 'pillow-11.0.0/Tests/images/*.ico' 'pillow-11.0.0/Tests/images/*.tif' \
+    'pillow-11.0.0/Tests/images/*.tiff'
+  $sudo touch "$suite/.complete"
+  rm -rf "$archive"
 fi

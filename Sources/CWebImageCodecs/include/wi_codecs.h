@@ -280,4 +280,24 @@ void wi_color_transform_free(wi_color_transform *transform);
 /// lcms2's own sRGB profile, serialised (for encoders and tests).
 int wi_color_srgb_profile(wi_buffer *out);
 
+
+// MARK: - BMP and icon DIBs (our own decoder)
+
+/// What a BMP (or an icon's DIB) header says.
+typedef struct {
+    uint32_t width, height;   // an icon's DIB: the height of its colours, half the stored one
+    uint32_t bits, compression, colors_used;
+    int top_down;
+    uint32_t masks[4];        // red, green, blue, alpha bit fields (16 and 32 bits)
+    uint32_t palette_offset, palette_size, palette_entry;
+    uint32_t data_offset;
+    char message[WI_MESSAGE_SIZE];
+} wi_bmp_info;
+/// Reads a BMP file's headers, or with `dib_only` an icon's DIB (no file header, doubled height).
+int wi_bmp_read_info(const uint8_t *data, size_t length, int dib_only, wi_bmp_info *info);
+/// Decodes to RGBA8: WI_ERR_TOO_LARGE over `max_pixels` before allocating, WI_ERR_TRUNCATED when
+/// the pixels are cut short, WI_ERR_UNSUPPORTED for JPEG/PNG-in-BMP and OS/2 compressions. An
+/// icon's DIB applies its AND mask (or, at 32 bits, its alpha byte).
+int wi_bmp_decode(const uint8_t *data, size_t length, int dib_only, uint64_t max_pixels, wi_image *out);
+
 #endif

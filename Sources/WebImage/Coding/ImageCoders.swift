@@ -6,11 +6,12 @@ import Synchronization
 /// A coder added later is tried first, so an application can override a built-in one.
 /// Thread-safe: coders can be added while other tasks decode.
 public final class ImageCoders: Sendable {
-    /// The registry the library uses by default: GIF, WebP, JPEG and PNG (APNG included).
+    /// The registry the library uses by default: GIF, WebP, JPEG and PNG (APNG included), BMP
+    /// and ICO.
     public static let shared = ImageCoders()
 
     /// The built-in coders, in the order they are tried.
-    public static var builtIn: [any ImageCoder] { [PNGCoder(), JPEGCoder(), WebPCoder(), GIFCoder()].reversed() }
+    public static var builtIn: [any ImageCoder] { [ICOCoder(), BMPCoder(), PNGCoder(), JPEGCoder(), WebPCoder(), GIFCoder()].reversed() }
 
     private let coders: Mutex<[any ImageCoder]>
 

@@ -61,7 +61,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
         if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
         if starts(Array("BM".utf8)), b.count >= 14 { return .bmp }
         if starts(Array("%PDF".utf8)) { return .pdf }
-        if starts([0x00, 0x00, 0x01, 0x00]) { return .ico }
+        if starts([0x00, 0x00, 0x01, 0x00]) || starts([0x00, 0x00, 0x02, 0x00]) { return .ico }   // icon, cursor
         let text = String(decoding: b, as: UTF8.self).lowercased()
         if text.contains("<svg") || (text.hasPrefix("<?xml") && text.contains("svg")) { return .svg }
         return .unknown
