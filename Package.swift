@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "WebImageJXL", targets: ["WebImageJXL"]),
         // SVG rasterised by librsvg (SDWebImageSVGCoder's counterpart).
         .library(name: "WebImageSVG", targets: ["WebImageSVG"]),
+        // TIFF on libtiff.
+        .library(name: "WebImageTIFF", targets: ["WebImageTIFF"]),
         .executable(name: "webimage", targets: ["webimage"]),
     ],
     dependencies: [
@@ -84,6 +86,9 @@ let package = Package(
         .target(name: "CWebImageSVG", dependencies: ["CWebImageCodecs", "CRsvg"],
                 linkerSettings: ["rsvg-2", "cairo", "gobject-2.0", "glib-2.0"].map { .linkedLibrary($0) }),
         .target(name: "WebImageSVG", dependencies: ["WebImage", "CWebImageSVG"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        // TIFF on libtiff (Debian's libtiff-dev).
+        .target(name: "CWebImageTIFF", dependencies: ["CWebImageCodecs"], linkerSettings: [.linkedLibrary("tiff")]),
+        .target(name: "WebImageTIFF", dependencies: ["WebImage", "CWebImageTIFF"], swiftSettings: [.swiftLanguageMode(.v6)]),
         // libmemcached as a system module (used by the shared cache tier only).
         .systemLibrary(
             name: "CMemcached",
@@ -117,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "webimage",
             dependencies: [
-                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageAVIF", "WebImageHEIF", "WebImageJXL", "WebImageSVG",
+                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageAVIF", "WebImageHEIF", "WebImageJXL", "WebImageSVG", "WebImageTIFF",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -151,7 +156,7 @@ let package = Package(
         .testTarget(
             name: "WebImageTests",
             dependencies: [
-                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageAVIF", "WebImageHEIF", "WebImageJXL", "WebImageSVG",
+                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageAVIF", "WebImageHEIF", "WebImageJXL", "WebImageSVG", "WebImageTIFF",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

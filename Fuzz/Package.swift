@@ -10,7 +10,7 @@ let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingL
 
 let targets = ["FuzzPNG", "FuzzJPEG", "FuzzWebP", "FuzzGIF", "FuzzBMP", "FuzzICO", "FuzzSniff", "FuzzIncremental", "FuzzHTTP"]
 // The coder plug-ins' targets: each decodes with its plug-in, on its own product.
-let plugIns = ["FuzzAVIF": "WebImageAVIF", "FuzzHEIF": "WebImageHEIF", "FuzzJXL": "WebImageJXL"]
+let plugIns = ["FuzzAVIF": "WebImageAVIF", "FuzzHEIF": "WebImageHEIF", "FuzzJXL": "WebImageJXL", "FuzzTIFF": "WebImageTIFF"]
 
 let package = Package(
     name: "WebImageFuzz",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer, under AddressSanitizer) of one decoder entry.
-# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: png jpeg webp gif bmp ico sniff incremental http avif heif jxl, or all
+# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff, or all
 # Seeds come from ../shared/testdata/corpus (and ../shared/testdata/modern for avif, heif, jxl); what the fuzzer learns stays in .build/fuzz-corpus.
 # Exits 1 on any finding (crash, leak, timeout, out-of-memory): the input is copied to
 # Tests/WebImageTests/Fixtures/FuzzFindings, where the ordinary test suite replays it.
@@ -17,7 +17,7 @@ pillow_suite=${WEBIMAGE_PILLOW_SUITE_DIR:-/opt/webimage-pillow-suite}
 fuzz_seeds="$root/Fuzz/.build/fuzz-seeds"
 
 if [ "$target" = all ]; then
-  for each in png jpeg webp gif bmp ico sniff incremental http avif heif jxl; do bash "$0" "$each" "$seconds"; done
+  for each in png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff; do bash "$0" "$each" "$seconds"; done
   exit 0
 fi
 case $target in
@@ -38,7 +38,9 @@ case $target in
   avif) product=FuzzAVIF; seeds="$modern/avif"; dict=isobmff ;;
   heif) product=FuzzHEIF; seeds="$modern/heic"; dict=isobmff ;;
   jxl) product=FuzzJXL; seeds="$modern/jxl"; dict=jxl ;;
-  *) echo "unknown target $target (png jpeg webp gif bmp ico sniff incremental http avif heif jxl all)" >&2; exit 2 ;;
+  tiff) product=FuzzTIFF; seeds="$fuzz_seeds/tiff"; dict=tiff
+        mkdir -p "$seeds" && cp "$pillow_suite"/*.tif "$pillow_suite"/*.tiff "$seeds/" ;;
+  *) echo "unknown target $target (png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff all)" >&2; exit 2 ;;
 esac
 cd Fuzz
 # SwiftPM hands each --sanitize to swiftc as its own -sanitize= flag, in the order of a Set (it

@@ -5,6 +5,7 @@ import WebImageAVIF
 import WebImageHEIF
 import WebImageJXL
 import WebImageSVG
+import WebImageTIFF
 
 /// The `webimage` command-line tool.
 @main
@@ -47,12 +48,13 @@ struct WebImageCommand: AsyncParsableCommand {
     }
 
     /// Every command reads and writes today's formats too: the AVIF, HEIF and JPEG XL coder
-    /// plug-ins, and reads SVG (librsvg).
+    /// plug-ins, and reads SVG (librsvg) and TIFF (libtiff).
     static func registerCoderPlugIns() {
         AVIFCoder.register()
         HEIFCoder.register()
         JXLCoder.register()
         SVGCoder.register()
+        TIFFCoder.register()
     }
 
     /// Exits 2 when the first argument is neither an option nor a command's name.

@@ -58,7 +58,9 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
         if starts(Array("ftyp".utf8), at: 4), let format = isoBrandFormat(b) { return format }
         // JPEG XL: a bare codestream, or the ISO-BMFF container's signature box.
         if starts([0xFF, 0x0A]) || starts([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jxl }
-        if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
+        if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) || starts([0x49, 0x49, 0x2B, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2B]) {
+            return .tiff   // classic and BigTIFF
+        }
         if starts(Array("BM".utf8)), b.count >= 14 { return .bmp }
         if starts(Array("%PDF".utf8)) { return .pdf }
         if starts([0x00, 0x00, 0x01, 0x00]) || starts([0x00, 0x00, 0x02, 0x00]) { return .ico }   // icon, cursor

@@ -19,26 +19,31 @@ enum PillowSuite {
             .sorted { $0.path < $1.path }
     }
 
-    /// What Pillow reads in each of `files`: width, height and the RGBA SHA-256 of its first
-    /// image, or nil when Pillow refuses the file.
-    static func read(_ files: [URL]) throws -> [String: (width: Int, height: Int, sha256: String)?] {
+    /// What Pillow reads in each of `files`: width, height, mode and the RGBA SHA-256 of its
+    /// first image (written as RGBA PNG to `renders/<index>.png` when `renders` is given), or
+    /// nil when Pillow refuses the file.
+    static func read(_ files: [URL], renders: URL? = nil) throws -> [String: (width: Int, height: Int, sha256: String, mode: String)?] {
         let script = """
-        import hashlib, json, sys, warnings
+        import hashlib, json, os, sys, warnings
         warnings.simplefilter("ignore")
         from PIL import Image
+        renders = sys.argv[1]
         out = {}
-        for path in sys.argv[1:]:
+        for index, path in enumerate(sys.argv[2:]):
             try:
                 im = Image.open(path)
                 im.load()
-                out[path] = [im.size[0], im.size[1], hashlib.sha256(im.convert("RGBA").tobytes()).hexdigest()]
+                rgba = im.convert("RGBA")
+                if renders:
+                    rgba.save(os.path.join(renders, "%d.png" % index))
+                out[path] = [im.size[0], im.size[1], hashlib.sha256(rgba.tobytes()).hexdigest(), im.mode]
             except Exception:
                 out[path] = None
         print(json.dumps(out))
         """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: PillowPlugIns.python)
-        process.arguments = ["-c", script] + files.map(\.path)
+        process.arguments = ["-c", script, renders?.path ?? ""] + files.map(\.path)
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -47,8 +52,8 @@ enum PillowSuite {
         process.waitUntilExit()
         let object = try JSONSerialization.jsonObject(with: text) as! [String: Any]
         return object.mapValues { value in
-            guard let array = value as? [Any], array.count == 3 else { return nil }
-            return (array[0] as! Int, array[1] as! Int, array[2] as! String)
+            guard let array = value as? [Any], array.count == 4 else { return nil }
+            return (array[0] as! Int, array[1] as! Int, array[2] as! String, array[3] as! String)
         }
     }
 }

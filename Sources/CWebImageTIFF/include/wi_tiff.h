@@ -1,0 +1,23 @@
+// Plain C interface over libtiff (the WebImageTIFF plug-in). Same conventions as wi_codecs.h:
+// status codes, RGBA8 straight-alpha pixels in malloc'd buffers the caller frees.
+#ifndef WI_TIFF_H
+#define WI_TIFF_H
+
+#include "wi_codecs.h"
+
+/// What the first page's directory says.
+typedef struct {
+    uint32_t width, height;
+    uint32_t orientation;      // the TIFF Orientation tag (EXIF's values), 1 when absent
+    uint32_t pages;            // directories in the file
+    uint8_t *icc;              // the page's ICC profile (malloc'd, the caller frees it), or NULL
+    uint32_t icc_length;
+    char message[WI_MESSAGE_SIZE];
+} wi_tiff_info;
+
+/// Decodes the first page to RGBA8 as stored (every photometric, bit depth and compression
+/// libtiff's RGBA interface reads; alpha un-premultiplied), refusing a page over `max_pixels`
+/// (WI_ERR_TOO_LARGE) before any pixel exists. libtiff's messages go to `message`, never stderr.
+int wi_tiff_decode(const uint8_t *data, size_t length, uint64_t max_pixels, wi_tiff_info *info, wi_image *out);
+
+#endif

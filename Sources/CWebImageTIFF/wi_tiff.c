@@ -1,0 +1,145 @@
+#include "wi_tiff.h"
+#include <tiffio.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The file in memory, read through libtiff's client procedures.
+typedef struct {
+    const uint8_t *data;
+    size_t length, offset;
+    char *message;
+} memory_file;
+
+static tmsize_t mem_read(thandle_t h, void *buffer, tmsize_t size) {
+    memory_file *m = h;
+    if (size <= 0 || m->offset >= m->length) return 0;
+    size_t n = (size_t)size < m->length - m->offset ? (size_t)size : m->length - m->offset;
+    memcpy(buffer, m->data + m->offset, n);
+    m->offset += n;
+    return (tmsize_t)n;
+}
+static tmsize_t mem_write(thandle_t h, void *buffer, tmsize_t size) { (void)h; (void)buffer; (void)size; return -1; }
+static toff_t mem_seek(thandle_t h, toff_t offset, int whence) {
+    memory_file *m = h;
+    uint64_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? m->offset : m->length;
+    if (offset > UINT64_MAX - base) return (toff_t)-1;
+    m->offset = (size_t)(base + offset);
+    return (toff_t)m->offset;
+}
+static int mem_close(thandle_t h) { (void)h; return 0; }
+static toff_t mem_size(thandle_t h) { return ((memory_file *)h)->length; }
+static int mem_map(thandle_t h, void **base, toff_t *size) {
+    memory_file *m = h;
+    *base = (void *)m->data; *size = m->length;
+    return 1;
+}
+static void mem_unmap(thandle_t h, void *base, toff_t size) { (void)h; (void)base; (void)size; }
+
+static int on_error(TIFF *tif, void *user, const char *module, const char *format, va_list args) {
+    (void)tif; (void)module;
+    char *message = user;
+    if (message && !message[0]) vsnprintf(message, WI_MESSAGE_SIZE, format, args);
+    return 1;
+}
+static int on_warning(TIFF *tif, void *user, const char *module, const char *format, va_list args) {
+    (void)tif; (void)user; (void)module; (void)format; (void)args;
+    return 1;
+}
+
+int wi_tiff_decode(const uint8_t *data, size_t length, uint64_t max_pixels, wi_tiff_info *info, wi_image *out) {
+    memset(info, 0, sizeof *info);
+    memset(out, 0, sizeof *out);
+    memory_file file = { data, length, 0, info->message };
+    TIFFOpenOptions *options = TIFFOpenOptionsAlloc();
+    if (!options) return WI_ERR_NO_MEMORY;
+    TIFFOpenOptionsSetErrorHandlerExtR(options, on_error, info->message);
+    TIFFOpenOptionsSetWarningHandlerExtR(options, on_warning, NULL);
+    // No single allocation of libtiff's (a strip, a tile, a table) over the page's own size
+    // plus room: a header that lies about a strip cannot make it allocate gigabytes.
+    uint64_t cap = max_pixels * 8 + (64u << 20);
+    TIFFOpenOptionsSetMaxSingleMemAlloc(options, (tmsize_t)(cap > (uint64_t)INT64_MAX / 2 ? INT64_MAX / 2 : cap));
+    TIFF *tif = TIFFClientOpenExt("memory", "r", &file, mem_read, mem_write, mem_seek, mem_close, mem_size, mem_map, mem_unmap, options);
+    TIFFOpenOptionsFree(options);
+    if (!tif) {
+        if (!info->message[0]) snprintf(info->message, WI_MESSAGE_SIZE, "not a readable TIFF file");
+        return WI_ERR_CORRUPT;
+    }
+    int status = WI_OK;
+    uint32_t w = 0, h = 0;
+    uint16_t orientation = ORIENTATION_TOPLEFT;
+    TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
+    TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h);
+    TIFFGetFieldDefaulted(tif, TIFFTAG_ORIENTATION, &orientation);
+    info->width = w; info->height = h;
+    info->orientation = orientation >= 1 && orientation <= 8 ? orientation : 1;
+    info->pages = TIFFNumberOfDirectories(tif);
+    uint32_t icc_length = 0;
+    void *icc = NULL;
+    if (TIFFGetField(tif, TIFFTAG_ICCPROFILE, &icc_length, &icc) && icc && icc_length >= 132 && icc_length <= (4u << 20)
+        && (info->icc = malloc(icc_length))) {
+        memcpy(info->icc, icc, icc_length);
+        info->icc_length = icc_length;
+    }
+    out->width = w; out->height = h;
+    if (w == 0 || h == 0) {
+        snprintf(info->message, WI_MESSAGE_SIZE, "a zero TIFF width or height");
+        status = WI_ERR_CORRUPT;
+    } else if ((uint64_t)w * h > max_pixels) {
+        snprintf(info->message, WI_MESSAGE_SIZE, "image dimensions over the decode limit");
+        status = WI_ERR_TOO_LARGE;
+    }
+    uint8_t *pixels = NULL;
+    TIFFRGBAImage image;
+    char reason[1024] = "";
+    if (status == WI_OK && !TIFFRGBAImageOK(tif, reason)) {
+        snprintf(info->message, WI_MESSAGE_SIZE, "%s", reason);
+        status = WI_ERR_UNSUPPORTED;
+    }
+    if (status == WI_OK && !TIFFRGBAImageBegin(&image, tif, 1, reason)) {   // stop at the first error: no half image
+        snprintf(info->message, WI_MESSAGE_SIZE, "%s", reason);
+        status = WI_ERR_CORRUPT;
+    }
+    if (status == WI_OK) {
+        // The rows as stored: the orientation is the caller's to apply, as EXIF's is.
+        image.req_orientation = image.orientation;
+        pixels = wi_alloc_pixels(w, h, 1);
+        if (!pixels) {
+            status = WI_ERR_NO_MEMORY;
+        } else if (!TIFFRGBAImageGet(&image, (uint32_t *)pixels, w, h)) {
+            if (!info->message[0]) snprintf(info->message, WI_MESSAGE_SIZE, "the TIFF data is corrupt or cut short");
+            status = WI_ERR_CORRUPT;
+        }
+        int premultiplied = image.alpha != 0;
+        TIFFRGBAImageEnd(&image);
+        if (status == WI_OK) {
+            // libtiff packs A<<24|B<<16|G<<8|R: R, G, B, A bytes in memory on a little-endian
+            // machine; colours come premultiplied whenever there is alpha.
+            for (size_t i = 0, n = (size_t)w * h; i < n; i++) {
+                uint32_t p = ((uint32_t *)pixels)[i];
+                uint8_t *d = pixels + i * 4;
+                uint32_t r = p & 0xff, g = (p >> 8) & 0xff, b = (p >> 16) & 0xff, a = p >> 24;
+                if (premultiplied && a != 0 && a != 255) {
+                    r = (r * 255 + a / 2) / a; g = (g * 255 + a / 2) / a; b = (b * 255 + a / 2) / a;
+                    if (r > 255) r = 255;
+                    if (g > 255) g = 255;
+                    if (b > 255) b = 255;
+                }
+                d[0] = (uint8_t)r; d[1] = (uint8_t)g; d[2] = (uint8_t)b; d[3] = (uint8_t)a;
+            }
+        }
+    }
+    TIFFClose(tif);
+    if (status != WI_OK) {
+        free(pixels);
+        free(info->icc);
+        info->icc = NULL;
+        info->icc_length = 0;
+        memcpy(out->message, info->message, WI_MESSAGE_SIZE);
+        return status;
+    }
+    out->pixels = pixels;
+    out->rows_decoded = h;
+    return WI_OK;
+}
