@@ -38,6 +38,7 @@ let package = Package(
             dependencies: [
                 .product(name: "WebImage", package: root), .product(name: "WebImageAVIF", package: root),
                 .product(name: "WebImageHEIF", package: root), .product(name: "WebImageJXL", package: root),
+                .product(name: "WebImageSVG", package: root),
                 "CRawModern", "BenchSupport",
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

@@ -6,8 +6,9 @@
 # Usage: modern-anchors.sh FIXTURES_DIR
 set -eu
 fx=${1:?usage: modern-anchors.sh FIXTURES_DIR}
-if ! command -v avifenc >/dev/null || ! command -v heif-enc >/dev/null || ! command -v cjxl >/dev/null || ! command -v hyperfine >/dev/null; then
-  apt-get update -qq && apt-get install -y -qq libavif-bin libheif-examples libjxl-tools hyperfine >/dev/null
+if ! command -v avifenc >/dev/null || ! command -v heif-enc >/dev/null || ! command -v cjxl >/dev/null || ! command -v hyperfine >/dev/null \
+   || ! command -v rsvg-convert >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq libavif-bin libheif-examples libjxl-tools hyperfine librsvg2-bin >/dev/null
 fi
 plugins=${WEBIMAGE_PILLOW_PLUGINS_DIR:-/opt/webimage-pillow-plugins}
 py="$plugins/bin/python"
@@ -76,3 +77,9 @@ echo "p3jpeg12mp_decode_vips $(vipsms "pyvips.Image.new_from_file(path, access='
 echo "p3jpeg12mp_decode_srgb_vips $(vipsms "pyvips.Image.new_from_file(path, access='sequential').icc_transform('srgb', embedded=True).copy_memory()") ms"
 echo "p3jpeg12mp_decode_pillow $(pyms "Image.open('$p3').convert('RGBA')") ms"
 echo "p3jpeg12mp_decode_srgb_pillow $(pyms "import io; from PIL import ImageCms; im = Image.open('$p3'); im.load(); ImageCms.profileToProfile(im, ImageCms.ImageCmsProfile(io.BytesIO(im.info['icc_profile'])), ImageCms.createProfile('sRGB'), outputMode='RGB').convert('RGBA')") ms"
+
+# SVG (issue #35): the corpus's gradients document as a 256 px thumbnail, by rsvg-convert as a
+# process (PNG written), the way a service without a library calls it.
+svg=$(cd "$(dirname "$0")/.." && pwd)/../shared/testdata/modern/svg/gradients.svg
+cp "$svg" "$fx/gradients.svg"
+echo "svg256_rsvgconvert_process $(ms "rsvg-convert -w 256 -h 256 -a $fx/gradients.svg -o $tmp/s.png") ms"

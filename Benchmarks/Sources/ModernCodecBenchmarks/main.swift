@@ -5,6 +5,7 @@ import WebImage
 import WebImageAVIF
 import WebImageHEIF
 import WebImageJXL
+import WebImageSVG
 
 // The coder plug-ins (issue "today's formats"): a 12 MP AVIF, HEIC and JPEG XL decode and a
 // 1024x768 AVIF and JPEG XL encode against libavif, libheif and libjxl called directly in the
@@ -14,7 +15,7 @@ import WebImageJXL
 
 let run = BenchRun(usage: "ModernCodecBenchmarks")
 let anchors = run.anchors
-let coders = ImageCoders([AVIFCoder(), HEIFCoder(), JXLCoder()] + ImageCoders.builtIn)
+let coders = ImageCoders([AVIFCoder(), HEIFCoder(), JXLCoder(), SVGCoder()] + ImageCoders.builtIn)
 let clock = ContinuousClock()
 func ms(_ body: () throws -> Void) rethrows -> Double { milliseconds(try clock.measure(body)) }
 func f(_ v: Double) -> String { formatted(v) }
@@ -104,5 +105,15 @@ if wantsRow("colour") {
     func cell(_ v: Double?) -> String { v.map(f) ?? "-" }
     print("| decode, values as stored (.original) | \(rounds[0].text) | 1x | \(cell(vips)) | \(cell(pillow)) | \(vips.map { f(rounds[0].median / $0) + "x" } ?? "-") |")
     print("| decode converted to sRGB (default) | \(rounds[1].text) | \(f(ratio))x (target <= 1.15x) | \(cell(vipsSRGB)) | \(cell(pillowSRGB)) | \(vipsSRGB.map { f(rounds[1].median / $0) + "x" } ?? "-") (target <= 1x) |")
+}
+// SVG (issue #35): a 256 px thumbnail of the corpus's gradients document, drawn at that size by
+// librsvg in-process, against rsvg-convert as a process (which also writes a PNG).
+if wantsRow("svg") {
+    let svg = run.load("gradients.svg")
+    let rounds = try interleaved(rounds: 9, [{ try ms { _ = try coders.decode(svg, options: ImageDecodingOptions(maxPixelSize: 256)) } }])
+    let anchor = anchors["svg256_rsvgconvert_process"]
+    print("")
+    print("SVG -> 256 px thumbnail: \(rounds[0].text) ms; rsvg-convert process \(anchor.map(f) ?? "-") ms"
+          + (anchor.map { " (\(f(rounds[0].median / $0))x)" } ?? ""))
 }
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")
