@@ -104,7 +104,8 @@ import Testing
         let status = entry["status"] as! String
         let tags = caveats(entry)
         guard let data = try? Corpus.data(path) else { return .mismatched("file missing") }
-        let raw = ImageDecodingOptions(appliesOrientation: false)
+        // The manifest holds the values as stored (Pillow without colour management).
+        let raw = ImageDecodingOptions(appliesOrientation: false, colorSpace: .original)
         let result = Result { try ImageCoders.shared.decode(data, options: raw) }
         if let known = Self.knownDifferences[path] {
             return checkKnownDifference(known.expectation, entry, result) ? .followedBrowserRule(known.reason)
@@ -264,7 +265,9 @@ import Testing
     private func compareOrientation(_ entry: [String: Any], data: Data) -> Outcome? {
         guard let oriented = entry["frame0_oriented"] as? [String: Any] else { return nil }
         guard entry["orientation_source"] as? String == "exif" else { return nil }  // XMP orientation is not applied (listed by the test below)
-        guard let image = try? ImageCoders.shared.decode(data) else { return .mismatched("oriented decode failed") }
+        guard let image = try? ImageCoders.shared.decode(data, options: .init(colorSpace: .original)) else {
+            return .mismatched("oriented decode failed")
+        }
         guard image.width == oriented["width"] as? Int, image.height == oriented["height"] as? Int else {
             return .mismatched("oriented size \(image.width)x\(image.height)")
         }
