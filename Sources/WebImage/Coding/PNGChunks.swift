@@ -69,6 +69,20 @@ struct PNGChunks {
         return nil
     }
 
+    /// The colour description before the image data: the iCCP profile, and the cICP code points
+    /// (PNG's third edition: they take precedence, so a file with both is converted from them).
+    func colorInfo(in data: Data) -> ImageColorInfo {
+        var cicp: ImageColorInfo.CICP?
+        for chunk in chunks {
+            if chunk.type == "IDAT" { break }
+            guard chunk.type == "cICP", chunk.crcMatches, chunk.data.count == 4 else { continue }
+            let b = data.startIndex + chunk.data.lowerBound
+            cicp = ImageColorInfo.CICP(colorPrimaries: Int(data[b]), transferCharacteristics: Int(data[b + 1]),
+                                       matrixCoefficients: Int(data[b + 2]), fullRange: data[b + 3] != 0)
+        }
+        return ImageColorInfo(iccProfile: cicp == nil ? iccProfile(in: data) : nil, cicp: cicp)
+    }
+
     /// The EXIF orientation from an eXIf chunk before the image data, if any.
     func exifOrientation(in data: Data) -> Int? {
         for chunk in chunks {

@@ -15,7 +15,7 @@ public struct PNGCoder: ImageCoder {
         let chunks = PNGChunks(data)
         try PNGCoder.checkLimit(chunks.headerSize(in: data), options)
         let orientation = chunks.orientation(in: data)
-        let colorInfo = ImageColorInfo(iccProfile: chunks.iccProfile(in: data))
+        let colorInfo = chunks.colorInfo(in: data)
         if !options.firstFrameOnly, let animation = try APNGAnimation(data: data, chunks: chunks, options: options) {
             do {
                 var image = try animation.image(exifOrientation: orientation)
@@ -146,7 +146,7 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder {
         guard out.rows_decoded > 0 else { return nil }
         let finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: nil, options: options)
         var image = Image(bitmap: finishing(bitmap), format: .png, scale: options.scale)
-        image.applyColor(ImageColorInfo(iccProfile: PNGChunks(data).iccProfile(in: data)), options: options)
+        image.applyColor(PNGChunks(data).colorInfo(in: data), options: options)
         return PartialImage(image: image, rowsDecoded: Int(out.rows_decoded), scans: Int(out.scans))
     }
 
@@ -171,7 +171,7 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder {
         let frame = ImageFrame(bitmap: finishing(bitmap))
         var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: .png, loopCount: nil, scale: options.scale,
                           exifOrientation: orientation, orientationApplied: finishing.orientation != nil)
-        image.applyColor(ImageColorInfo(iccProfile: chunks.iccProfile(in: data)), options: options)
+        image.applyColor(chunks.colorInfo(in: data), options: options)
         return image
     }
 

@@ -97,6 +97,19 @@ import Testing
                                                                     matrixCoefficients: 6, fullRange: true))) == nil)
     }
 
+    /// A PNG's cICP chunk (PNG's third edition) is read and converted like the same colour
+    /// space's profile, and takes precedence over an iCCP chunk.
+    @Test func aPNGsCICPChunkIsConvertedFrom() throws {
+        let p3 = try ModernCorpus.data("icc/png_displayp3.png")
+        let byProfile = try ImageCoders.shared.decode(p3)
+        let tagged = try PNGTestChunks.replacing("cICP", in: p3, with: Data([12, 13, 0, 1]))
+        let original = try ImageCoders.shared.decode(tagged, options: .init(colorSpace: .original))
+        #expect(original.colorInfo.cicp == .init(colorPrimaries: 12, transferCharacteristics: 13, matrixCoefficients: 0, fullRange: true))
+        let byCodePoints = try ImageCoders.shared.decode(tagged)
+        #expect(try #require(PixelDistance(byCodePoints.bitmap, byProfile.bitmap)).maxAbs <= 2)
+        #expect(byCodePoints.bitmap != original.bitmap)
+    }
+
     /// CICP code points without a profile (AVIF's and HEIF's `nclx`): P3 and BT.2020 primaries
     /// with an SDR transfer are converted; PQ and HLG (HDR) are left as stored.
     @Test func codePointsWithoutAProfileAreConvertedWhenSDR() throws {

@@ -16,6 +16,11 @@ enum ColorTestProfiles {
 enum PNGTestChunks {
     /// `png` with its iCCP chunk (if any) replaced by one holding `profile` (zlib, stored blocks).
     static func replacingICCP(in png: Data, with profile: Data) throws -> Data {
+        try replacing("iCCP", in: png, with: Data("icc".utf8) + [0, 0] + zlibStored(profile))
+    }
+
+    /// `png` with its `type` chunk (if any) replaced by one holding `body`, right after IHDR.
+    static func replacing(_ chunkType: String, in png: Data, with body: Data) throws -> Data {
         var chunks: [(type: String, body: Data)] = []
         var offset = 8
         let bytes = [UInt8](png)
@@ -26,9 +31,9 @@ enum PNGTestChunks {
             offset += 12 + length
         }
         var out = Data(bytes[0..<8])
-        for chunk in chunks where chunk.type != "iCCP" {
+        for chunk in chunks where chunk.type != chunkType {
             append(chunk.type, chunk.body, to: &out)
-            if chunk.type == "IHDR" { append("iCCP", Data("icc".utf8) + [0, 0] + zlibStored(profile), to: &out) }
+            if chunk.type == "IHDR" { append(chunkType, body, to: &out) }
         }
         return out
     }
