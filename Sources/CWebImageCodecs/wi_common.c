@@ -89,3 +89,17 @@ void wi_clear_rect(uint8_t *canvas, uint32_t cw, uint32_t ch, uint32_t x, uint32
     uint32_t vh = (y + h > ch) ? ch - y : h;
     for (uint32_t row = 0; row < vh; row++) memset(canvas + ((size_t)(y + row) * cw + x) * 4, 0, (size_t)vw * 4);
 }
+
+void wi_unpremultiply(uint8_t *rgba, size_t count) {
+    for (size_t i = 0; i < count; i++, rgba += 4) {
+        uint32_t a = rgba[3];
+        if (a == 0) {
+            rgba[0] = rgba[1] = rgba[2] = 0;
+        } else if (a < 255) {
+            for (int c = 0; c < 3; c++) {
+                uint32_t v = (rgba[c] * 255u + a / 2) / a;
+                rgba[c] = (uint8_t)(v > 255 ? 255 : v);
+            }
+        }
+    }
+}

@@ -270,16 +270,7 @@ int wi_heif_render(wi_heif *heif, wi_image *out) {
         }
         // Without an alpha channel libheif's fill value of a deep image's A is not its maximum.
         if (deep && !heif->has_alpha) for (int x = 0; x < width; x++) dst[4 * x + 3] = 255;
-        if (heif->premultiplied) {
-            for (int x = 0; x < width; x++) {
-                uint8_t *p = dst + 4 * x;
-                uint32_t a = p[3];
-                if (a == 0) { p[0] = p[1] = p[2] = 0; }
-                else if (a < 255) {
-                    for (int c = 0; c < 3; c++) { uint32_t v = (p[c] * 255u + a / 2) / a; p[c] = (uint8_t)(v > 255 ? 255 : v); }
-                }
-            }
-        }
+        if (heif->premultiplied) wi_unpremultiply(dst, (size_t)width);
     }
     heif_image_release(image);
     out->pixels = pixels;

@@ -91,16 +91,10 @@ int wi_svg_render(wi_svg *svg, uint32_t width, uint32_t height, wi_image *out) {
         uint8_t *dst = pixels + (size_t)y * width * 4;
         for (uint32_t x = 0; x < width; x++, dst += 4) {
             uint32_t p = row[x];
-            uint32_t a = p >> 24, r = (p >> 16) & 0xff, g = (p >> 8) & 0xff, b = p & 0xff;
-            if (a != 0 && a != 255) {
-                r = (r * 255 + a / 2) / a; g = (g * 255 + a / 2) / a; b = (b * 255 + a / 2) / a;
-                if (r > 255) r = 255;
-                if (g > 255) g = 255;
-                if (b > 255) b = 255;
-            }
-            dst[0] = (uint8_t)r; dst[1] = (uint8_t)g; dst[2] = (uint8_t)b; dst[3] = (uint8_t)a;
+            dst[0] = (uint8_t)(p >> 16); dst[1] = (uint8_t)(p >> 8); dst[2] = (uint8_t)p; dst[3] = (uint8_t)(p >> 24);
         }
     }
+    wi_unpremultiply(pixels, (size_t)width * height);
     cairo_surface_destroy(surface);
     out->pixels = pixels;
     out->width = width;

@@ -119,15 +119,9 @@ int wi_tiff_decode(const uint8_t *data, size_t length, uint64_t max_pixels, wi_t
             for (size_t i = 0, n = (size_t)w * h; i < n; i++) {
                 uint32_t p = ((uint32_t *)pixels)[i];
                 uint8_t *d = pixels + i * 4;
-                uint32_t r = p & 0xff, g = (p >> 8) & 0xff, b = (p >> 16) & 0xff, a = p >> 24;
-                if (premultiplied && a != 0 && a != 255) {
-                    r = (r * 255 + a / 2) / a; g = (g * 255 + a / 2) / a; b = (b * 255 + a / 2) / a;
-                    if (r > 255) r = 255;
-                    if (g > 255) g = 255;
-                    if (b > 255) b = 255;
-                }
-                d[0] = (uint8_t)r; d[1] = (uint8_t)g; d[2] = (uint8_t)b; d[3] = (uint8_t)a;
+                d[0] = (uint8_t)p; d[1] = (uint8_t)(p >> 8); d[2] = (uint8_t)(p >> 16); d[3] = (uint8_t)(p >> 24);
             }
+            if (premultiplied) wi_unpremultiply(pixels, (size_t)w * h);
         }
     }
     TIFFClose(tif);

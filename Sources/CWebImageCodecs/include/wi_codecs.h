@@ -53,6 +53,9 @@ int wi_inflate(const uint8_t *data, size_t length, size_t max_output, wi_buffer 
 /// pixel pool holds one); release with free(), or with wi_pixel_pool_give() to recycle it.
 uint8_t *wi_alloc_bytes(size_t size, int zeroed);
 uint8_t *wi_alloc_pixels(uint32_t width, uint32_t height, int zeroed);
+/// Turns `count` premultiplied RGBA8 pixels into straight ones in place (rounded; a fully
+/// transparent pixel becomes transparent black).
+void wi_unpremultiply(uint8_t *rgba, size_t count);
 
 // ---- Pixel pool: freed buffers of 64 KiB to 4 MiB kept (16 MiB in all by default, 32 buffers)
 // for the next allocation of the same byte count. Thread-safe.
