@@ -55,6 +55,29 @@ import WebImageSVG
         #expect(canary.connections == 0, "a hostile document reached the network")
     }
 
+    /// Entity declarations: plain internal ones (Illustrator's) pass; nested, external and
+    /// parameter entities are refused before libxml2 sees them.
+    @Test func onlyPlainInternalEntitiesAreAccepted() throws {
+        func document(_ declarations: String, _ text: String = "x") -> Data {
+            Data("""
+            <?xml version="1.0"?>
+            <!DOCTYPE svg [ \(declarations) ]>
+            <svg xmlns="http://www.w3.org/2000/svg" width="20" height="10"><text>\(text)</text></svg>
+            """.utf8)
+        }
+        #expect(try Self.coders.decode(document(#"<!ENTITY ns_svg "http://www.w3.org/2000/svg">"#, "&ns_svg;")).width == 20)
+        for hostile in [#"<!ENTITY a "x"> <!ENTITY b "&a;&a;">"#, #"<!ENTITY x SYSTEM "file:///etc/passwd">"#,
+                        #"<!ENTITY % p SYSTEM "http://127.0.0.1/x.dtd"> %p;"#, #"<!ENTITY x PUBLIC "-//x" "http://127.0.0.1/">"#] {
+            #expect(throws: ImageError.self) { try Self.coders.decode(document(hostile)) }
+        }
+        for path in ["svg/hostile_billion_laughs.svg", "svg/hostile_xxe.svg"] {
+            #expect { try Self.coders.decode(try ModernCorpus.data(path)) } throws: { error in
+                if case ImageError.undecodable(.svg, let reason) = error { return reason.contains("entit") }
+                return false
+            }
+        }
+    }
+
     @Test func aLoadAsksForItsSizeAndTheVectorIsDrawnAtIt() throws {
         let data = try ModernCorpus.data("svg/viewbox_px.svg")   // 120x80
         let big = try Self.coders.decode(data, options: .init(maxPixelSize: 600))
