@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import WebImage
 @testable import WebImageServer
-import WebImageSVG
+@testable import WebImageSVG
 
 /// SVG through librsvg, against the SVG section of the modern corpus: renders as rsvg-convert
 /// does at the intrinsic size, at the size a load asks for, and hostile files refused or
@@ -66,6 +66,10 @@ import WebImageSVG
             """.utf8)
         }
         #expect(try Self.coders.decode(document(#"<!ENTITY ns_svg "http://www.w3.org/2000/svg">"#, "&ns_svg;")).width == 20)
+        // Expanded before libxml2 sees the document: no declaration is left in it.
+        let expanded = try SVGCoder.expandingEntities(in: document(#"<!ENTITY w "20"> <!ENTITY c 'red'>"#, "&c; &amp; &w;"))
+        #expect(!String(decoding: expanded, as: UTF8.self).contains("ENTITY"))
+        #expect(String(decoding: expanded, as: UTF8.self).contains("<text>red &amp; 20</text>"))
         for hostile in [#"<!ENTITY a "x"> <!ENTITY b "&a;&a;">"#, #"<!ENTITY x SYSTEM "file:///etc/passwd">"#,
                         #"<!ENTITY % p SYSTEM "http://127.0.0.1/x.dtd"> %p;"#, #"<!ENTITY x PUBLIC "-//x" "http://127.0.0.1/">"#] {
             #expect(throws: ImageError.self) { try Self.coders.decode(document(hostile)) }
