@@ -112,7 +112,8 @@ public final class ImageCache: ImageCaching {
     func image(forKey key: String, query: ImageCacheQuery, sharingDiskQueries: Bool) async -> ImageCacheResult? {
         if key.isEmpty { return nil }
         let scope = query.scope, options = query.options
-        if scope.includesMemory, let image = memory.cachedImage(forKey: key) {
+        if scope.includesMemory, let stored = memory.cachedImage(forKey: key) {
+            let image = stored.matching(options)
             let wantsData = query.includingData && scope.includesDisk
             // The hot path: a memory hit that needs nothing from the disk.
             guard wantsData || query.includingExtendedData else { return ImageCacheResult(image: image, data: nil, cacheType: .memory) }

@@ -56,19 +56,22 @@ public struct ImageCacheQuery: Sendable {
     /// Whether a memory hit also reads the encoded data from disk.
     public var includingData: Bool
     /// Where the calling load stores: a disk hit is copied into memory only when this includes
-    /// memory (SDWebImage's rule: a load whose store type is `.disk` leaves memory alone).
+    /// memory (SDWebImage's rule: a load whose store type is `.disk` leaves memory alone). By
+    /// default memory and disk, or the disk alone when `options` may reduce the image (a
+    /// thumbnail decode is not the image its key names).
     public var storeType: ImageCacheType
     /// Whether to read the entry's extended data too, in the same trip to the disk (the
     /// validators that `.refreshCached` sends).
     public var includingExtendedData: Bool
 
-    /// A query; every argument has the documented default.
+    /// A query; every argument has the documented default (a nil `storeType` is the default
+    /// described on `storeType`).
     public init(scope: ImageCacheType = .all, options: ImageDecodingOptions = .init(), includingData: Bool = false,
-                storeType: ImageCacheType = .all, includingExtendedData: Bool = false) {
+                storeType: ImageCacheType? = nil, includingExtendedData: Bool = false) {
         self.scope = scope
         self.options = options
         self.includingData = includingData
-        self.storeType = storeType
+        self.storeType = storeType ?? (options.mayReduceImage ? .disk : .all)
         self.includingExtendedData = includingExtendedData
     }
 }

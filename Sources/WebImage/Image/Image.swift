@@ -73,6 +73,17 @@ public struct Image: Sendable {
         self.scale = scale
     }
 
+    /// This image as a decode with `options` gives it: a still of the first frame when
+    /// `options.firstFrameOnly` and the image is animated, else the image itself. A memory hit
+    /// answers a query with it, as a disk hit decoded with the same options would look.
+    func matching(_ options: ImageDecodingOptions) -> Image {
+        guard options.firstFrameOnly, isAnimated else { return self }
+        var still = Image(firstFrame: firstFrame, frames: .preloaded([firstFrame]), format: format, loopCount: nil, scale: scale,
+                          exifOrientation: exifOrientation, orientationApplied: isOrientationApplied)
+        still.colorInfo = colorInfo
+        return still
+    }
+
     /// Decodes `data` with the shared coders (`ImageCoders.shared`).
     /// - Throws: `ImageError` when the data is empty, unknown, corrupt, truncated or too large.
     public init(data: Data, options: ImageDecodingOptions = .init()) throws {

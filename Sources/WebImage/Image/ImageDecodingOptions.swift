@@ -52,6 +52,13 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         self.scale = scale
     }
 
+    /// Whether a decode with these options may give less than the whole image stored: a size
+    /// limit or fill box (whatever the image's size), or the first frame only. Such an image is
+    /// never put into memory under the key of the whole one.
+    public var mayReduceImage: Bool {
+        maxPixelSize != nil || maxPixelCount != nil || fillSize != nil || firstFrameOnly
+    }
+
     /// Whether `width` x `height` pixels are over `pixelLimit`: a header can claim any size (a
     /// PNG up to 2^32 on each side), and their product must not overflow.
     package func exceedsPixelLimit(width: Int, height: Int) -> Bool {

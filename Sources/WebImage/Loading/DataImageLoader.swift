@@ -2,6 +2,9 @@ import Foundation
 
 /// `data:` URLs (RFC 2397): base64 or percent-encoded bytes inside the URL itself.
 public struct DataImageLoader: ImageLoader {
+    /// Local bytes: no rate limiting.
+    public var capabilities: ImageLoaderCapabilities { .local }
+
     /// The data-URL loader.
     public init() {}
 

@@ -5,6 +5,9 @@ import Foundation
 /// a device fails with `ImageError.unreadableFile` at once (the file is opened without blocking,
 /// so a FIFO with no writer cannot hold the loader's thread).
 public final class FileImageLoader: ImageLoader {
+    /// Local bytes: no rate limiting.
+    public var capabilities: ImageLoaderCapabilities { .local }
+
     private let reader: FileChunkReader
 
     /// The file loader. Files over `maximumFileSize` bytes (nil, the default: no limit) fail

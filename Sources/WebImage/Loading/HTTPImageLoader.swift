@@ -103,6 +103,11 @@ public final class HTTPImageLoader: ImageLoader {
     /// queued ones included). A load that returned, failed or was cancelled is no longer counted.
     public var liveTransferCount: Int { engine.liveTransfers }
 
+    /// It modifies its responses itself, and starts newest first when configured LIFO.
+    public var capabilities: ImageLoaderCapabilities {
+        configuration.executionOrder == .lifo ? [.appliesResponseModifier, .startsNewestFirst] : .appliesResponseModifier
+    }
+
     public func canLoad(_ url: URL) -> Bool {
         guard let scheme = url.scheme?.lowercased() else { return false }
         return (scheme == "http" || scheme == "https") && url.host?.isEmpty == false

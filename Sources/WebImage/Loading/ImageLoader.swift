@@ -15,6 +15,8 @@ public protocol ImageLoader: Sendable {
     /// Loads the whole body when nobody watches progress (loaders may do it with fewer hand-offs).
     /// - Throws: the loader's `ImageError`, or `CancellationError`.
     func data(for request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse)
+    /// What this loader does or needs (see `ImageLoaderCapabilities`); none by default.
+    var capabilities: ImageLoaderCapabilities { get }
 }
 
 /// Changes a request before it is sent, or returns nil to refuse it (SDWebImage's

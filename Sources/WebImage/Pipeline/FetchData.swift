@@ -89,7 +89,7 @@ extension ImagePipeline {
     static func transfer(_ request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,
                          transfer: SharedWork<DownloadEvent, Download>, retry: RetryStrategy?, limiter: RateLimiter?,
                          metrics: LoadMetrics, events: LoadEventHub) async throws -> Download {
-        let limiter = LoaderKind.isLocal(loader) ? nil : limiter
+        let limiter = loader.capabilities.contains(.local) ? nil : limiter
         guard let retry else {
             try await limiter?.wait()
             return try await self.transfer(request, loader: loader, streaming: streaming, transfer: transfer, metrics: metrics,
@@ -127,6 +127,20 @@ extension ImagePipeline {
     }
 
     private static func transfer(recorded request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,
+                                 transfer: SharedWork<DownloadEvent, Download>) async throws -> Download {
+        var download = try await self.transfer(unmodified: request, loader: loader, streaming: streaming, transfer: transfer)
+        // A loader that does not apply the response modifier itself has it applied here: the
+        // response the stages act on is the modified one, whoever loaded it.
+        if let modifier = request.responseModifier, !loader.capabilities.contains(.appliesResponseModifier) {
+            guard let modified = modifier(download.response) else {
+                throw ImageError.network(url: request.url, reason: "the response modifier refused the response")
+            }
+            download.response = modified
+        }
+        return download
+    }
+
+    private static func transfer(unmodified request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,
                                  transfer: SharedWork<DownloadEvent, Download>) async throws -> Download {
         if !streaming {
             let (data, response) = try await loader.data(for: request)

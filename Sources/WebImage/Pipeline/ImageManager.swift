@@ -292,7 +292,7 @@ public final class ImageManager: Sendable {
         }
         let (coders, pipeline) = (self.coders, self.pipeline)
         // Works wait for their start in the order of the loader's own queue.
-        let lifo = LoaderKind.startsNewestFirst(loader)
+        let lifo = loader.capabilities.contains(.startsNewestFirst)
         return try await settle(request) {
             let trace = WorkSpans.creatorContext()
             // A plain call's work can be joined by its URL (`admit`), as where the key is joined: when the call asks memory first.

@@ -19,7 +19,7 @@ extension ImageManager {
             throw ImageError.invalidURL(request.urlString)
         }
         let pipeline = self.pipeline
-        let lifo = LoaderKind.startsNewestFirst(loader)
+        let lifo = loader.capabilities.contains(.startsNewestFirst)
         return try await keepingFailedURLs(request) {
             let (work, id, _) = pipeline.dataLoads.join(DataKey(request), priority: request.callerPriority, taskPriority: Task.currentPriority,
                                                      lifo: lifo, onEvent: nil) { work in

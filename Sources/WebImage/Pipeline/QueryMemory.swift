@@ -23,9 +23,7 @@ extension ImageManager {
         }
         guard var hit = found else { return nil }
         if options.contains(.retryFailed) { failedURLs.remove(request.url) }
-        if request.decodeOptions.firstFrameOnly, hit.image.isAnimated {
-            hit.image = Image(bitmap: hit.image.bitmap, format: hit.image.format, scale: hit.image.scale)
-        }
+        hit.image = hit.image.matching(request.decodeOptions)
         return ImageResult(hit, url: request.url)
     }
 }

@@ -485,17 +485,20 @@ import Testing
         }
     }
 
-    @Test func aMovedTransferGoesToTheBackOfItsNewLevelInConstantSteps() {
+    @Test func aMovedTransferTakesItsPlaceByArrivalInItsNewLevel() {
         var queues = PriorityQueues<CurlTransfer>()
         for id in 0..<10_000 { queues.append(transfer(id, .low), level: 0) }
         queues.append(transfer(10_000, .high), level: 2)
-        // The last low one rises: it goes after the high one already waiting, before every low one.
+        // The last low one rises: it came before the high one already waiting, so it goes first
+        // (OperationQueue's order within a priority), and before every low one.
         queues.move(id: 9_999, toLevel: 2)
         #expect(queues.level(of: 9_999) == 2 && queues.count == 10_001)
         queues.move(id: 5, toLevel: 1)
         queues.move(id: 5, toLevel: 1)   // no change: stays where it is
         queues.move(id: 42_000, toLevel: 2)   // not waiting: nothing happens
-        #expect(Array(drain(&queues, lifo: false).prefix(4)) == [10_000, 9_999, 5, 0])
+        queues.append(transfer(10_001, .normal), level: 1)
+        queues.move(id: 7, toLevel: 1)   // older than 10,001, newer than 5
+        #expect(Array(drain(&queues, lifo: false).prefix(6)) == [9_999, 10_000, 5, 7, 10_001, 0])
         // Falling back: high to low goes behind the low ones.
         queues.append(transfer(1, .low), level: 0)
         queues.append(transfer(2, .high), level: 2)
