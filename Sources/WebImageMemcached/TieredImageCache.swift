@@ -28,12 +28,6 @@ public final class TieredImageCache: ImageCaching {
         self.coders = coders
     }
 
-    /// As `image(forKey:query:)`.
-    public func image(forKey key: String, from scope: ImageCacheType, options: ImageDecodingOptions, includingData: Bool) async
-        -> ImageCacheResult? {
-        await image(forKey: key, query: ImageCacheQuery(scope: scope, options: options, includingData: includingData))
-    }
-
     /// This machine's cache first; within a disk scope, then the tier (taking the key's lease,
     /// or waiting for another machine's entry, on a miss).
     public func image(forKey key: String, query: ImageCacheQuery) async -> ImageCacheResult? {
@@ -61,11 +55,6 @@ public final class TieredImageCache: ImageCaching {
         let local: ImageCacheType = query.storeType.includesMemory ? .all : .disk
         try? await base.store(image, data: entry.data, extendedData: entry.validators, forKey: key, to: local)
         return ImageCacheResult(image: image, data: entry.data, cacheType: .disk, extendedData: entry.validators)
-    }
-
-    /// As `store(_:data:extendedData:forKey:to:)` with no extended data.
-    public func store(_ image: Image?, data: Data?, forKey key: String, to destination: ImageCacheType) async throws {
-        try await store(image, data: data, extendedData: nil, forKey: key, to: destination)
     }
 
     /// Stores in this machine's cache, then (for the disk) the same bytes in the tier.
@@ -104,4 +93,13 @@ public final class TieredImageCache: ImageCaching {
         if let data = await base.data(forKey: key) { return data }
         return await tier.data(forKey: key)
     }
+
+    /// This machine's memory answers without suspending, as `ImageCache`'s does.
+    public var capabilities: ImageCacheCapabilities { base.capabilities }
+
+    /// The image in this machine's memory (the tier is never asked).
+    public func cachedImage(forKey key: String) -> Image? { base.cachedImage(forKey: key) }
+
+    /// Puts `image` into this machine's memory at once.
+    public func storeInMemoryNow(_ image: Image, forKey key: String) -> Bool { base.storeInMemoryNow(image, forKey: key) }
 }

@@ -29,12 +29,12 @@ actor DictionaryCache: ImageCaching {
     private var images: [String: Image] = [:]
     private(set) var stores = 0
 
-    func image(forKey key: String, from scope: ImageCacheType, options: ImageDecodingOptions, includingData: Bool) -> ImageCacheResult? {
-        guard scope.includesMemory, let image = images[key] else { return nil }
+    func image(forKey key: String, query: ImageCacheQuery) -> ImageCacheResult? {
+        guard query.scope.includesMemory, let image = images[key] else { return nil }
         return ImageCacheResult(image: image, data: nil, cacheType: .memory)
     }
 
-    func store(_ image: Image?, data: Data?, forKey key: String, to destination: ImageCacheType) {
+    func store(_ image: Image?, data: Data?, extendedData: Data?, forKey key: String, to destination: ImageCacheType) {
         guard destination.includesMemory, let image else { return }
         images[key] = image
         stores += 1

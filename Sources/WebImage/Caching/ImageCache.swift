@@ -90,26 +90,12 @@ public final class ImageCache: ImageCaching {
 
     // MARK: - ImageCaching
 
-    public func image(forKey key: String, from scope: ImageCacheType = .all, options: ImageDecodingOptions = .init(),
-                      includingData: Bool = false) async -> ImageCacheResult? {
-        await image(forKey: key, query: ImageCacheQuery(scope: scope, options: options, includingData: includingData))
-    }
-
     /// A disk hit goes into memory only when the query's store type includes memory (and
     /// `shouldCacheImagesInMemory` is on); a disk hit's data and extended data come in one
-    /// trip to the disk thread.
+    /// trip to the disk thread. A memory hit is given as `query.options` would decode it (a
+    /// still for a first-frame query). Concurrent queries of one key share one read and one
+    /// decode unless the query says otherwise (`sharesConcurrentReads`).
     public func image(forKey key: String, query: ImageCacheQuery) async -> ImageCacheResult? {
-        await image(forKey: key, query: query, sharingDiskQueries: true)
-    }
-
-    /// Disk queries in flight in the shared table (for tests).
-    var sharedDiskQueryCount: Int { diskQueries.count }
-
-    /// `image(forKey:query:)`; without `sharingDiskQueries`, a disk query is read and decoded in
-    /// the calling task instead of a task shared with concurrent queries of the key: for the
-    /// manager's loads, whose works already share their callers (a shared query of their own
-    /// cost each load a task, a work and a trip through the global queue).
-    func image(forKey key: String, query: ImageCacheQuery, sharingDiskQueries: Bool) async -> ImageCacheResult? {
         if key.isEmpty { return nil }
         let scope = query.scope, options = query.options
         if scope.includesMemory, let stored = memory.cachedImage(forKey: key) {
@@ -123,7 +109,7 @@ public final class ImageCache: ImageCaching {
         guard scope.includesDisk, !Task.isCancelled else { return nil }
         let disk = self.disk, coders = self.coders, extended = query.includingExtendedData
         let hit: ImageCacheResult?
-        if sharingDiskQueries {
+        if query.sharesConcurrentReads {
             hit = try? await diskQueries.run(DiskQueryKey(key: key, options: options, extended: extended), onEvent: nil) { _ in
                 try await ImageCache.readAndDecode(key, disk: disk, coders: coders, options: options, extended: extended)
             }
@@ -134,6 +120,9 @@ public final class ImageCache: ImageCaching {
         if let hit, config.shouldCacheImagesInMemory, query.storeType.includesMemory { await memory.setImage(hit.image, forKey: key) }
         return hit
     }
+
+    /// Disk queries in flight in the shared table (for tests).
+    var sharedDiskQueryCount: Int { diskQueries.count }
 
     /// The disk entry of `key` decoded with `options` (with its extended data when `extended`),
     /// or nil; an entry that does not decode is removed. Checks cancellation before the read
@@ -152,23 +141,29 @@ public final class ImageCache: ImageCaching {
         return ImageCacheResult(image: image, data: data, cacheType: .disk, extendedData: entry.extendedData)
     }
 
+    /// Its memory answers without suspending.
+    public var capabilities: ImageCacheCapabilities { .synchronousMemory }
+
+    /// The image in the memory layer under `key`, without suspending and without touching the
+    /// disk (SDWebImage's `imageFromMemoryCacheForKey:`, Kingfisher's
+    /// `retrieveImageInMemoryCache`); nil when it is not there.
+    public func cachedImage(forKey key: String) -> Image? {
+        key.isEmpty ? nil : memory.cachedImage(forKey: key)
+    }
+
     /// Puts `image` into the memory layer at once (no suspension), as a store to `.memory`
     /// would; false when the configuration keeps nothing in memory or the key is empty.
-    func storeInMemoryNow(_ image: Image, forKey key: String) -> Bool {
+    public func storeInMemoryNow(_ image: Image, forKey key: String) -> Bool {
         guard !key.isEmpty, config.shouldCacheImagesInMemory else { return false }
         memory.insertImage(image, forKey: key)
         return true
-    }
-
-    public func store(_ image: Image?, data: Data?, forKey key: String, to destination: ImageCacheType = .all) async throws {
-        try await store(image, data: data, extendedData: nil, forKey: key, to: destination)
     }
 
     /// Stores as `store(_:data:forKey:to:)` does, with the disk entry's extended data written in
     /// the same step (see `DiskCache.store(_:extendedData:forKey:)`): after a crash the entry
     /// has the data and metadata of one store, never a mix.
     public func store(_ image: Image?, data: Data?, extendedData: Data?, forKey key: String,
-                      to destination: ImageCacheType = .all) async throws {
+                      to destination: ImageCacheType) async throws {
         if key.isEmpty { return }
         if destination.includesMemory, config.shouldCacheImagesInMemory, let image {
             await memory.setImage(image, forKey: key)

@@ -64,6 +64,11 @@ public struct ImageCacheQuery: Sendable {
     /// validators that `.refreshCached` sends).
     public var includingExtendedData: Bool
 
+    /// Whether concurrent queries of one key may share one disk read and decode (the default).
+    /// The manager turns it off for its loads: its work already shares every caller of a key,
+    /// so the read runs in the work's own task instead of a shared one.
+    public var sharesConcurrentReads = true
+
     /// A query; every argument has the documented default (a nil `storeType` is the default
     /// described on `storeType`).
     public init(scope: ImageCacheType = .all, options: ImageDecodingOptions = .init(), includingData: Bool = false,

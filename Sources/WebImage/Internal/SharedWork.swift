@@ -219,20 +219,23 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
 }
 
 /// The in-flight table: at most one `SharedWork` per key; a caller of a key joins the work
-/// already running for it, or starts it.
+/// already running for it, or starts it. A work may also be found by an alias: a second key
+/// under which callers that are known to make the same work find it without building the
+/// first (the manager's calls with no options and no context of their own alias their work by
+/// its URL).
 ///
 /// A lock rather than an actor: joining is a few dictionary operations, and with a thousand
 /// callers of one URL an actor hop per caller (each one contended) cost more than the rest of
 /// the caller's path together (see Benchmarks/README.md).
 final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sendable>: Sendable {
     typealias Work = SharedWork<Event, Output>
-    /// The works by key, and the works made by plain calls by their URL.
-    private struct Entries {
-        var byKey: [Key: Work] = [:]
-        var byPlainURL: [String: (key: Key, work: Work)] = [:]
+    /// A work, and the key it was made under (an alias maps to the same entry).
+    private struct Entry {
+        let work: Work
+        let key: Key
     }
-    private let works = Mutex(Entries())
-    /// The number of works, kept beside the dictionary so that `isEmpty` takes no lock.
+    private let works = Mutex<[Key: Entry]>([:])
+    /// The number of works (aliases not counted), kept apart so that `isEmpty` takes no lock.
     private let size = Atomic<Int>(0)
 
     /// Where new works wait for their turn to start; nil: they start at once.
@@ -242,7 +245,7 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
     init(admission: LoadAdmission? = nil) { self.admission = admission }
 
     /// Number of works running (for tests and statistics).
-    var count: Int { works.withLock { $0.byKey.count } }
+    var count: Int { size.load(ordering: .relaxed) }
 
     /// Whether no work is running, without taking the lock (a hint: a work may start right
     /// after; a caller that acts on it must still be correct then).
@@ -253,19 +256,19 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
     /// `priority` is how urgently this caller wants it (the work follows its most urgent caller);
     /// `taskPriority` is the new work's task's.
     /// With an admission gate, a new work starts when admitted, newest first within its level
-    /// when `lifo`.
-    /// `plainURL`: the URL of a plain call (see `joinPlain`) whose new work others may join by it.
-    func join(_ key: Key, replays: (@Sendable (Event) -> Bool)? = nil, priority: ImageLoaderPriority = .normal, taskPriority: TaskPriority? = nil,
-              lifo: Bool = false, plainURL: String? = nil, onEvent: Work.EventHandler?,
+    /// when `lifo`. A new work is also found by `alias`, when given, until it ends.
+    func join(_ key: Key, alias: Key? = nil, replays: (@Sendable (Event) -> Bool)? = nil, priority: ImageLoaderPriority = .normal,
+              taskPriority: TaskPriority? = nil, lifo: Bool = false, onEvent: Work.EventHandler?,
               body: @escaping @Sendable (Work) async throws -> Output) -> (work: Work, id: Int, isNew: Bool) {
         let (work, subscription, isNew) = works.withLock { works -> (Work, Work.Subscription, Bool) in
-            if let work = works.byKey[key], let subscription = work.reserve(onEvent: onEvent, priority: priority) {
-                return (work, subscription, false)
+            if let entry = works[key], let subscription = entry.work.reserve(onEvent: onEvent, priority: priority) {
+                return (entry.work, subscription, false)
             }
-            let work = Work(replays: replays, admission: admission) { [weak self] in self?.forget(key, plainURL: plainURL) }
-            works.byKey[key] = work
-            if let plainURL { works.byPlainURL[plainURL] = (key, work) }
-            size.store(works.byKey.count, ordering: .relaxed)
+            let work = Work(replays: replays, admission: admission) { [weak self] in self?.forget(key, alias: alias) }
+            let entry = Entry(work: work, key: key)
+            // A work that ended and is not yet forgotten is replaced, not counted again.
+            if works.updateValue(entry, forKey: key) == nil { size.add(1, ordering: .relaxed) }
+            if let alias { works[alias] = entry }
             // A new work is waiting and not yet started: reserving cannot fail.
             return (work, work.reserve(onEvent: onEvent, priority: priority)!, true)
         }
@@ -274,37 +277,23 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
         return (work, subscription.id, isNew)
     }
 
-    /// Joins the work for `key` at `priority` when one is running; nil otherwise.
-    func joinIfRunning(_ key: Key, priority: ImageLoaderPriority = .normal, onEvent: Work.EventHandler?) -> (Work, Int)? {
-        let joined = works.withLock { works -> (Work, Work.Subscription)? in
-            guard let work = works.byKey[key], let subscription = work.reserve(onEvent: onEvent, priority: priority) else { return nil }
-            return (work, subscription)
-        }
-        guard let (work, subscription) = joined else { return nil }
-        work.replay(subscription)
-        return (work, subscription.id)
-    }
-
-    /// Whether a plain call's work is in flight for `url` (for tests).
-    func hasPlainWork(_ url: String) -> Bool { works.withLock { $0.byPlainURL[url] != nil } }
-
-    /// Joins the work a plain call of `url` made, when it is in flight: a call with no options
-    /// and no context of its own makes the same request as every other plain call of its URL,
-    /// so it can join without building its own request and key (about 2,000 instructions of a
-    /// joining caller's 3,500 before it waits, counted under callgrind). Returns the work, the
-    /// caller's subscription id, and the key (its request is the one the caller would have made);
-    /// `priority` gives the caller's priority from it.
+    /// Joins the work found by `key` (its own key or an alias) when one is running; returns the
+    /// work, the caller's subscription id and the key the work was made under; nil otherwise.
+    /// `priority` gives the caller's priority from that key.
     ///
     /// The work is reserved after the table's lock is released: a work that ended or was
     /// abandoned meanwhile answers the reservation as it would under the lock (its outcome, or
     /// nil: start another). Only the entry is copied out of the lock, not a subscription with
     /// it (copying and destroying that tuple cost about 450 instructions a joining caller).
-    func joinPlain(_ url: String, priority: (Key) -> ImageLoaderPriority, onEvent: Work.EventHandler?) -> (Work, Int, Key)? {
-        guard let (key, work) = works.withLock({ $0.byPlainURL[url] }),
-              let subscription = work.reserve(onEvent: onEvent, priority: priority(key)) else { return nil }
-        work.replay(subscription)
-        return (work, subscription.id, key)
+    func joinIfRunning(_ key: Key, priority: (Key) -> ImageLoaderPriority, onEvent: Work.EventHandler?) -> (work: Work, id: Int, key: Key)? {
+        guard let entry = works.withLock({ $0[key] }),
+              let subscription = entry.work.reserve(onEvent: onEvent, priority: priority(entry.key)) else { return nil }
+        entry.work.replay(subscription)
+        return (entry.work, subscription.id, entry.key)
     }
+
+    /// Whether a work is found by `key` (for tests).
+    func contains(_ key: Key) -> Bool { works.withLock { $0[key] != nil } }
 
     /// Joins (or starts) and waits for the output. With `priority`, the caller's subscription
     /// follows that handle (the work rises and falls with it).
@@ -325,23 +314,24 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
     func cancelAll() {
         let all = works.withLock { works in
             defer {
-                works = Entries()
+                works = [:]
                 size.store(0, ordering: .relaxed)
             }
-            return Array(works.byKey.values)
+            // An aliased work appears twice: once under the key it was made with.
+            return works.compactMap { key, entry in key == entry.key ? entry.work : nil }
         }
         for work in all { work.cancelEverything() }
     }
 
-    private func forget(_ key: Key, plainURL: String?) {
-        // Only the work that ended is forgotten: a newer one may have taken its key.
+    private func forget(_ key: Key, alias: Key?) {
+        // Only the work that ended is forgotten: a newer one may have taken its key. An alias
+        // never outlives its work (a caller would get the old outcome).
         works.withLock { works in
-            if let work = works.byKey[key], work.isOver {
-                works.byKey[key] = nil
-                size.store(works.byKey.count, ordering: .relaxed)
+            if let entry = works[key], entry.work.isOver {
+                works[key] = nil
+                size.subtract(1, ordering: .relaxed)
             }
-            // A plain entry never outlives its work (a plain caller would get its old outcome).
-            if let plainURL, let plain = works.byPlainURL[plainURL], plain.work.isOver { works.byPlainURL[plainURL] = nil }
+            if let alias, let entry = works[alias], entry.work.isOver { works[alias] = nil }
         }
     }
 }

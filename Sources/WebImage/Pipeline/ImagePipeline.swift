@@ -27,7 +27,7 @@ struct ImagePipeline: Sendable {
     /// Decode-transform-store works, by work key; at most `admission.limit` of them started.
     let works: InFlightTable<WorkKey, ImageEvent, SharedResult>
     /// Data loads (`ImageManager.data(for:)`), by data key; admitted with the works.
-    let dataLoads: InFlightTable<DataKey, Never, Data>
+    let dataLoads: InFlightTable<DataKey, Never, LoadedData>
     /// Where works wait before their task starts (`Configuration.maximumConcurrentLoads`).
     let admission: LoadAdmission
     /// Transfers, by download key.
@@ -65,7 +65,7 @@ struct ImagePipeline: Sendable {
         self.rateLimiter = rateLimiter
         admission = LoadAdmission(limit: maximumConcurrentLoads)
         works = InFlightTable<WorkKey, ImageEvent, SharedResult>(admission: admission)
-        dataLoads = InFlightTable<DataKey, Never, Data>(admission: admission)
+        dataLoads = InFlightTable<DataKey, Never, LoadedData>(admission: admission)
     }
 
     /// The body of a finished transfer.
@@ -218,14 +218,14 @@ struct ImagePipeline: Sendable {
         try Task.checkCancellation()
         let derived = request.isDerived && !(image.isAnimated && !options.contains(.transformAnimatedImage) && !request.settings.reducesDecode)
 
-        // 6. Store. The library's own memory cache takes the image before any caller is resumed
+        // 6. Store. A cache with synchronous memory takes the image before any caller is resumed
         // (a lock): a call made as soon as one returns finds it there, whatever its options
         // (a call that cannot join this work, such as a plain one after a progressive one,
         // went to the network again). Another `ImageCaching` may suspend: the callers get the
         // image now (unless they wait for the stores) while its memory store runs, and the
         // work stays in the table until it is done, so a caller that joins meanwhile gets the
         // image as a memory hit.
-        let storesFirst = request.settings.imageCache != nil
+        let storesFirst = request.settings.hasSynchronousMemory
         if storesFirst { _ = await storeInMemory(request, image: image) }
         var loaded = ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: request.resultURL)
         loaded.sourceURL = request.url

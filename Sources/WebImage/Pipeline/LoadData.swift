@@ -14,40 +14,70 @@ extension ImageManager {
     /// - Throws: `ImageError` (`invalidURL`, `blacklistedURL`, `notInCache`, a loader error, ...)
     ///   or `CancellationError`.
     public func data(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws -> Data {
-        let request = try makeRequest(url, options: options, context: context)
-        guard let loader = loaders.loader(request.loader, for: request.url) else {
-            throw ImageError.invalidURL(request.urlString)
+        let request: LoadRequest, loader: any ImageLoader
+        do {
+            try Task.checkCancellation()
+            let string = url.absoluteString
+            guard URLScheme.isPresent(in: string) else { throw ImageError.invalidURL(string) }
+            request = makeRequest(url, string, options: options, context: context)
+            try checkFailedURL(url, request.options)
+            guard let found = loaders.loader(request.loader, for: url) else { throw ImageError.invalidURL(string) }
+            loader = found
+        } catch {
+            failed(url, error)
+            throw error
         }
-        let pipeline = self.pipeline
-        let lifo = loader.capabilities.contains(.startsNewestFirst)
-        return try await keepingFailedURLs(request) {
-            let (work, id, _) = pipeline.dataLoads.join(DataKey(request), priority: request.callerPriority, taskPriority: Task.currentPriority,
-                                                     lifo: lifo, onEvent: nil) { work in
-                try await pipeline.loadData(request, loader: loader, work: work)
+        let loaded: LoadedData
+        do {
+            if let limit = loadTimeout(context) {
+                loaded = try await withDeadline(limit, url) { try await self.waitForData(request, loader: loader) }
+            } else {
+                loaded = try await waitForData(request, loader: loader)
             }
-            return try await work.wait(id)
+        } catch {
+            throw failed(request, error)
         }
+        settled(request, source: loaded.source)
+        return loaded.data
     }
+
+    /// Joins or starts the data load of `request` (one per `DataKey`) and waits for it.
+    private func waitForData(_ request: LoadRequest, loader: any ImageLoader) async throws -> LoadedData {
+        let pipeline = self.pipeline
+        let (work, id, _) = pipeline.dataLoads.join(DataKey(request), priority: request.callerPriority, taskPriority: Task.currentPriority,
+                                                 lifo: loader.capabilities.contains(.startsNewestFirst), onEvent: nil) { work in
+            try await pipeline.loadData(request, loader: loader, work: work)
+        }
+        followPriority(of: request, in: work, id: id)
+        return try await work.wait(id)
+    }
+}
+
+/// The bytes of a data load and where they came from (`.disk` or `.none` for the loader).
+struct LoadedData: Sendable {
+    var data: Data
+    var source: ImageCacheType
 }
 
 extension ImagePipeline {
     /// The shared part of a data load: disk, transfer (shared with image loads), store.
-    func loadData(_ request: LoadRequest, loader: any ImageLoader, work: SharedWork<Never, Data>) async throws -> Data {
+    func loadData(_ request: LoadRequest, loader: any ImageLoader, work: SharedWork<Never, LoadedData>) async throws -> LoadedData {
+        events.send(.loadStarted(request.url))
         let options = request.options
         let key = request.originalKey
         var cached: Data?
         var validators: CacheValidators?
         if let key, !options.contains(.fromLoaderOnly), request.queryType.includesDisk {
             cached = await request.cache.data(forKey: key)
-            if cached != nil, !options.contains(.refreshCached) { return cached! }
+            if let cached, !options.contains(.refreshCached) { return LoadedData(data: cached, source: .disk) }
             if cached != nil, let stored = await request.cache.extendedData(forKey: key) { validators = CacheValidators(stored: stored) }
         }
         if options.contains(.fromCacheOnly) {
-            if let cached { return cached }
+            if let cached { return LoadedData(data: cached, source: .disk) }
             throw ImageError.notInCache(key: key ?? request.urlString)
         }
         if let shouldDownload, !shouldDownload(request.url) {
-            if let cached { return cached }
+            if let cached { return LoadedData(data: cached, source: .disk) }
             throw ImageError.downloadNotAllowed(request.url)
         }
         try Task.checkCancellation()
@@ -62,12 +92,13 @@ extension ImagePipeline {
         // No decode waits for these bytes: they leave the loader's decode backlog now.
         download.response.backlogClaim?.release()
         if download.response.statusCode == 304 {
-            if let cached { return cached }
+            if let cached { return LoadedData(data: cached, source: .disk) }
             throw ImageError.badStatusCode(304, url: request.url)
         }
         guard !download.data.isEmpty else { throw ImageError.decodingFailed(.emptyData, source: request.urlString, byteCount: 0) }
         try Task.checkCancellation()
-        guard let key, request.storeType.includesDisk else { return download.data }
+        let loaded = LoadedData(data: download.data, source: .none)
+        guard let key, request.storeType.includesDisk else { return loaded }
         let (cache, data) = (request.cache, download.data)
         let stored = CacheValidators(headers: download.response.headers)?.stored
         let write: @Sendable () async -> Void = {
@@ -76,6 +107,6 @@ extension ImagePipeline {
             }
         }
         if options.contains(.waitStoreCache) { await write() } else { pendingStores.start(write) }
-        return download.data
+        return loaded
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 // The keys under which loads share work, nested the way each stage depends on the one before:
-// the download key is part of the decode key, which is part of the work key. Each is built from a
+// the download key is part of the work key and of the data key. Each is built from a
 // `LoadRequest` by `init(_:)`, hashed once, and keeps a reference to the request instead of a copy
 // of its fields; equality compares the fields that stage depends on. A request that cannot be
 // compared (`isShareable == false`) gives keys equal only to keys of the same request.
@@ -30,49 +30,58 @@ struct DownloadKey: Hashable, Sendable {
     func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 }
 
-/// What makes two loads the same decoded image: the same transfer, decoded the same way.
-struct DecodeKey: Hashable, Sendable {
-    let request: LoadRequest
-
-    init(_ request: LoadRequest) { self.request = request }
-
-    /// The transfer it decodes.
-    var download: DownloadKey { DownloadKey(request) }
-
-    /// Whether `x` and `y` decode the same bytes the same way.
-    static func same(_ x: LoadRequest, _ y: LoadRequest) -> Bool {
-        x === y || (DownloadKey.same(x, y) && x.decodeOptions == y.decodeOptions && x.coderID == y.coderID)
-    }
-
-    static func == (a: Self, b: Self) -> Bool { same(a.request, b.request) }
-
-    func hash(into hasher: inout Hasher) { download.hash(into: &hasher) }
-}
-
 /// What makes two loads the same work (disk query, transfer, decode, transform, store): the same
-/// decoded image, processed and cached the same way. Priority and `.retryFailed` are not part
-/// of it: callers that differ only there share the work (and the highest priority wins).
-/// Hashed once, when made: the memory-hit path makes one and looks it up once.
+/// transfer, decoded the same way, processed and cached the same way. Priority and
+/// `.retryFailed` are not part of it: callers that differ only there share the work (and the
+/// most urgent caller's priority wins). Hashed once, when made.
+///
+/// A work made by a call with no options and no context of its own is also found by its
+/// alias, `WorkKey(plainURL:)`: every such call of a URL makes the same request, so a caller
+/// finds the work by the URL alone, without building the request.
 struct WorkKey: Hashable, Sendable {
-    let request: LoadRequest
+    private enum Form: Sendable {
+        case request(LoadRequest)
+        case plain(String)
+    }
+    private let form: Form
     private let hash: Int
 
     init(_ request: LoadRequest) {
-        self.request = request
+        form = .request(request)
         hash = keyHash(request, options: request.options.subtracting(WorkKey.ignoredOptions))
+    }
+
+    /// The alias of the work of a plain call of `url` (see `LoadRequest.isPlain`).
+    init(plainURL url: String) {
+        form = .plain(url)
+        var hasher = Hasher()
+        hasher.combine(url)
+        hasher.combine(-1)
+        hash = hasher.finalize()
+    }
+
+    /// The request of a work's own key (the table gives out only those).
+    var request: LoadRequest {
+        guard case .request(let request) = form else { preconditionFailure("an alias key has no request") }
+        return request
     }
 
     /// Options that do not change what the work does.
     static let ignoredOptions: ImageOptions = [.retryFailed, .lowPriority, .highPriority, .queryMemoryData]
 
-    /// The decoded image it makes.
-    var decode: DecodeKey { DecodeKey(request) }
-
     static func == (a: Self, b: Self) -> Bool {
         guard a.hash == b.hash else { return false }
-        let (x, y) = (a.request, b.request)
+        switch (a.form, b.form) {
+        case (.plain(let x), .plain(let y)): return x == y
+        case (.request(let x), .request(let y)): return same(x, y)
+        default: return false
+        }
+    }
+
+    /// Whether `x` and `y` make the same work.
+    private static func same(_ x: LoadRequest, _ y: LoadRequest) -> Bool {
         if x === y { return true }
-        return DecodeKey.same(x, y)
+        return DownloadKey.same(x, y) && x.decodeOptions == y.decodeOptions && x.coderID == y.coderID
             && x.cacheKey == y.cacheKey && x.settings.transformerKey == y.settings.transformerKey
             && x.settings.thumbnailSize == y.settings.thumbnailSize && x.settings.fillSize == y.settings.fillSize && x.preservesAspectRatio == y.preservesAspectRatio
             && x.options.subtracting(ignoredOptions) == y.options.subtracting(ignoredOptions)

@@ -35,8 +35,8 @@ final class LoadRequest: Sendable {
     final class Settings: Sendable {
         let context: ImageContext
         let cache: any ImageCaching
-        /// `cache` when it is the library's own, whose memory a hit reads without a hop.
-        let imageCache: ImageCache?
+        /// Whether `cache` answers memory hits and stores without suspending (its capabilities).
+        let hasSynchronousMemory: Bool
         let queryType: ImageCacheType
         let storeType: ImageCacheType
         let originalQueryType: ImageCacheType
@@ -71,7 +71,7 @@ final class LoadRequest: Sendable {
         init(_ context: ImageContext, cache defaultCache: any ImageCaching) {
             self.context = context
             cache = context.cache ?? defaultCache
-            imageCache = cache as? ImageCache
+            hasSynchronousMemory = cache.capabilities.contains(.synchronousMemory)
             queryType = context.queryCacheType ?? LoadDefaults.queryCacheType
             storeType = context.storeCacheType ?? LoadDefaults.storeCacheType
             originalQueryType = context.originalQueryCacheType ?? LoadDefaults.originalQueryCacheType
@@ -206,6 +206,9 @@ final class LoadRequest: Sendable {
     var cacheID: ObjectIdentifier? { settings.cacheID }
     var loaderID: ObjectIdentifier? { settings.loaderID }
     var coderID: ObjectIdentifier? { settings.coderID }
+    /// Whether a memory hit is answered without suspending: the cache's memory answers at once
+    /// and the call wants no data from disk with the hit.
+    var answersMemoryAtOnce: Bool { settings.hasSynchronousMemory && !options.contains(.queryMemoryData) }
     /// The priority the caller subscribes with: its handle's, else its options'.
     var callerPriority: ImageLoaderPriority { settings.priorityHandle?.value ?? priority }
 

@@ -63,11 +63,12 @@ extension ImagePipeline {
         return result
     }
 
-    /// The request's cache asked for the load's own key. The library's own cache reads and
-    /// decodes in this load's task: the load's work already shares every caller of that key, a
-    /// shared query would only add a task and a work of its own.
+    /// The request's cache asked for the load's own key, read and decoded in this load's task:
+    /// the load's work already shares every caller of that key, a shared query would only add
+    /// a task and a work of its own.
     private func queryCache(_ request: LoadRequest, key: String, query: ImageCacheQuery) async -> ImageCacheResult? {
-        if let own = request.settings.imageCache { return await own.image(forKey: key, query: query, sharingDiskQueries: false) }
+        var query = query
+        query.sharesConcurrentReads = false
         return await request.cache.image(forKey: key, query: query)
     }
 }

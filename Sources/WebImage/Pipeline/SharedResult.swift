@@ -50,35 +50,3 @@ final class SharedResult: Sendable {
         }
     }
 }
-
-/// What a load ends with: a memory hit, or the result of a shared work. Both by reference: the
-/// outcome is held in the async frame of every call, and joining callers' frames must fit the
-/// task's first slab of task memory (an `ImageResult` inline made it 113 bytes, in several
-/// frames; a plain memory hit never builds an outcome).
-enum LoadOutcome: Sendable {
-    case hit(SharedResult)
-    case shared(SharedResult)
-
-    var result: ImageResult {
-        switch self {
-        case .hit(let hit): hit.result
-        case .shared(let shared): shared.result
-        }
-    }
-
-    /// Where the image came from, without copying the result.
-    var cacheType: ImageCacheType {
-        switch self {
-        case .hit(let hit): hit.result.cacheType
-        case .shared(let shared): shared.result.cacheType
-        }
-    }
-
-    /// The image alone (what `image(for:)` returns: one reference taken, not the whole result copied).
-    var image: Image {
-        switch self {
-        case .hit(let hit): hit.result.image
-        case .shared(let shared): shared.result.image
-        }
-    }
-}

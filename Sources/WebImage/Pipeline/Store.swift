@@ -9,7 +9,7 @@ extension ImagePipeline {
     /// there. A failure is logged: the callers still get the image.
     func storeInMemory(_ request: LoadRequest, image: Image) async -> Bool {
         guard let key = request.cacheKey, request.memoryStoreType.includesMemory else { return false }
-        if let own = request.settings.imageCache { return own.storeInMemoryNow(image, forKey: key) }
+        if request.settings.hasSynchronousMemory { return request.cache.storeInMemoryNow(image, forKey: key) }
         do {
             try await request.cache.store(image, data: nil, forKey: key, to: .memory)
             return true

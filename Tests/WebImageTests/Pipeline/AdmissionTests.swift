@@ -73,9 +73,9 @@ import Testing
         try await waitUntil(h.manager.pipeline.admission.counts.waiting == 2)
         let c = Task { try await h.manager.image(for: h.url("/c"), options: .highPriority) }
         try await waitUntil(h.manager.pipeline.admission.counts.waiting == 3)
-        handle.value = .high   // /a rises to /c's level, behind it, before /b
+        handle.value = .high   // /a rises to /c's level, in its place by arrival: before /c, and before /b
         for task in [blocker, a, b, c] { _ = try await task.value }
-        #expect(h.server.requestOrder == ["/block", "/c", "/a", "/b"])
+        #expect(h.server.requestOrder == ["/block", "/a", "/c", "/b"])
         await h.finish()
     }
 }

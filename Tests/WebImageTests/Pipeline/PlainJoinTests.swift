@@ -14,8 +14,12 @@ import Testing
         return (h, h.manager, h.url("/a.png"))
     }
 
-    private func joinPlain(_ manager: ImageManager, _ url: URL) -> (SharedWork<ImageEvent, SharedResult>, Int, WorkKey)? {
-        manager.pipeline.works.joinPlain(url.absoluteString, priority: { $0.request.callerPriority }, onEvent: nil)
+    private func joinPlain(_ manager: ImageManager, _ url: URL) -> (work: SharedWork<ImageEvent, SharedResult>, id: Int, key: WorkKey)? {
+        manager.pipeline.works.joinIfRunning(WorkKey(plainURL: url.absoluteString), priority: { $0.request.callerPriority }, onEvent: nil)
+    }
+
+    private func hasPlainWork(_ manager: ImageManager, _ url: URL) -> Bool {
+        manager.pipeline.works.contains(WorkKey(plainURL: url.absoluteString))
     }
 
     @Test func plainCallsShareOneWorkByTheURLAndAnEndedWorkIsNeverJoined() async throws {
@@ -37,7 +41,7 @@ import Testing
         // (a stale entry would hand it the old image).
         await manager.waitForPendingStores()
         try await waitUntil(manager.pipeline.works.count == 0)
-        #expect(!manager.pipeline.works.hasPlainWork(url.absoluteString))
+        #expect(!hasPlainWork(manager, url))
         await h.cache.clear(.all)
         let small = try Image(bitmap: Fixtures.gradient(width: 32, height: 32)).encoded(as: .png)
         h.server.route("/a.png", .respond(body: small))
@@ -51,7 +55,7 @@ import Testing
         // .lowPriority does not change the work (it is not part of the key), but the call is not plain.
         let first = Task { try await manager.image(for: url, options: .lowPriority).width }
         try await waitUntil(h.server.requestCount("/a.png") == 1)
-        #expect(!manager.pipeline.works.hasPlainWork(url.absoluteString), "only a plain call's work is found by its URL")
+        #expect(!hasPlainWork(manager, url), "only a plain call's work is found by its URL")
         // A plain call still shares that work, through its key.
         #expect(try await manager.image(for: url).width == 64)
         #expect(try await first.value == 64)
@@ -63,17 +67,17 @@ import Testing
         let (h, manager, url) = try await slowHarness()
         let first = Task { try await manager.image(for: url).width }
         try await waitUntil(h.server.requestCount("/a.png") == 1)
-        #expect(manager.pipeline.works.hasPlainWork(url.absoluteString))
+        #expect(hasPlainWork(manager, url))
         manager.failedURLs.insert(url)
         await #expect(throws: ImageError.blacklistedURL(url)) { try await manager.image(for: url) }
         #expect(try await first.value == 64, "the call already waiting is not affected")
         await h.finish()
     }
-    // MARK: The shortcut (`ImageManager.plainShortcut`): a plain call joins before building anything
+    // MARK: The one decision (`ImageManager.decide`): a plain call joins before building anything
 
-    /// Whether the shortcut joined (and the subscription it took, to be waited on).
+    /// Whether the decision joined (and the subscription it took, to be waited on).
     private func shortcutJoin(_ manager: ImageManager, _ url: URL) -> (SharedWork<ImageEvent, SharedResult>, Int)? {
-        if case .joined(let work, let id, _)? = manager.plainShortcut(url, options: [], context: .init()) { return (work, id) }
+        if case .join(let work, let id, _)? = try? manager.decide(url, options: [], context: .init(), onEvent: nil) { return (work, id) }
         return nil
     }
 
@@ -122,8 +126,8 @@ import Testing
         await h.finish()
     }
 
-    /// A manager with a default time limit keeps it for joining callers: they wait in `load`,
-    /// which bounds them, not through the shortcut.
+    /// A manager with a default time limit keeps it for joining callers: every call waits in
+    /// the one wait, which bounds it.
     @Test func aDefaultTimeLimitBoundsJoiningCallers() async throws {
         var configuration = ImageManager.Configuration()
         configuration.defaultContext.loadTimeout = .milliseconds(150)
@@ -132,7 +136,6 @@ import Testing
         let url = h.url("/a.png")
         let first = Task { try await h.manager.image(for: url).width }
         try await waitUntil(h.server.requestCount("/a.png") == 1)
-        #expect(shortcutJoin(h.manager, url) == nil, "no join by the shortcut: it would not be bounded")
         await #expect(throws: ImageError.timedOut(url: url)) { _ = try await h.manager.image(for: url) }
         await #expect(throws: ImageError.timedOut(url: url)) { _ = try await first.value }
         await h.finish()

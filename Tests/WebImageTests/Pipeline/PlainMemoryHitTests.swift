@@ -2,31 +2,58 @@ import Foundation
 import Testing
 @testable import WebImage
 
-/// The plain memory hit (`PlainMemoryHit`): a call with no context and no option that changes a
-/// hit is answered from memory before a request is built; it must answer exactly what the whole
-/// path answers, and step aside whenever the defaults or the call make a hit anything else.
+/// The plain memory hit (`PlainCalls`): a call with no options and no context of its own is
+/// answered from memory before a request is built, off a template request of the manager's
+/// defaults; it must answer exactly what the whole path answers, and step aside whenever the
+/// defaults make a hit anything else.
 @Suite(.serialized) struct PlainMemoryHitTests {
     static let image = Image(bitmap: Fixtures.gradient(width: 4, height: 4))
 
-    static func isHit(_ shortcut: PlainShortcut?) -> Bool {
-        if case .hit? = shortcut { true } else { false }
+    /// Whether the one decision answers a call from memory.
+    static func isHit(_ manager: ImageManager, _ url: URL, options: ImageOptions = [], context: ImageContext = .init()) -> Bool {
+        if case .hit? = try? manager.decide(url, options: options, context: context, onEvent: nil) { true } else { false }
+    }
+
+    /// Every option, as the manager's default (a plain call, answered off the template) and as
+    /// the call's own (the whole path with a request of its own), gives the same answer from
+    /// memory: which options change a hit is read off the request, never listed by hand.
+    @Test(arguments: (0..<16).map { ImageOptions(rawValue: 1 << $0) })
+    func everyOptionGivesThePlainCallTheWholePathsAnswer(_ option: ImageOptions) async throws {
+        var configuration = ImageManager.Configuration()
+        configuration.defaultOptions = option
+        let defaulted = try await ManagerHarness(configuration: configuration)
+        let plain = try await ManagerHarness()
+        for h in [defaulted, plain] {
+            h.server.route("/a.gif", .respond(contentType: "image/gif", body: ManagerHarness.gif))
+            await h.cache.memory.setImage(try ImageCoders.shared.decode(ManagerHarness.gif), forKey: h.url("/a.gif").absoluteString)
+        }
+        let viaTemplate = try await defaulted.manager.result(for: defaulted.url("/a.gif"), options: .waitStoreCache.intersection(option))
+        let viaRequest = try await plain.manager.result(for: plain.url("/a.gif"), options: option)
+        #expect(viaTemplate.cacheType == viaRequest.cacheType, "\(option)")
+        #expect(viaTemplate.image.isAnimated == viaRequest.image.isAnimated, "\(option)")
+        #expect((viaTemplate.data == nil) == (viaRequest.data == nil), "\(option)")
+        #expect(Self.isHit(defaulted.manager, defaulted.url("/a.gif")) == Self.isHit(plain.manager, plain.url("/a.gif"), options: option),
+                "\(option)")
+        await defaulted.finish()
+        await plain.finish()
     }
 
     @Test func aPlainCallOnAPlainManagerTakesTheFastPath() async throws {
         let h = try await ManagerHarness()
-        #expect(h.manager.plainHit != nil)
+        #expect(h.manager.plain?.hitsByURL == true)
         let url = h.url("/never-served.png")
         await h.cache.memory.setImage(Self.image, forKey: url.absoluteString)
-        #expect(Self.isHit(h.manager.plainShortcut(url, options: [], context: .init())))
+        #expect(Self.isHit(h.manager, url))
         let result = try await h.manager.result(for: url)
         #expect(result.cacheType == .memory && result.url == url && result.data == nil)
         #expect(try await h.manager.image(for: url).bitmap == Self.image.bitmap)
         #expect(h.server.requestCount("/never-served.png") == 0)
-        // Options that change what a hit is take the whole path.
-        for option in [ImageOptions.fromLoaderOnly, .refreshCached, .queryMemoryData, .retryFailed, .decodeFirstFrameOnly] {
-            #expect(h.manager.plainShortcut(url, options: option, context: .init()) == nil, "\(option)")
+        // Options that skip memory or want its data from disk are not answered at once.
+        for option in [ImageOptions.fromLoaderOnly, .refreshCached, .queryMemoryData] {
+            #expect(!Self.isHit(h.manager, url, options: option), "\(option)")
         }
-        #expect(Self.isHit(h.manager.plainShortcut(url, options: .highPriority, context: .init())))
+        #expect(Self.isHit(h.manager, url, options: .highPriority))
+        #expect(Self.isHit(h.manager, url, options: .retryFailed))
         await h.finish()
     }
 
@@ -43,14 +70,14 @@ import Testing
         reshaping.defaultOptions = .refreshCached
         for configuration in [transformed, thumbnail, processed, memoryOff, reshaping] {
             let h = try await ManagerHarness(configuration: configuration)
-            #expect(h.manager.plainHit == nil)
+            #expect(h.manager.plain?.hitsByURL != true)
             await h.finish()
         }
         // A manager whose cache is not the library's own asks it the whole way.
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let base = ImageCache(namespace: "plain-hit", directory: directory.url, config: .init(cleanupInterval: nil))
-        #expect(ImageManager(cache: InstrumentedCache(base: base)).plainHit == nil)
+        #expect(ImageManager(cache: InstrumentedCache(base: base)).plain?.hitsByURL == false)
     }
 
     /// A transformed manager never answers with the untransformed image stored under the URL.

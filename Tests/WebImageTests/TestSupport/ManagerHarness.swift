@@ -109,19 +109,22 @@ final class InstrumentedCache: ImageCaching {
     var queries: Int { calls.withLock { $0.queries } }
     var stores: Int { calls.withLock { $0.stores } }
 
-    func image(forKey key: String, from scope: ImageCacheType, options: ImageDecodingOptions, includingData: Bool) async -> ImageCacheResult? {
+    func image(forKey key: String, query: ImageCacheQuery) async -> ImageCacheResult? {
         calls.withLock { $0.queries += 1 }
         if queryDelay > .zero { try? await Task.sleep(for: queryDelay) }
-        return await base.image(forKey: key, from: scope, options: options, includingData: includingData)
+        return await base.image(forKey: key, query: query)
     }
 
-    func store(_ image: Image?, data: Data?, forKey key: String, to destination: ImageCacheType) async throws {
+    func store(_ image: Image?, data: Data?, extendedData: Data?, forKey key: String, to destination: ImageCacheType) async throws {
         calls.withLock { $0.stores += 1 }
         if storeDelay > .zero, destination.includesDisk { try? await Task.sleep(for: storeDelay) }
         if memoryStoreDelay > .zero, destination == .memory { try? await Task.sleep(for: memoryStoreDelay) }
         if failsStores { throw ImageError.cacheWriteFailed(path: "/full", reason: "No space left on device") }
-        try await base.store(image, data: data, forKey: key, to: destination)
+        try await base.store(image, data: data, extendedData: extendedData, forKey: key, to: destination)
     }
+
+    func extendedData(forKey key: String) async -> Data? { await base.extendedData(forKey: key) }
+    func setExtendedData(_ data: Data?, forKey key: String) async { await base.setExtendedData(data, forKey: key) }
 
     func removeImage(forKey key: String, from scope: ImageCacheType) async { await base.removeImage(forKey: key, from: scope) }
     func containsImage(forKey key: String, in scope: ImageCacheType) async -> ImageCacheType { await base.containsImage(forKey: key, in: scope) }

@@ -1,0 +1,129 @@
+import Foundation
+
+/// What a call does, decided once, synchronously, by `ImageManager.decide` for every image
+/// entry point (`image(for:)`, `result(for:)`, `events(for:)`).
+enum CallDecision: Sendable {
+    /// The image, from memory, answered without suspending.
+    case hit(Image)
+    /// The call joined `work` as subscriber `id`. `request` is the call's request, or for a
+    /// plain call that found the work by its alias, the request of the plain call that made it
+    /// (the same one: plain calls of a URL differ in nothing).
+    case join(SharedWork<ImageEvent, SharedResult>, id: Int, LoadRequest)
+    /// The call asks the cache's memory (a cache that answers by suspending, or a hit that also
+    /// wants the data from disk), then joins or starts the work with `loader`.
+    case query(LoadRequest, any ImageLoader)
+    /// The call joins or starts the work with `loader` (memory already missed, or is not asked).
+    case run(LoadRequest, any ImageLoader)
+}
+
+/// What every plain call of a manager (no options and no context of its own, no options
+/// processor) decides, read once off a template request built with the manager's defaults:
+/// such calls differ only by URL, so a memory hit or a join needs no request of their own.
+/// Nothing here is listed by hand: the template answers with the same rules as any request.
+struct PlainCalls: Sendable {
+    /// The request of a plain call of `plain:template`; everything but the URL holds for every
+    /// plain call.
+    let template: LoadRequest
+    /// Whether a plain call's memory hit is one synchronous look-up under its URL: its key is
+    /// the URL string (no key filter, no suffix), and the request answers memory hits at once.
+    let hitsByURL: Bool
+
+    /// The plain calls of a manager with `configuration` whose defaults decide `settings`; nil
+    /// when an options processor may make each call different.
+    init?(_ configuration: ImageManager.Configuration, settings: LoadRequest.Settings) {
+        guard configuration.optionsProcessor == nil else { return nil }
+        let url = URL(string: "plain:template")!
+        template = LoadRequest(url: url, urlString: url.absoluteString, options: configuration.defaultOptions, settings: settings,
+                               isShareable: true, isPlain: true)
+        hitsByURL = settings.keyFilter == nil && template.cacheKey == template.urlString && template.queriesMemory
+            && template.answersMemoryAtOnce
+    }
+}
+
+extension ImageManager {
+    /// The one decision of an image call: answered from memory, joined to the work in flight,
+    /// or run. Checks cancellation, the URL and the failed-URL list first. A plain call is
+    /// answered off the manager's template (`PlainCalls`) before it builds a request: a memory
+    /// hit by URL, or the work in flight found by the URL's alias key; otherwise, as every call,
+    /// it builds its request and asks memory, then the in-flight table.
+    /// Not inlined: its temporaries would enlarge the frame of every waiting caller.
+    @inline(never)
+    func decide(_ url: URL, options: ImageOptions, context: ImageContext,
+                onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
+        try Task.checkCancellation()
+        let string = url.absoluteString
+        guard URLScheme.isPresent(in: string) else { throw ImageError.invalidURL(string) }
+        if options.isEmpty, context.isEmpty, let plain {
+            let template = plain.template
+            try checkFailedURL(url, template.options)
+            if plain.hitsByURL, let image = memoryHit(string, template, url: url) { return .hit(image) }
+            if template.queriesMemory, !pipeline.works.isEmpty,
+               let joined = pipeline.works.joinIfRunning(WorkKey(plainURL: string), priority: { $0.request.callerPriority }, onEvent: onEvent) {
+                return joinedWork(joined.work, id: joined.id, joined.key.request)
+            }
+        }
+        let request = makeRequest(url, string, options: options, context: context)
+        try checkFailedURL(url, request.options)
+        if request.queriesMemory, let key = request.cacheKey {
+            if request.answersMemoryAtOnce, let image = memoryHit(key, request, url: url) { return .hit(image) }
+            if !pipeline.works.isEmpty,
+               let joined = pipeline.works.joinIfRunning(WorkKey(request), priority: { _ in request.callerPriority }, onEvent: onEvent) {
+                return joinedWork(joined.work, id: joined.id, request)
+            }
+        }
+        // New work needs a loader for the URL: a URL that none loads is invalid (not a failure
+        // of the URL's server, so never blacklisted).
+        guard let loader = loaders.loader(request.loader, for: url) else { throw ImageError.invalidURL(string) }
+        return request.queriesMemory && !request.answersMemoryAtOnce ? .query(request, loader) : .run(request, loader)
+    }
+
+    /// Fails a call of a blacklisted URL, unless its options retry failed URLs.
+    func checkFailedURL(_ url: URL, _ options: ImageOptions) throws {
+        if !options.contains(.retryFailed), failedURLs.contains(url) { throw ImageError.blacklistedURL(url) }
+    }
+
+    /// The image in the cache's memory under `key`, as `request` would be given it (a still for
+    /// a first-frame request), answered without suspending; a hit with `.retryFailed` takes the
+    /// URL off the failed list.
+    private func memoryHit(_ key: String, _ request: LoadRequest, url: URL) -> Image? {
+        guard let image = request.cache.cachedImage(forKey: key) else { return nil }
+        if request.options.contains(.retryFailed) { failedURLs.remove(url) }
+        return image.matching(request.decodeOptions)
+    }
+
+    /// A caller that joined `work`: its priority followed, its trace linked.
+    private func joinedWork(_ work: SharedWork<ImageEvent, SharedResult>, id: Int, _ request: LoadRequest) -> CallDecision {
+        followPriority(of: request, in: work, id: id)
+        pipeline.spans.joined(work)
+        return .join(work, id: id, request)
+    }
+
+    /// The call's options and context merged over the defaults into one `LoadRequest` (no
+    /// check: see `decide`).
+    func makeRequest(_ url: URL, _ string: String, options callOptions: ImageOptions, context callContext: ImageContext) -> LoadRequest {
+        var options = configuration.defaultOptions.isEmpty ? callOptions : callOptions.union(configuration.defaultOptions)
+        let settings: LoadRequest.Settings
+        if callContext.isEmpty, configuration.optionsProcessor == nil {
+            settings = defaultSettings
+        } else {
+            var context = callContext.isEmpty ? defaults : callContext.merged(over: defaults)
+            if let processor = configuration.optionsProcessor { (options, context) = processor(url, options, context) }
+            settings = LoadRequest.Settings(context, cache: cache)
+        }
+        return LoadRequest(url: url, urlString: string, options: options, settings: settings, isShareable: callContext.isShareable,
+                           isPlain: callOptions.isEmpty && callContext.isEmpty && configuration.optionsProcessor == nil)
+    }
+
+    /// The memory cache asked by suspending (a cache without synchronous memory, or a hit that
+    /// also reads its data from disk): the hit as `request` would be given it, or nil.
+    func queryMemory(_ request: LoadRequest) async -> ImageResult? {
+        guard let key = request.cacheKey else { return nil }
+        let wantsData = request.options.contains(.queryMemoryData)
+        let query = ImageCacheQuery(scope: wantsData ? request.queryType : .memory, options: request.decodeOptions,
+                                    includingData: wantsData, storeType: request.memoryStoreType)
+        guard var hit = await request.cache.image(forKey: key, query: query) else { return nil }
+        if request.options.contains(.retryFailed) { failedURLs.remove(request.url) }
+        hit.image = hit.image.matching(request.decodeOptions)
+        return ImageResult(hit, url: request.url)
+    }
+}

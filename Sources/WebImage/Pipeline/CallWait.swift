@@ -1,0 +1,174 @@
+import Foundation
+
+/// What an image call ends with: a memory hit, or the result of a shared work (by reference:
+/// the outcome is held in the async frame of every waiting caller).
+enum LoadOutcome: Sendable {
+    case memory(Image)
+    case shared(SharedResult)
+
+    /// The image alone (what `image(for:)` returns: one reference, not a whole result copied).
+    var image: Image {
+        switch self {
+        case .memory(let image): image
+        case .shared(let shared): shared.result.image
+        }
+    }
+
+    /// The whole result; a memory hit's names `url`.
+    func result(_ url: URL) -> ImageResult {
+        switch self {
+        case .memory(let image): ImageResult(image: image, data: nil, cacheType: .memory, url: url)
+        case .shared(let shared): shared.result
+        }
+    }
+}
+
+/// The one wait of every call and its one bookkeeping: the deadline, the failed-URL list, the
+/// counts and the lifecycle events, for `image(for:)`, `result(for:)`, `events(for:)` and
+/// `data(for:)` alike.
+extension ImageManager {
+    /// An image call: decided once (`decide`), then answered or waited for, and accounted.
+    /// Runs on its caller's executor up to the wait: a memory hit or a join makes no hop.
+    nonisolated(nonsending) func perform(_ url: URL, options: ImageOptions, context: ImageContext,
+                                         onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
+        let decision: CallDecision
+        do {
+            decision = try decide(url, options: options, context: context, onEvent: onEvent)
+        } catch {
+            failed(url, error)
+            throw error
+        }
+        if case .hit(let image) = decision {
+            succeeded(url, .memory)
+            return .memory(image)
+        }
+        let shared: SharedResult
+        do {
+            if let limit = loadTimeout(context) {
+                shared = try await withDeadline(limit, url) { try await self.wait(decision, onEvent: onEvent) }
+            } else {
+                shared = try await wait(decision, onEvent: onEvent)
+            }
+        } catch {
+            throw failed(decision.request, error)
+        }
+        shared.pickedUp()
+        settled(decision.request, source: shared.result.cacheType)
+        return .shared(shared)
+    }
+
+    /// Waits for what `decision` joined or starts: the work's result, or a memory hit asked by
+    /// suspending. Not inlined: the pipeline's state stays out of a joining caller's frame.
+    @inline(never)
+    func wait(_ decision: CallDecision, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
+        switch decision {
+        case .join(let work, let id, _):
+            return try await work.wait(id)
+        case .query(let request, let loader):
+            if let hit = await queryMemory(request) { return SharedResult(hit) }
+            try Task.checkCancellation()
+            return try await run(request, loader: loader, onEvent: onEvent)
+        case .run(let request, let loader):
+            return try await run(request, loader: loader, onEvent: onEvent)
+        case .hit:
+            preconditionFailure("a memory hit is answered by the caller")
+        }
+    }
+
+    /// Joins or starts the shared work of `request` (disk, download, decode, transform, store)
+    /// and waits for it. Works wait for their start in the order of the loader's own queue.
+    private func run(_ request: LoadRequest, loader: any ImageLoader, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
+        let (coders, pipeline) = (self.coders, self.pipeline)
+        let trace = WorkSpans.creatorContext()
+        let (work, id, isNew) = pipeline.works.join(
+            WorkKey(request), alias: request.isPlain && request.queriesMemory ? WorkKey(plainURL: request.urlString) : nil,
+            priority: request.callerPriority, taskPriority: Task.currentPriority,
+            lifo: loader.capabilities.contains(.startsNewestFirst), onEvent: onEvent) { work in
+            try await pipeline.load(request, loader: loader, coders: coders, work: work, trace: trace)
+        }
+        followPriority(of: request, in: work, id: id)
+        if !isNew { pipeline.spans.joined(work) }
+        return try await work.wait(id)
+    }
+
+    /// A caller that gave a priority handle moves its subscription when the handle changes.
+    func followPriority<Event, Output>(of request: LoadRequest, in work: SharedWork<Event, Output>, id: Int) {
+        guard let handle = request.settings.priorityHandle else { return }
+        handle.observe { [weak work] handle in work?.setPriority(id, to: handle.value) }
+        work.setPriority(id, to: handle.value)   // a change since the join
+    }
+
+    /// The call's time limit: its context's, else the configuration's; nil: none.
+    func loadTimeout(_ context: ImageContext) -> Duration? {
+        context.isEmpty ? defaultLoadTimeout : context.loadTimeout ?? defaultLoadTimeout
+    }
+
+    /// `body`, failing with `ImageError.timedOut(url:)` when it takes longer than `limit`: it
+    /// runs as a child task, cancelled then (a waiting caller leaves its work as a cancelled
+    /// caller does).
+    func withDeadline<Output: Sendable>(_ limit: Duration, _ url: URL,
+                                        _ body: @escaping @Sendable () async throws -> Output) async throws -> Output {
+        do {
+            return try await withThrowingTaskGroup(of: Output?.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    try await Task.sleep(for: limit)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let output = first else { throw DeadlinePassed() }
+                return output
+            }
+        } catch is DeadlinePassed {
+            throw ImageError.timedOut(url: url)
+        }
+    }
+
+    // MARK: - Bookkeeping
+
+    /// A call that waited succeeded, from `source`: a success with `.retryFailed` takes the URL
+    /// off the failed list; the counts and the lifecycle watchers are told.
+    @inline(never)
+    func settled(_ request: LoadRequest, source: ImageCacheType) {
+        if request.options.contains(.retryFailed) { failedURLs.remove(request.url) }
+        succeeded(request.url, source)
+    }
+
+    /// A call that waited failed with `error`: a permanent failure blacklists the URL (unless
+    /// the call retries failed URLs); the counts and the lifecycle watchers are told. Returns
+    /// the error to throw.
+    @inline(never)
+    func failed(_ request: LoadRequest, _ error: any Error) -> any Error {
+        let block = configuration.shouldBlockFailedURL?(request.url, error) ?? ImageManager.isPermanentFailure(error)
+        if block, !request.options.contains(.retryFailed) { failedURLs.insert(request.url) }
+        failed(request.url, error)
+        return error
+    }
+
+    /// Counts a finished call and tells the lifecycle watchers.
+    @inline(never)
+    func succeeded(_ url: URL, _ source: ImageCacheType) {
+        pipeline.metrics.loaded(from: source)
+        pipeline.events.send(.loadFinished(url, source: source))
+    }
+
+    /// Counts a failed call and tells the lifecycle watchers.
+    @inline(never)
+    func failed(_ url: URL, _ error: any Error) {
+        pipeline.metrics.failed(error)
+        pipeline.events.send(.loadFailed(url, error: error))
+    }
+}
+
+extension CallDecision {
+    /// The request of a decision that waits.
+    var request: LoadRequest {
+        switch self {
+        case .join(_, _, let request), .query(let request, _), .run(let request, _): request
+        case .hit: preconditionFailure("a memory hit has no request")
+        }
+    }
+}
+
+/// A call's deadline passed before its result (see `ImageManager.withDeadline`).
+private struct DeadlinePassed: Error {}

@@ -1,0 +1,23 @@
+/// Whether a URL string starts with a scheme (RFC 3986: a letter, then letters, digits, `+`,
+/// `-` or `.`, then `:`), without asking Foundation's URL to parse it out.
+enum URLScheme {
+    static func isPresent(in string: String) -> Bool {
+        // A native string scans its bytes in place; any other is copied once. Not generic: the
+        // generic scan was not specialized (Benchmarks/README.md, instruction counts).
+        string.utf8.withContiguousStorageIfAvailable(startsWithScheme)
+            ?? Array(string.utf8).withUnsafeBufferPointer(startsWithScheme)
+    }
+
+    private static func startsWithScheme(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = bytes.first, isLetter(first) else { return false }
+        for byte in bytes.dropFirst() {
+            if byte == UInt8(ascii: ":") { return true }
+            let isSchemeByte = isLetter(byte) || byte &- UInt8(ascii: "0") < 10
+                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+            if !isSchemeByte { return false }
+        }
+        return false
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) &- UInt8(ascii: "a") < 26 }
+}
