@@ -58,8 +58,9 @@ public final class TieredImageCache: ImageCaching {
     }
 
     /// Stores in this machine's cache, then (for the disk) the same bytes in the tier.
-    public func store(_ image: Image?, data: Data?, extendedData: Data?, forKey key: String, to destination: ImageCacheType) async throws {
-        try await base.store(image, data: data, extendedData: extendedData, forKey: key, to: destination)
+    public func store(_ image: Image?, data: Data?, extendedData: Data?, forKey key: String, to destination: ImageCacheType,
+                      context: ImageContext) async throws {
+        try await base.store(image, data: data, extendedData: extendedData, forKey: key, to: destination, context: context)
         guard destination.includesDisk, !key.isEmpty else { return }
         // The bytes the disk got (encoded from the image when no data was given).
         var bytes = data

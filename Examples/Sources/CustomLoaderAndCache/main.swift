@@ -34,7 +34,7 @@ actor DictionaryCache: ImageCaching {
         return ImageCacheResult(image: image, data: nil, cacheType: .memory)
     }
 
-    func store(_ image: Image?, data: Data?, extendedData: Data?, forKey key: String, to destination: ImageCacheType) {
+    func store(_ image: Image?, data: Data?, extendedData: Data?, forKey key: String, to destination: ImageCacheType, context: ImageContext) {
         guard destination.includesMemory, let image else { return }
         images[key] = image
         stores += 1

@@ -107,14 +107,14 @@ public final class ImageCache: ImageCaching {
             return ImageCacheResult(image: image, data: entry?.data, cacheType: .memory, extendedData: entry?.extendedData)
         }
         guard scope.includesDisk, !Task.isCancelled else { return nil }
-        let disk = self.disk, coders = self.coders, extended = query.includingExtendedData
+        let disk = self.disk, coders = self.coders, extended = query.includingExtendedData, context = query.context
         let hit: ImageCacheResult?
         if query.sharesConcurrentReads {
             hit = try? await diskQueries.run(DiskQueryKey(key: key, options: options, extended: extended), onEvent: nil) { _ in
-                try await ImageCache.readAndDecode(key, disk: disk, coders: coders, options: options, extended: extended)
+                try await ImageCache.readAndDecode(key, disk: disk, coders: coders, options: options, context: context, extended: extended)
             }
         } else {
-            hit = try? await ImageCache.readAndDecode(key, disk: disk, coders: coders, options: options, extended: extended)
+            hit = try? await ImageCache.readAndDecode(key, disk: disk, coders: coders, options: options, context: context, extended: extended)
         }
         // Promotion is each query's own decision (concurrent queries share the read and decode).
         if let hit, config.shouldCacheImagesInMemory, query.storeType.includesMemory { await memory.setImage(hit.image, forKey: key) }
@@ -128,12 +128,12 @@ public final class ImageCache: ImageCaching {
     /// or nil; an entry that does not decode is removed. Checks cancellation before the read
     /// and before the decode.
     private static func readAndDecode(_ key: String, disk: DiskCache, coders: ImageCoders, options: ImageDecodingOptions,
-                                      extended: Bool) async throws -> ImageCacheResult? {
+                                      context: ImageContext, extended: Bool) async throws -> ImageCacheResult? {
         try Task.checkCancellation()
         guard let entry = await disk.entry(forKey: key, includingData: true, includingExtendedData: extended),
               let data = entry.data else { return nil }
         try Task.checkCancellation()   // every caller left during the read: no decode
-        guard let image = try? coders.decode(data, options: options) else {
+        guard let image = try? coders.decode(data, options: options, context: context) else {
             // Truncated or not an image: the entry is useless, drop it.
             await disk.removeData(forKey: key)
             return nil
@@ -163,7 +163,7 @@ public final class ImageCache: ImageCaching {
     /// the same step (see `DiskCache.store(_:extendedData:forKey:)`): after a crash the entry
     /// has the data and metadata of one store, never a mix.
     public func store(_ image: Image?, data: Data?, extendedData: Data?, forKey key: String,
-                      to destination: ImageCacheType) async throws {
+                      to destination: ImageCacheType, context: ImageContext) async throws {
         if key.isEmpty { return }
         if destination.includesMemory, config.shouldCacheImagesInMemory, let image {
             await memory.setImage(image, forKey: key)

@@ -64,6 +64,10 @@ public struct ImageCacheQuery: Sendable {
     /// validators that `.refreshCached` sends).
     public var includingExtendedData: Bool
 
+    /// The call's context, merged over the manager's defaults (custom `ImageContextKey` values
+    /// included), for a cache of the program's own; empty when no manager made the query.
+    public var context = ImageContext()
+
     /// Whether concurrent queries of one key may share one disk read and decode (the default).
     /// The manager turns it off for its loads: its work already shares every caller of a key,
     /// so the read runs in the work's own task instead of a shared one.

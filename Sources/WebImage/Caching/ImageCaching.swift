@@ -15,9 +15,12 @@ public protocol ImageCaching: Sendable {
     func image(forKey key: String, query: ImageCacheQuery) async -> ImageCacheResult?
     /// Stores `image` and/or its encoded `data` under `key` in `destination`, with the entry's
     /// `extendedData` (the manager keeps HTTP validators there): a cache that can should make
-    /// the two appear together. For the disk, missing data is encoded from the image.
+    /// the two appear together. For the disk, missing data is encoded from the image. `context`
+    /// is the storing call's (custom `ImageContextKey` values included), empty when no manager
+    /// stores.
     /// - Throws: `ImageError.cacheWriteFailed` or `ImageError.encodingFailed` for the disk part.
-    func store(_ image: Image?, data: Data?, extendedData: Data?, forKey key: String, to destination: ImageCacheType) async throws
+    func store(_ image: Image?, data: Data?, extendedData: Data?, forKey key: String, to destination: ImageCacheType,
+               context: ImageContext) async throws
     /// Removes the entry for `key` from `scope`.
     func removeImage(forKey key: String, from scope: ImageCacheType) async
     /// Where an entry for `key` exists, within `scope`.
@@ -73,10 +76,12 @@ extension ImageCaching {
         await image(forKey: key, query: ImageCacheQuery(scope: scope, options: options, includingData: includingData))
     }
 
-    /// Stores `image` and/or its encoded `data` under `key` in `destination`, without extended data.
-    /// - Throws: as `store(_:data:extendedData:forKey:to:)`.
-    public func store(_ image: Image?, data: Data?, forKey key: String, to destination: ImageCacheType = .all) async throws {
-        try await store(image, data: data, extendedData: nil, forKey: key, to: destination)
+    /// Stores `image` and/or its encoded `data` under `key` in `destination`, with no extended
+    /// data unless given, and no context.
+    /// - Throws: as `store(_:data:extendedData:forKey:to:context:)`.
+    public func store(_ image: Image?, data: Data?, extendedData: Data? = nil, forKey key: String,
+                      to destination: ImageCacheType = .all) async throws {
+        try await store(image, data: data, extendedData: extendedData, forKey: key, to: destination, context: ImageContext())
     }
 
     /// Caches without metadata support keep none.

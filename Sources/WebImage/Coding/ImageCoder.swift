@@ -20,9 +20,27 @@ public protocol ImageCoder: Sendable {
     /// A decoder that takes the data in pieces as it arrives (progressive loading), or nil if
     /// this coder cannot decode incrementally.
     func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)?
+    /// Decodes `data` for a call whose context is `context` (custom `ImageContextKey` values
+    /// included), as SDWebImage hands its coders the `SDWebImageContext`. The default ignores
+    /// the context and calls `decode(_:options:)`.
+    /// - Throws: as `decode(_:options:)`.
+    func decode(_ data: Data, options: ImageDecodingOptions, context: ImageContext) throws -> Image
+    /// An incremental decoder for a call whose context is `context`. The default ignores the
+    /// context and calls `makeIncrementalDecoder(options:)`.
+    func makeIncrementalDecoder(options: ImageDecodingOptions, context: ImageContext) -> (any IncrementalImageDecoder)?
 }
 
 extension ImageCoder {
     /// No incremental decoding unless a coder provides it.
     public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? { nil }
+
+    /// Decodes without looking at the context.
+    public func decode(_ data: Data, options: ImageDecodingOptions, context: ImageContext) throws -> Image {
+        try decode(data, options: options)
+    }
+
+    /// An incremental decoder made without looking at the context.
+    public func makeIncrementalDecoder(options: ImageDecodingOptions, context: ImageContext) -> (any IncrementalImageDecoder)? {
+        makeIncrementalDecoder(options: options)
+    }
 }

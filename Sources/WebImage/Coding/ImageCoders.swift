@@ -36,11 +36,18 @@ public final class ImageCoders: Sendable {
     /// Decodes `data` with the first coder that accepts it.
     /// - Throws: `ImageError.emptyData`, `ImageError.unsupportedFormat`, or the coder's error.
     public func decode(_ data: Data, options: ImageDecodingOptions = .init()) throws -> Image {
+        try decode(data, options: options, context: ImageContext())
+    }
+
+    /// Decodes `data` with the first coder that accepts it, for a call whose context is
+    /// `context` (passed on to the coder).
+    /// - Throws: `ImageError.emptyData`, `ImageError.unsupportedFormat`, or the coder's error.
+    public func decode(_ data: Data, options: ImageDecodingOptions, context: ImageContext) throws -> Image {
         guard !data.isEmpty else { throw ImageError.emptyData }
         guard let coder = all.first(where: { $0.canDecode(data) }) else {
             throw ImageError.unsupportedFormat(ImageFormat(sniffing: data))
         }
-        return try coder.decode(data, options: options)
+        return try coder.decode(data, options: options, context: context)
     }
 
     /// Encodes `image` as `format` with the first coder that can.
@@ -54,8 +61,8 @@ public final class ImageCoders: Sendable {
 
     /// An incremental decoder for data that starts with `prefix` (at least the first 12 bytes),
     /// or nil when no coder recognises it or can decode it incrementally.
-    public func makeIncrementalDecoder(for prefix: Data, options: ImageDecodingOptions = .init())
+    public func makeIncrementalDecoder(for prefix: Data, options: ImageDecodingOptions = .init(), context: ImageContext = .init())
         -> (any IncrementalImageDecoder)? {
-        all.first(where: { $0.canDecode(prefix) })?.makeIncrementalDecoder(options: options)
+        all.first(where: { $0.canDecode(prefix) })?.makeIncrementalDecoder(options: options, context: context)
     }
 }

@@ -71,6 +71,10 @@ public struct ImageLoaderRequest: Sendable {
     /// Turns the downloaded bytes into image bytes; replaces the loader's own decryptor. Every
     /// built-in loader applies it (HTTP, file and data URLs), as SDWebImage's context decryptor.
     public var decryptor: Decryptor?
+    /// The call's context, merged over the manager's defaults (custom `ImageContextKey` values
+    /// included), for a loader of the program's own, as SDWebImage hands its loaders the
+    /// `SDWebImageContext`. Empty when the request was not made by a manager.
+    public var context = ImageContext()
     /// The manager's backlog of bodies waiting for a decode: `HTTPImageLoader` holds this
     /// transfer in its queue while it has no room (set by the manager).
     var backlog: BacklogGate?

@@ -119,8 +119,9 @@ extension ImageManager {
     func queryMemory(_ request: LoadRequest) async -> ImageResult? {
         guard let key = request.cacheKey else { return nil }
         let wantsData = request.options.contains(.queryMemoryData)
-        let query = ImageCacheQuery(scope: wantsData ? request.queryType : .memory, options: request.decodeOptions,
+        var query = ImageCacheQuery(scope: wantsData ? request.queryType : .memory, options: request.decodeOptions,
                                     includingData: wantsData, storeType: request.memoryStoreType)
+        query.context = request.context
         guard var hit = await request.cache.image(forKey: key, query: query) else { return nil }
         if request.options.contains(.retryFailed) { failedURLs.remove(request.url) }
         hit.image = hit.image.matching(request.decodeOptions)

@@ -2,16 +2,17 @@ import Foundation
 
 /// Stage 4, decoding: when the load was progressive, the incremental decoder's image from the
 /// state it reached with every byte (a JPEG is not decoded again; its error, if any, is the
-/// load's); else the context's coder or the registry. Then the thumbnail box.
+/// load's); else the context's coder or the registry, each given the call's context. Then the
+/// thumbnail box.
 extension ImagePipeline {
     func decode(_ data: Data, request: LoadRequest, coders: ImageCoders, incremental: (any IncrementalImageDecoder)?) throws -> Image {
         let image: Image
         if let incremental {
             image = try incremental.finish()
         } else if let coder = request.coder, coder.canDecode(data) {
-            image = try coder.decode(data, options: request.decodeOptions)
+            image = try coder.decode(data, options: request.decodeOptions, context: request.context)
         } else {
-            image = try coders.decode(data, options: request.decodeOptions)
+            image = try coders.decode(data, options: request.decodeOptions, context: request.context)
         }
         return try thumbnail(image, request: request)
     }

@@ -20,6 +20,13 @@ public struct ImageContext: Sendable {
         get { storage?.fields.transformer }
         set { mutate { $0.transformer = newValue } }
     }
+    /// False: this call applies no transformer, not even the one the manager was configured
+    /// with (SDWebImage's `NSNull` transformer in the context); its image is the one cached
+    /// under the untransformed key. Nil or true: `transformer`, else the manager's.
+    public var usesTransformer: Bool? {
+        get { storage?.fields.usesTransformer }
+        set { mutate { $0.usesTransformer = newValue } }
+    }
     /// Decode at most this size (a thumbnail); becomes part of the cache key.
     public var thumbnailPixelSize: PixelSize? {
         get { storage?.fields.thumbnailPixelSize }
@@ -211,6 +218,7 @@ public struct ImageContext: Sendable {
         guard let base = defaults.storage?.fields else { return self }
         var result = mine
         result.transformer = mine.transformer ?? base.transformer
+        result.usesTransformer = mine.usesTransformer ?? base.usesTransformer
         result.thumbnailPixelSize = mine.thumbnailPixelSize ?? base.thumbnailPixelSize
         result.fillPixelSize = mine.fillPixelSize ?? base.fillPixelSize
         result.preserveAspectRatio = mine.preserveAspectRatio ?? base.preserveAspectRatio
@@ -263,6 +271,7 @@ public struct ImageContext: Sendable {
     /// The fields themselves.
     private struct Fields: Sendable {
         var transformer: (any ImageTransformer)?
+        var usesTransformer: Bool?
         var thumbnailPixelSize: PixelSize?
         var fillPixelSize: PixelSize?
         var preserveAspectRatio: Bool?
@@ -292,7 +301,7 @@ public struct ImageContext: Sendable {
         var custom: [ObjectIdentifier: any Sendable] = [:]
 
         var isEmpty: Bool {
-            transformer == nil && thumbnailPixelSize == nil && fillPixelSize == nil && preserveAspectRatio == nil
+            transformer == nil && usesTransformer == nil && thumbnailPixelSize == nil && fillPixelSize == nil && preserveAspectRatio == nil
                 && imageScaleFactor == nil && scaleDownLimitBytes == nil && decodePixelLimit == nil && colorSpace == nil && queryCacheType == nil
                 && storeCacheType == nil && originalQueryCacheType == nil && originalStoreCacheType == nil
                 && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && asyncRequestModifier == nil

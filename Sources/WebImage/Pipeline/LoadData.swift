@@ -102,7 +102,7 @@ extension ImagePipeline {
         let (cache, data) = (request.cache, download.data)
         let stored = CacheValidators(headers: download.response.headers)?.stored
         let write: @Sendable () async -> Void = {
-            do { try await cache.store(nil, data: data, extendedData: stored, forKey: key, to: .disk) } catch {
+            do { try await cache.store(nil, data: data, extendedData: stored, forKey: key, to: .disk, context: request.context) } catch {
                 ImagePipeline.logger.warning("[WebImage] could not cache \(request.urlString) on disk: \(error)")
             }
         }

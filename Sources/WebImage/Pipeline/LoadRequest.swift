@@ -77,7 +77,7 @@ final class LoadRequest: Sendable {
             originalQueryType = context.originalQueryCacheType ?? LoadDefaults.originalQueryCacheType
             originalStoreType = context.originalStoreCacheType ?? LoadDefaults.originalStoreCacheType
             keyFilter = context.cacheKeyFilter
-            transformer = context.transformer
+            transformer = context.usesTransformer == false ? nil : context.transformer
             transformerKey = transformer?.key
             thumbnailSize = context.thumbnailPixelSize
             thumbnail = thumbnailSize.flatMap { $0.width > 0 && $0.height > 0 ? $0 : nil }
@@ -236,6 +236,7 @@ final class LoadRequest: Sendable {
         request.asyncRequestModifier = context.asyncRequestModifier
         request.responseModifier = context.responseModifier
         request.decryptor = context.decryptor
+        request.context = context
         if let validators {
             request.acceptsNotModified = true
             if let etag = validators.etag { request.headers["If-None-Match"] = etag }

@@ -15,8 +15,11 @@ struct Previewer {
     private let options: ImageDecodingOptions
     private let coder: (any ImageCoder)?
     private let coders: ImageCoders
+    /// The call's context, handed to the coder.
+    private let context: ImageContext
 
     init(request: LoadRequest, coders: ImageCoders) {
+        context = request.context
         interval = request.previewInterval
         options = request.decodeOptions
         coder = request.coder
@@ -38,9 +41,9 @@ struct Previewer {
             prefix.append(chunk)
             guard prefix.count >= 16 else { return nil }
             if let coder, coder.canDecode(prefix) {
-                decoder = coder.makeIncrementalDecoder(options: options)
+                decoder = coder.makeIncrementalDecoder(options: options, context: context)
             } else {
-                decoder = coders.makeIncrementalDecoder(for: prefix, options: options)
+                decoder = coders.makeIncrementalDecoder(for: prefix, options: options, context: context)
             }
             guard let decoder else {
                 failed = true

@@ -51,8 +51,9 @@ extension ImagePipeline {
         await pendingStores.wait(forKey: originalKey)
         // Through the cache's shared queries: works of other sizes or transformers of the same
         // original read and decode it once.
-        guard let hit = await request.cache.image(forKey: originalKey, query: ImageCacheQuery(
-            scope: request.originalQueryType, options: options, storeType: request.originalStoreType)) else { return nil }
+        var query = ImageCacheQuery(scope: request.originalQueryType, options: options, storeType: request.originalStoreType)
+        query.context = request.context
+        guard let hit = await request.cache.image(forKey: originalKey, query: query) else { return nil }
         try Task.checkCancellation()
         let image = try transform(thumbnail(hit.image, request: request), request: request)
         _ = await storeInMemory(request, image: image)
@@ -69,6 +70,7 @@ extension ImagePipeline {
     private func queryCache(_ request: LoadRequest, key: String, query: ImageCacheQuery) async -> ImageCacheResult? {
         var query = query
         query.sharesConcurrentReads = false
+        query.context = request.context
         return await request.cache.image(forKey: key, query: query)
     }
 }

@@ -11,7 +11,7 @@ extension ImagePipeline {
         guard let key = request.cacheKey, request.memoryStoreType.includesMemory else { return false }
         if request.settings.hasSynchronousMemory { return request.cache.storeInMemoryNow(image, forKey: key) }
         do {
-            try await request.cache.store(image, data: nil, forKey: key, to: .memory)
+            try await request.cache.store(image, data: nil, extendedData: nil, forKey: key, to: .memory, context: request.context)
             return true
         } catch {
             ImagePipeline.logger.warning("could not cache \(request.urlString) in memory: \(error)")
@@ -52,7 +52,8 @@ extension ImagePipeline {
             do {
                 if storesOriginal, let originalKey, originalDestination != .none {
                     // The full-size original: its data for the disk; its image for memory only when not a thumbnail.
-                    try await cache.store(originalImage, data: data, forKey: originalKey, to: originalDestination)
+                    try await cache.store(originalImage, data: data, extendedData: nil, forKey: originalKey, to: originalDestination,
+                                          context: request.context)
                 }
                 guard storeType.includesDisk else { return nil }
                 var bytes: Data? = derived ? nil : data
@@ -61,7 +62,8 @@ extension ImagePipeline {
                     guard bytes != nil else { return nil }   // nil stores nothing, by design
                 }
                 // The validators are written with the data, in one step.
-                try await cache.store(encodedImage, data: bytes, extendedData: derived ? nil : validators?.stored, forKey: key, to: .disk)
+                try await cache.store(encodedImage, data: bytes, extendedData: derived ? nil : validators?.stored, forKey: key, to: .disk,
+                                      context: request.context)
                 return nil
             } catch {
                 ImagePipeline.logger.warning("could not cache \(url.absoluteString) on disk: \(error)")

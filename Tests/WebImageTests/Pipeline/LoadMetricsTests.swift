@@ -96,3 +96,23 @@ import Testing
         #expect(Set(LoadMetrics.errorKinds).count == LoadMetrics.errorKinds.count)
     }
 }
+
+extension LoadMetricsTests {
+    /// `data(for:)` is counted as the image calls are: by source, and its failures by kind.
+    @Test func dataLoadsAreCountedBySource() async throws {
+        _ = Self.backend
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        h.server.route("/missing.png", .respond(status: 404, body: Data()))
+        let loads = "webimage_loads_total"
+        let before = (network: total(loads, [("source", "network")]), disk: total(loads, [("source", "disk")]),
+                      failed: total(loads, [("source", "error"), ("error", "bad_status")]))
+        _ = try await h.manager.data(for: h.url("/a.png"), options: .waitStoreCache)   // network
+        _ = try await h.manager.data(for: h.url("/a.png"))                              // disk
+        await #expect(throws: ImageError.self) { try await h.manager.data(for: h.url("/missing.png")) }
+        #expect(total(loads, [("source", "network")]) - before.network == 1)
+        #expect(total(loads, [("source", "disk")]) - before.disk == 1)
+        #expect(total(loads, [("source", "error"), ("error", "bad_status")]) - before.failed == 1)
+        await h.finish()
+    }
+}

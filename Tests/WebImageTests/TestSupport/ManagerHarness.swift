@@ -115,12 +115,13 @@ final class InstrumentedCache: ImageCaching {
         return await base.image(forKey: key, query: query)
     }
 
-    func store(_ image: Image?, data: Data?, extendedData: Data?, forKey key: String, to destination: ImageCacheType) async throws {
+    func store(_ image: Image?, data: Data?, extendedData: Data?, forKey key: String, to destination: ImageCacheType,
+                      context: ImageContext) async throws {
         calls.withLock { $0.stores += 1 }
         if storeDelay > .zero, destination.includesDisk { try? await Task.sleep(for: storeDelay) }
         if memoryStoreDelay > .zero, destination == .memory { try? await Task.sleep(for: memoryStoreDelay) }
         if failsStores { throw ImageError.cacheWriteFailed(path: "/full", reason: "No space left on device") }
-        try await base.store(image, data: data, extendedData: extendedData, forKey: key, to: destination)
+        try await base.store(image, data: data, extendedData: extendedData, forKey: key, to: destination, context: context)
     }
 
     func extendedData(forKey key: String) async -> Data? { await base.extendedData(forKey: key) }
