@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 let package = Package(
@@ -55,6 +55,9 @@ let package = Package(
             dependencies: ["CSystemCodecs"],
             linkerSettings: ["png16", "jpeg", "webp", "webpdemux", "webpmux", "gif", "z", "crypto", "lcms2"].map { .linkedLibrary($0) }
         ),
+        // The OS calls (extended attributes, birth time, thread names, glibc's allocator): a shim
+        // of their own, apart from the codecs.
+        .target(name: "CWebImageSystem"),
         // libcurl as a system module (used by the HTTP loader).
         .systemLibrary(
             name: "CCurl",
@@ -64,7 +67,7 @@ let package = Package(
         .target(
             name: "WebImage",
             dependencies: [
-                "CWebImageCodecs", "CCurl",
+                "CWebImageCodecs", "CWebImageSystem", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
@@ -107,7 +110,7 @@ let package = Package(
         .target(
             name: "WebImageServer",
             dependencies: [
-                "WebImage", "WebImageMemcached", "CWebImageCodecs",
+                "WebImage", "WebImageMemcached", "CWebImageCodecs", "CWebImageSystem",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

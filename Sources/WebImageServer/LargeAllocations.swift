@@ -1,4 +1,4 @@
-import CWebImageCodecs
+import CWebImageSystem
 
 extension ImageServer {
     /// Makes glibc give every allocation of `bytes` or more a mapping of its own, returned to the

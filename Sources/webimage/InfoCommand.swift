@@ -138,10 +138,13 @@ enum InputFile {
         var data = Data(capacity: max(0, Int(info.st_size)))
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw failure(errno)
+            let read = chunk.withUnsafeMutableBytes { raw in
+                Result { () throws(SystemCallError) in try systemCall("read") { Foundation.read(fd, raw.baseAddress, raw.count) } }
+            }
+            let count: Int
+            switch read {
+            case .success(let n): count = n
+            case .failure(let error): throw failure(error.code)
             }
             if count == 0 { return data }
             data.append(contentsOf: chunk[0..<count])

@@ -1,4 +1,5 @@
 import Foundation
+import WebImage
 
 /// Writing an output the way curl and ImageMagick users expect: `-` is standard output, a
 /// device or pipe (`/dev/null`) is written in place, and a regular file is written atomically
@@ -70,12 +71,11 @@ enum OutputFile {
         data.withUnsafeBytes { raw -> Int32 in
             var offset = 0
             while offset < raw.count {
-                let written = Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return errno
+                do throws(SystemCallError) {
+                    offset += try systemCall("write") { Foundation.write(fd, raw.baseAddress! + offset, raw.count - offset) }
+                } catch {
+                    return error.code
                 }
-                offset += written
             }
             return 0
         }

@@ -210,22 +210,6 @@ int wi_gif_encoder_add(wi_gif_encoder *encoder, const uint8_t *rgba, uint32_t de
 int wi_gif_encoder_finish(wi_gif_encoder *encoder, wi_buffer *out);
 void wi_gif_encoder_destroy(wi_gif_encoder *encoder);
 
-// ---- Extended attributes (for the disk cache's extended data)
-/// 0 on success, else the errno (ENOTSUP where the file system has no user xattrs).
-int wi_xattr_set(const char *path, const char *name, const void *value, size_t size);
-/// The attribute's size (value NULL) or bytes read; -1 when absent or unsupported.
-/// The same on an open file (a temporary file before it is renamed into place).
-int wi_xattr_fset(int fd, const char *name, const void *value, size_t size);
-long wi_xattr_get(const char *path, const char *name, void *value, size_t size);
-void wi_xattr_remove(const char *path, const char *name);
-
-/// Names the calling thread for the system (at most 15 bytes are kept). 0 or the errno.
-int wi_thread_set_name(const char *name);
-
-/// The birth time of `name` in the folder `dirfd` (AT_FDCWD: a path), by statx; 0 on success,
-/// else the errno (ENOTSUP where the file system does not record it).
-int wi_file_birth_time(int dirfd, const char *name, int64_t *seconds, uint32_t *nanoseconds);
-
 // ---- Digests (OpenSSL libcrypto) ----
 
 /// MD5 of `size` bytes into `out`; WI_OK, or WI_ERR_ARGUMENT when libcrypto refuses.
@@ -250,15 +234,6 @@ void wi_clear_rect(uint8_t *canvas, uint32_t canvas_width, uint32_t canvas_heigh
 /// unless `opaque` (every alpha 255). WI_OK, WI_ERR_ARGUMENT or WI_ERR_NO_MEMORY.
 int wi_area_downscale(const uint8_t *src, uint32_t width, uint32_t height, int opaque,
                       uint8_t *dst, uint32_t target_width, uint32_t target_height);
-
-/// Allocations of `bytes` or more get their own mapping, returned to the system when freed
-/// (mallopt M_MMAP_THRESHOLD; fixing it also stops glibc from raising it). 1 on success.
-int wi_set_mmap_threshold(size_t bytes);
-/// Starts (once per process) a thread that, every `interval_ms`, calls malloc_trim(0) when glibc's
-/// heaps hold more than `slack_bytes` free: those pages go back to the system. 1 when started
-/// (or already running).
-int wi_start_heap_trimmer(unsigned interval_ms, size_t slack_bytes);
-
 
 // MARK: - Colour conversion (lcms2)
 

@@ -1,4 +1,4 @@
-import CWebImageCodecs
+import CWebImageSystem
 import Foundation
 #if canImport(Glibc)
 import Glibc

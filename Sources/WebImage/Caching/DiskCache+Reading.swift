@@ -74,9 +74,9 @@ extension DiskCache {
         let complete = data.withUnsafeMutableBytes { raw -> Bool in
             var offset = 0
             while offset < raw.count {
-                let n = Glibc.read(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return false }
+                guard let n = try? systemCall("read", { Glibc.read(fd, raw.baseAddress! + offset, raw.count - offset) }), n > 0 else {
+                    return false
+                }
                 offset += n
             }
             return true

@@ -1,4 +1,4 @@
-import CWebImageCodecs
+import CWebImageSystem
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -73,13 +73,12 @@ extension DiskCache {
         data.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
-                let written = write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failedWith = errno
+                do throws(SystemCallError) {
+                    offset += try systemCall("write") { write(fd, raw.baseAddress! + offset, raw.count - offset) }
+                } catch {
+                    failedWith = error.code
                     return
                 }
-                offset += written
             }
         }
         // The extended data goes on before the rename, so that it appears with the data.

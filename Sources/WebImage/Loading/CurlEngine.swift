@@ -1,5 +1,5 @@
 import CCurl
-import CWebImageCodecs
+import CWebImageSystem
 import Foundation
 import Synchronization
 

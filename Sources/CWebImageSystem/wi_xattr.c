@@ -1,4 +1,4 @@
-#include "wi_codecs.h"
+#include "wi_system.h"
 #include <sys/xattr.h>
 #include <errno.h>
 

@@ -1,6 +1,6 @@
 // A file's birth (creation) time through statx(2): plain stat(2) has no field for it on Linux.
 #define _GNU_SOURCE
-#include "wi_codecs.h"
+#include "wi_system.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 // glibc's allocator tuning for long-running servers: a fixed mmap threshold.
-#include "wi_codecs.h"
+#include "wi_system.h"
 #include <malloc.h>
 
 int wi_set_mmap_threshold(size_t bytes) {

@@ -1,6 +1,6 @@
 // The calling thread's name as the system shows it (top -H, perf, /proc): prctl, since glibc
 // declares pthread_setname_np only under _GNU_SOURCE, which Swift's Glibc module does not set.
-#include "wi_codecs.h"
+#include "wi_system.h"
 #include <sys/prctl.h>
 #include <errno.h>
 
