@@ -84,7 +84,7 @@ public final class ImageCache: ImageCaching {
     /// What memory pressure empties: `memory` (SDWebImage's reaction to a memory warning) and
     /// the recycled pixel buffers.
     static func relieveMemoryPressure(_ memory: MemoryCache) async {
-        await memory.handleMemoryPressure()
+        memory.handleMemoryPressure()
         PixelBufferPool.drain()
     }
 
@@ -98,7 +98,7 @@ public final class ImageCache: ImageCaching {
     public func image(forKey key: String, query: ImageCacheQuery) async -> ImageCacheResult? {
         if key.isEmpty { return nil }
         let scope = query.scope, options = query.options
-        if scope.includesMemory, let stored = memory.cachedImage(forKey: key) {
+        if scope.includesMemory, let stored = memory.image(forKey: key) {
             let image = stored.matching(options)
             let wantsData = query.includingData && scope.includesDisk
             // The hot path: a memory hit that needs nothing from the disk.
@@ -117,7 +117,7 @@ public final class ImageCache: ImageCaching {
             hit = try? await ImageCache.readAndDecode(key, disk: disk, coders: coders, options: options, context: context, extended: extended)
         }
         // Promotion is each query's own decision (concurrent queries share the read and decode).
-        if let hit, config.shouldCacheImagesInMemory, query.storeType.includesMemory { await memory.setImage(hit.image, forKey: key) }
+        if let hit, config.shouldCacheImagesInMemory, query.storeType.includesMemory { memory.setImage(hit.image, forKey: key) }
         return hit
     }
 
@@ -148,14 +148,14 @@ public final class ImageCache: ImageCaching {
     /// disk (SDWebImage's `imageFromMemoryCacheForKey:`, Kingfisher's
     /// `retrieveImageInMemoryCache`); nil when it is not there.
     public func cachedImage(forKey key: String) -> Image? {
-        key.isEmpty ? nil : memory.cachedImage(forKey: key)
+        key.isEmpty ? nil : memory.image(forKey: key)
     }
 
     /// Puts `image` into the memory layer at once (no suspension), as a store to `.memory`
     /// would; false when the configuration keeps nothing in memory or the key is empty.
     public func storeInMemoryNow(_ image: Image, forKey key: String) -> Bool {
         guard !key.isEmpty, config.shouldCacheImagesInMemory else { return false }
-        memory.insertImage(image, forKey: key)
+        memory.setImage(image, forKey: key)
         return true
     }
 
@@ -166,7 +166,7 @@ public final class ImageCache: ImageCaching {
                       to destination: ImageCacheType, context: ImageContext) async throws {
         if key.isEmpty { return }
         if destination.includesMemory, config.shouldCacheImagesInMemory, let image {
-            await memory.setImage(image, forKey: key)
+            memory.setImage(image, forKey: key)
         }
         guard destination.includesDisk else { return }
         let bytes: Data
@@ -195,18 +195,18 @@ public final class ImageCache: ImageCaching {
     }
 
     public func removeImage(forKey key: String, from scope: ImageCacheType = .all) async {
-        if scope.includesMemory { await memory.removeImage(forKey: key) }
+        if scope.includesMemory { memory.removeImage(forKey: key) }
         if scope.includesDisk { await disk.removeData(forKey: key) }
     }
 
     public func containsImage(forKey key: String, in scope: ImageCacheType = .all) async -> ImageCacheType {
-        let inMemory = scope.includesMemory ? await memory.contains(key) : false
+        let inMemory = scope.includesMemory ? memory.contains(key) : false
         let onDisk = scope.includesDisk ? await disk.contains(key) : false
         return ImageCacheType(memory: inMemory, disk: onDisk)
     }
 
     public func clear(_ scope: ImageCacheType) async {
-        if scope.includesMemory { await memory.removeAll() }
+        if scope.includesMemory { memory.removeAll() }
         if scope.includesDisk { await disk.removeAll() }
     }
 

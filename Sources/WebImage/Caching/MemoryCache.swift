@@ -3,13 +3,14 @@ import Synchronization
 
 /// Decoded images in memory with least-recently-used eviction (SDWebImage's `SDMemoryCache`).
 ///
-/// An actor: every public call is one hop to its executor (tens of nanoseconds when
-/// uncontended). The entries themselves are under a lock, so that the manager's memory hit
-/// reads them without that hop (a third of a hit's time went to the hop and back). Lookups,
-/// inserts and evictions are O(1). With the weak cache on (the default), an image
-/// evicted while a caller still holds it is found again and put back, as SDWebImage's
-/// `shouldUseWeakMemoryCache` does.
-public actor MemoryCache {
+/// One synchronisation: the entries are under a lock, and every call (look-up, store,
+/// eviction) takes it once, from any thread, without suspending. It was an actor whose state
+/// was also under this lock, so that the manager's memory hit could skip the actor's hop; the
+/// hop bought nothing the lock did not already give (see DocC "Architecture" for the
+/// measurement). Lookups, inserts and evictions are O(1). With the weak cache on (the default),
+/// an image evicted while a caller still holds it is found again and put back, as
+/// SDWebImage's `shouldUseWeakMemoryCache` does.
+public final class MemoryCache: Sendable {
     /// Limits and policies. Every default is the one in DESIGN.md.
     public struct Configuration: Sendable {
         /// Total cost (bytes of decoded pixels) kept; 15 % of the memory this process may use
@@ -134,7 +135,7 @@ public actor MemoryCache {
     public var totalCost: Int { state.withLock { $0.totalCost } }
 
     /// A memory cache with `configuration`.
-    public init(configuration: Configuration = .init()) {
+    public convenience init(configuration: Configuration = .init()) {
         self.init(configuration: configuration, metricsName: nil)
     }
 
@@ -146,7 +147,7 @@ public actor MemoryCache {
     }
 
     /// Runs `body` on the state under the lock, then reports the total cost when it changed.
-    private nonisolated func update<T: Sendable>(_ body: @Sendable (inout State) -> T) -> T {
+    private func update<T: Sendable>(_ body: @Sendable (inout State) -> T) -> T {
         let (result, cost, changed) = state.withLock { state -> (T, Int, Bool) in
             let before = state.totalCost
             let result = body(&state)
@@ -161,10 +162,7 @@ public actor MemoryCache {
 
     /// The image for `key`, or nil. A hit becomes the most recently used entry. An empty key
     /// never matches (as in SDWebImage, an empty key is not a key).
-    public func image(forKey key: String) -> Image? { cachedImage(forKey: key) }
-
-    /// `image(forKey:)` without the hop to the actor: the manager's memory hit.
-    nonisolated func cachedImage(forKey key: String) -> Image? {
+    public func image(forKey key: String) -> Image? {
         if key.isEmpty { return nil }
         return update { $0.image(forKey: key) }
     }
@@ -182,12 +180,6 @@ public actor MemoryCache {
     /// limits. `cost` defaults to the image's `memoryCost`; an entry over the per-entry limit is
     /// not kept (any older entry for the key is removed). An empty key stores nothing.
     public func setImage(_ image: Image, forKey key: String, cost: Int? = nil) {
-        insertImage(image, forKey: key, cost: cost)
-    }
-
-    /// `setImage(_:forKey:cost:)` without the hop to the actor: the manager's store of a
-    /// loaded image, done before its callers are resumed.
-    nonisolated func insertImage(_ image: Image, forKey key: String, cost: Int? = nil) {
         if key.isEmpty { return }
         let cost = cost ?? image.memoryCost
         update { $0.insert(image, forKey: key, cost: cost) }

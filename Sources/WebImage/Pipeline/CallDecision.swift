@@ -46,8 +46,6 @@ extension ImageManager {
     /// answered off the manager's template (`PlainCalls`) before it builds a request: a memory
     /// hit by URL, or the work in flight found by the URL's alias key; otherwise, as every call,
     /// it builds its request and asks memory, then the in-flight table.
-    /// Not inlined: its temporaries would enlarge the frame of every waiting caller.
-    @inline(never)
     func decide(_ url: URL, options: ImageOptions, context: ImageContext,
                 onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
         try Task.checkCancellation()

@@ -58,8 +58,7 @@ extension ImageManager {
     }
 
     /// Waits for what `decision` joined or starts: the work's result, or a memory hit asked by
-    /// suspending. Not inlined: the pipeline's state stays out of a joining caller's frame.
-    @inline(never)
+    /// suspending.
     func wait(_ decision: CallDecision, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
         switch decision {
         case .join(let work, let id, _):
@@ -128,7 +127,6 @@ extension ImageManager {
 
     /// A call that waited succeeded, from `source`: a success with `.retryFailed` takes the URL
     /// off the failed list; the counts and the lifecycle watchers are told.
-    @inline(never)
     func settled(_ request: LoadRequest, source: ImageCacheType) {
         if request.options.contains(.retryFailed) { failedURLs.remove(request.url) }
         succeeded(request.url, source)
@@ -137,7 +135,6 @@ extension ImageManager {
     /// A call that waited failed with `error`: a permanent failure blacklists the URL (unless
     /// the call retries failed URLs); the counts and the lifecycle watchers are told. Returns
     /// the error to throw.
-    @inline(never)
     func failed(_ request: LoadRequest, _ error: any Error) -> any Error {
         let block = configuration.shouldBlockFailedURL?(request.url, error) ?? ImageManager.isPermanentFailure(error)
         if block, !request.options.contains(.retryFailed) { failedURLs.insert(request.url) }
@@ -146,14 +143,12 @@ extension ImageManager {
     }
 
     /// Counts a finished call and tells the lifecycle watchers.
-    @inline(never)
     func succeeded(_ url: URL, _ source: ImageCacheType) {
         pipeline.metrics.loaded(from: source)
         pipeline.events.send(.loadFinished(url, source: source))
     }
 
     /// Counts a failed call and tells the lifecycle watchers.
-    @inline(never)
     func failed(_ url: URL, _ error: any Error) {
         pipeline.metrics.failed(error)
         pipeline.events.send(.loadFailed(url, error: error))

@@ -6,20 +6,25 @@ import Tracing
 /// The shared part of a load, after the memory cache missed: disk cache, download, decode,
 /// transform, store. Runs once per work key however many callers wait for it.
 ///
-/// One file per stage, in the order a load runs them:
+/// One route, drawn in the order a call runs it (one file per step):
 ///
-///     caller ── ImageManager.image(for:) ── admit (synchronous: keys, join a work in flight)
-///        │
-///        ├─ 1. QueryMemory   memory cache, by the caller itself ──────────────▶ hit: return
-///        │
-///        └─▶ shared work (SharedWork, one per WorkKey ⊃ DecodeKey ⊃ DownloadKey, from the LoadRequest;
-///               its task starts when LoadAdmission admits it, at most maximumConcurrentLoads at once)
-///               2. QueryDisk    disk cache (or the cached original of a derived image) ─▶ hit
-///               3. FetchData    shared transfer (one per DownloadKey) ─▶ progress, previews
-///               4. Decode       incremental decoder's image, or a full decode; thumbnail box
-///               5. Process      the transformer
-///               ── deliver to every caller ──   (decodeSlots: one per core, decode to delivery)
-///               6. Store        memory now, disk in the background (PendingStores)
+///     caller ── image(for:) · result(for:) · events(for:) ── perform (CallWait)
+///        ├─ decide (CallDecision, synchronous): cancellation, scheme, failed URLs;
+///        │    plain call: the manager's template request (PlainCalls), else the call's LoadRequest;
+///        │    memory hit ─▶ return │ work in flight (WorkKey, or a plain call's alias) ─▶ join
+///        │    the loader for the URL ─▶ run (or query: memory asked by suspending, then run)
+///        ├─ wait (CallWait, within the call's deadline) ─▶ the shared work below
+///        └─ bookkeeping (CallWait): failed-URL list, metrics, lifecycle events
+///     data(for:) (LoadData) ── the same checks, wait and bookkeeping; one work per DataKey
+///
+///     shared work (SharedWork, one per WorkKey ⊃ DownloadKey; its task starts when
+///     LoadAdmission admits it, at most maximumConcurrentLoads at once)
+///        2. QueryDisk    disk cache (or the cached original of a derived image) ─▶ hit
+///        3. FetchData    shared transfer (one per DownloadKey) ─▶ progress, previews
+///        4. Decode       incremental decoder's image, or a full decode; thumbnail box
+///        5. Process      the transformer
+///        6. Store        memory, callers resumed (decodeSlots: one per core, decode to
+///                        delivery), disk in the background (PendingStores)
 ///
 /// Cancellation is checked after every stage: when the last caller leaves, the work's task is
 /// cancelled and nothing after the current stage runs, nothing is stored.

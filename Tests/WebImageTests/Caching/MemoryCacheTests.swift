@@ -8,9 +8,9 @@ import Testing
 
     @Test func evictsLeastRecentlyUsedByCost() async {
         let cache = MemoryCache(configuration: .init(costLimit: 1000, maxEntryFraction: 1, usesWeakCache: false))
-        for key in ["a", "b", "c"] { await cache.setImage(image(), forKey: key, cost: 300) }
-        _ = await cache.image(forKey: "a")              // a becomes the most recent
-        await cache.setImage(image(), forKey: "d", cost: 300)
+        for key in ["a", "b", "c"] { cache.setImage(image(), forKey: key, cost: 300) }
+        _ = cache.image(forKey: "a")              // a becomes the most recent
+        cache.setImage(image(), forKey: "d", cost: 300)
         #expect(await cache.image(forKey: "b") == nil)  // the oldest went
         #expect(await cache.image(forKey: "a") != nil)
         #expect(await cache.totalCost == 900)
@@ -19,15 +19,15 @@ import Testing
 
     @Test func evictsByCount() async {
         let cache = MemoryCache(configuration: .init(costLimit: 1 << 30, countLimit: 2, usesWeakCache: false))
-        for key in ["a", "b", "c"] { await cache.setImage(image(), forKey: key) }
+        for key in ["a", "b", "c"] { cache.setImage(image(), forKey: key) }
         #expect(await cache.count == 2)
         #expect(await !cache.contains("a"))
     }
 
     @Test func entryOverTheFractionIsNotKept() async {
         let cache = MemoryCache(configuration: .init(costLimit: 10_000, usesWeakCache: false))
-        await cache.setImage(image(), forKey: "small", cost: 1000)
-        await cache.setImage(image(), forKey: "big", cost: 1001)   // over 10 %
+        cache.setImage(image(), forKey: "small", cost: 1000)
+        cache.setImage(image(), forKey: "big", cost: 1001)   // over 10 %
         #expect(await cache.contains("small"))
         #expect(await !cache.contains("big"))
         #expect(await cache.totalCost == 1000)
@@ -35,21 +35,21 @@ import Testing
 
     @Test func replacingAKeyKeepsTheCostRight() async {
         let cache = MemoryCache(configuration: .init(costLimit: 10_000, maxEntryFraction: 1))
-        await cache.setImage(image(), forKey: "a", cost: 100)
-        await cache.setImage(image(), forKey: "a", cost: 250)
+        cache.setImage(image(), forKey: "a", cost: 100)
+        cache.setImage(image(), forKey: "a", cost: 250)
         #expect(await cache.totalCost == 250)
         #expect(await cache.count == 1)
-        await cache.removeImage(forKey: "a")
+        cache.removeImage(forKey: "a")
         #expect(await cache.totalCost == 0)
     }
 
     @Test func weakCacheFindsEvictedImagesStillHeld() async {
         let cache = MemoryCache(configuration: .init(costLimit: 1000, maxEntryFraction: 1))
         let held = image()
-        await cache.setImage(held, forKey: "held", cost: 600)
-        await cache.setImage(image(), forKey: "dropped", cost: 600)    // evicts "held", and "dropped" has no owner
-        await cache.setImage(image(), forKey: "other", cost: 600)      // evicts "dropped"
-        let found = await cache.image(forKey: "held")
+        cache.setImage(held, forKey: "held", cost: 600)
+        cache.setImage(image(), forKey: "dropped", cost: 600)    // evicts "held", and "dropped" has no owner
+        cache.setImage(image(), forKey: "other", cost: 600)      // evicts "dropped"
+        let found = cache.image(forKey: "held")
         #expect(found?.bitmap == held.bitmap)
         #expect(await cache.image(forKey: "dropped") == nil)          // nobody held it
         withExtendedLifetime(held) {}
@@ -59,20 +59,20 @@ import Testing
     /// release of it down the runtime's slow path); it gets one when it is evicted.
     @Test func onlyEvictedImagesAreReferencedWeakly() async {
         let cache = MemoryCache(configuration: .init(costLimit: 1000, maxEntryFraction: 1))
-        for key in ["a", "b", "c"] { await cache.setImage(image(), forKey: key, cost: 300) }
+        for key in ["a", "b", "c"] { cache.setImage(image(), forKey: key, cost: 300) }
         #expect(await cache.weakEntryCount == 0)
-        await cache.setImage(image(), forKey: "d", cost: 300)   // evicts "a"
+        cache.setImage(image(), forKey: "d", cost: 300)   // evicts "a"
         #expect(await cache.weakEntryCount == 1)
-        await cache.setImage(image(), forKey: "a", cost: 100)   // back in the strong cache
+        cache.setImage(image(), forKey: "a", cost: 100)   // back in the strong cache
         #expect(await cache.weakEntryCount == 0)
     }
 
     @Test func memoryPressureEmptiesTheStrongCacheButKeepsTheWeakOne() async {
         let cache = MemoryCache(configuration: .init(costLimit: 1 << 20))
         let held = image()
-        await cache.setImage(held, forKey: "held")
-        await cache.setImage(image(), forKey: "loose")
-        await cache.handleMemoryPressure()
+        cache.setImage(held, forKey: "held")
+        cache.setImage(image(), forKey: "loose")
+        cache.handleMemoryPressure()
         #expect(await cache.count == 0)
         #expect(await cache.totalCost == 0)
         #expect(await cache.image(forKey: "held") != nil)
@@ -82,7 +82,7 @@ import Testing
 
     @Test func entriesExpire() async throws {
         let cache = MemoryCache(configuration: .init(costLimit: 1 << 20, entryLifetime: .milliseconds(50), usesWeakCache: false))
-        await cache.setImage(image(), forKey: "a")
+        cache.setImage(image(), forKey: "a")
         #expect(await cache.image(forKey: "a") != nil)
         try await Task.sleep(for: .milliseconds(80))
         #expect(await cache.image(forKey: "a") == nil)
@@ -91,14 +91,14 @@ import Testing
 
     @Test func trimAndRemoveAll() async {
         let cache = MemoryCache(configuration: .init(costLimit: 1 << 20, maxEntryFraction: 1))
-        for index in 0..<10 { await cache.setImage(image(), forKey: "\(index)", cost: 100) }
-        await cache.trim(toCost: 450)
+        for index in 0..<10 { cache.setImage(image(), forKey: "\(index)", cost: 100) }
+        cache.trim(toCost: 450)
         #expect(await cache.count == 4)
         #expect(await cache.contains("9"))
         #expect(await !cache.contains("0"))
-        await cache.trim(toCount: 1)
+        cache.trim(toCount: 1)
         #expect(await cache.count == 1)
-        await cache.removeAll()
+        cache.removeAll()
         #expect(await cache.count == 0)
         #expect(await cache.totalCost == 0)
     }

@@ -20,7 +20,7 @@ import Testing
         #expect(!hit.image.isAnimated, "a first-frame query got every frame")
         #expect(hit.image.width == animated.width && hit.image.height == animated.height)
         // The entry itself is untouched.
-        #expect(cache.memory.cachedImage(forKey: "k")?.isAnimated == true)
+        #expect(cache.memory.image(forKey: "k")?.isAnimated == true)
     }
 
     /// A thumbnail decode asked of the cache directly (the entry only on disk) is not put into
@@ -33,15 +33,15 @@ import Testing
         let small = try #require(await cache.image(forKey: "big", from: .all, options: ImageDecodingOptions(maxPixelSize: 100),
                                                    includingData: false))
         #expect(small.image.width == 100)
-        #expect(cache.memory.cachedImage(forKey: "big") == nil, "the thumbnail went into memory under the full-size key")
+        #expect(cache.memory.image(forKey: "big") == nil, "the thumbnail went into memory under the full-size key")
         let full = try #require(await cache.image(forKey: "big", from: .all, options: .init(), includingData: false))
         #expect(full.image.width == 640)
         // A whole decode is promoted as before.
-        #expect(cache.memory.cachedImage(forKey: "big")?.width == 640)
+        #expect(cache.memory.image(forKey: "big")?.width == 640)
         // As is a query that asks for nothing smaller than the image.
         await cache.clearMemory()
         _ = await cache.image(forKey: "big", from: .all, options: ImageDecodingOptions(maxPixelSize: 4000), includingData: false)
-        #expect(cache.memory.cachedImage(forKey: "big") == nil, "a size limit is a reduced query whatever the image's size")
+        #expect(cache.memory.image(forKey: "big") == nil, "a size limit is a reduced query whatever the image's size")
     }
 
     /// Nuke's rule: a shared load runs at the priority of its most urgent caller. A normal

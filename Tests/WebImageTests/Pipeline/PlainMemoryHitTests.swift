@@ -25,7 +25,7 @@ import Testing
         let plain = try await ManagerHarness()
         for h in [defaulted, plain] {
             h.server.route("/a.gif", .respond(contentType: "image/gif", body: ManagerHarness.gif))
-            await h.cache.memory.setImage(try ImageCoders.shared.decode(ManagerHarness.gif), forKey: h.url("/a.gif").absoluteString)
+            h.cache.memory.setImage(try ImageCoders.shared.decode(ManagerHarness.gif), forKey: h.url("/a.gif").absoluteString)
         }
         let viaTemplate = try await defaulted.manager.result(for: defaulted.url("/a.gif"), options: .waitStoreCache.intersection(option))
         let viaRequest = try await plain.manager.result(for: plain.url("/a.gif"), options: option)
@@ -42,7 +42,7 @@ import Testing
         let h = try await ManagerHarness()
         #expect(h.manager.plain?.hitsByURL == true)
         let url = h.url("/never-served.png")
-        await h.cache.memory.setImage(Self.image, forKey: url.absoluteString)
+        h.cache.memory.setImage(Self.image, forKey: url.absoluteString)
         #expect(Self.isHit(h.manager, url))
         let result = try await h.manager.result(for: url)
         #expect(result.cacheType == .memory && result.url == url && result.data == nil)
@@ -87,7 +87,7 @@ import Testing
         let h = try await ManagerHarness(configuration: configuration)
         h.server.route("/a.png", .respond(body: ManagerHarness.png))
         let url = h.url("/a.png")
-        await h.cache.memory.setImage(Self.image, forKey: url.absoluteString)
+        h.cache.memory.setImage(Self.image, forKey: url.absoluteString)
         #expect(try await h.manager.image(for: url).width == 64, "the transformed load, not the 4x4 plain entry")
         await h.finish()
     }
@@ -96,7 +96,7 @@ import Testing
         let h = try await ManagerHarness()
         h.server.route("/a.png", .respond(body: ManagerHarness.png))
         let url = h.url("/a.png")
-        await h.cache.memory.setImage(Self.image, forKey: url.absoluteString)
+        h.cache.memory.setImage(Self.image, forKey: url.absoluteString)
         let other = ImageCache(namespace: "other", directory: h.directory.url.appendingPathComponent("other"), config: .init(cleanupInterval: nil))
         let image = try await h.manager.image(for: url, context: ImageContext(cache: other))
         #expect(image.width == 64, "the context's cache missed: the image was loaded")
@@ -107,7 +107,7 @@ import Testing
     @Test func theWholePathsChecksStillHold() async throws {
         let h = try await ManagerHarness()
         let url = h.url("/a.png")
-        await h.cache.memory.setImage(Self.image, forKey: url.absoluteString)
+        h.cache.memory.setImage(Self.image, forKey: url.absoluteString)
         // Cancelled before the call: CancellationError, as the whole path throws, not the hit.
         let cancelled = Task {
             while !Task.isCancelled { await Task.yield() }
@@ -122,7 +122,7 @@ import Testing
         #expect(!(await h.manager.isFailedURL(url)), "a hit with .retryFailed takes the URL off the list")
         // A URL with no scheme is invalid on both paths.
         let relative = try #require(URL(string: "a.png"))
-        await h.cache.memory.setImage(Self.image, forKey: relative.absoluteString)
+        h.cache.memory.setImage(Self.image, forKey: relative.absoluteString)
         await #expect(throws: ImageError.invalidURL("a.png")) { try await h.manager.image(for: relative) }
         await h.finish()
     }
