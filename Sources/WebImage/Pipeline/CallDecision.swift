@@ -46,6 +46,9 @@ extension ImageManager {
     /// answered off the manager's template (`PlainCalls`) before it builds a request: a memory
     /// hit by URL, or the work in flight found by the URL's alias key; otherwise, as every call,
     /// it builds its request and asks memory, then the in-flight table.
+    /// Never inlined: synchronous, and its temporaries would otherwise be in the async frame of
+    /// every call (task memory each of a thousand joining callers allocates).
+    @inline(never)
     func decide(_ url: URL, options: ImageOptions, context: ImageContext,
                 onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
         try Task.checkCancellation()
