@@ -58,17 +58,26 @@ extension ImageManager {
     }
 
     /// Waits for what `decision` joined or starts: the work's result, or a memory hit asked by
-    /// suspending.
-    func wait(_ decision: CallDecision, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
+    /// suspending. On the caller's executor; a joined caller waits in this frame, the rest of
+    /// the pipeline is a call away (`start`), so that its state is not in the frame of every
+    /// joined caller (task memory each of a thousand callers of one URL allocates).
+    nonisolated(nonsending) func wait(_ decision: CallDecision, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
+        if case .join(let work, let id, _) = decision { return try await work.wait(id) }
+        return try await start(decision, onEvent: onEvent)
+    }
+
+    /// The memory asked by suspending (`.query`), then the shared work joined or started.
+    @inline(never)
+    private func start(_ decision: CallDecision, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
         switch decision {
-        case .join(let work, let id, _):
-            return try await work.wait(id)
         case .query(let request, let loader):
             if let hit = await queryMemory(request) { return SharedResult(hit) }
             try Task.checkCancellation()
             return try await run(request, loader: loader, onEvent: onEvent)
         case .run(let request, let loader):
             return try await run(request, loader: loader, onEvent: onEvent)
+        case .join(let work, let id, _):
+            return try await work.wait(id)
         case .hit:
             preconditionFailure("a memory hit is answered by the caller")
         }
@@ -104,7 +113,9 @@ extension ImageManager {
 
     /// `body`, failing with `ImageError.timedOut(url:)` when it takes longer than `limit`: it
     /// runs as a child task, cancelled then (a waiting caller leaves its work as a cancelled
-    /// caller does).
+    /// caller does). Never inlined: its task group's state would be in the frame of every call,
+    /// with a deadline or not.
+    @inline(never)
     func withDeadline<Output: Sendable>(_ limit: Duration, _ url: URL,
                                         _ body: @escaping @Sendable () async throws -> Output) async throws -> Output {
         do {
