@@ -29,7 +29,9 @@ import Testing
         }
         let viaTemplate = try await defaulted.manager.result(for: defaulted.url("/a.gif"), options: .waitStoreCache.intersection(option))
         let viaRequest = try await plain.manager.result(for: plain.url("/a.gif"), options: option)
-        #expect(viaTemplate.cacheType == viaRequest.cacheType, "\(option)")
+        // (A caller that made a work but waits only after its delivery is given the late
+        // callers' result, labelled a memory hit: the source is compared through the decision.)
+        #expect((viaTemplate.cacheType == .disk) == (viaRequest.cacheType == .disk), "\(option)")
         #expect(viaTemplate.image.isAnimated == viaRequest.image.isAnimated, "\(option)")
         #expect((viaTemplate.data == nil) == (viaRequest.data == nil), "\(option)")
         #expect(Self.isHit(defaulted.manager, defaulted.url("/a.gif")) == Self.isHit(plain.manager, plain.url("/a.gif"), options: option),
@@ -138,5 +140,46 @@ import Testing
                    "@a:b", "a@:b", "[a:b", "a[:b", "`a:b", "a`:b", "{a:b", "a{:b", "a/:b", "a;:b", "é:x", "aé:x"] {
             #expect(!URLScheme.isPresent(in: no), "\(no)")
         }
+    }
+}
+
+extension PlainMemoryHitTests {
+    /// Context fields, as the manager's default context (plain calls, answered off the template)
+    /// and as the call's own context (the whole path), give the same answer from memory.
+    @Test(arguments: [
+        "thumbnail", "fill", "aspect", "scale", "scaleDown", "pixelLimit", "colorSpace", "queryDisk", "storeDisk",
+        "originalQuery", "keyFilter", "noTransformer", "transformer",
+    ])
+    func everyContextFieldGivesThePlainCallTheWholePathsAnswer(_ field: String) async throws {
+        var context = ImageContext()
+        switch field {
+        case "thumbnail": context.thumbnailPixelSize = PixelSize(width: 16, height: 16)
+        case "fill": context.fillPixelSize = PixelSize(width: 16, height: 0)
+        case "aspect": context.preserveAspectRatio = false
+        case "scale": context.imageScaleFactor = 2
+        case "scaleDown": context.scaleDownLimitBytes = 1 << 20
+        case "pixelLimit": context.decodePixelLimit = 1 << 20
+        case "colorSpace": context.colorSpace = .original
+        case "queryDisk": context.queryCacheType = .disk
+        case "storeDisk": context.storeCacheType = .disk
+        case "originalQuery": context.originalQueryCacheType = ImageCacheType.none
+        case "keyFilter": context.cacheKeyFilter = CacheKeyFilter { $0.absoluteString + "#k" }
+        case "noTransformer": context.usesTransformer = false
+        default: context.transformer = FlippingTransformer(horizontal: true, vertical: false)
+        }
+        var configuration = ImageManager.Configuration()
+        configuration.defaultContext = context
+        let defaulted = try await ManagerHarness(configuration: configuration)
+        let plain = try await ManagerHarness()
+        for h in [defaulted, plain] {
+            h.server.route("/a.png", .respond(body: ManagerHarness.png))
+            h.cache.memory.setImage(Self.image, forKey: h.url("/a.png").absoluteString)
+        }
+        let viaTemplate = try await defaulted.manager.result(for: defaulted.url("/a.png"))
+        let viaRequest = try await plain.manager.result(for: plain.url("/a.png"), context: context)
+        #expect(viaTemplate.cacheType == viaRequest.cacheType, "\(field)")
+        #expect(viaTemplate.image.width == viaRequest.image.width, "\(field)")
+        await defaulted.finish()
+        await plain.finish()
     }
 }
