@@ -9,11 +9,35 @@ enum CallDecision: Sendable {
     /// plain call that found the work by its alias, the request of the plain call that made it
     /// (the same one: plain calls of a URL differ in nothing).
     case join(SharedWork<ImageEvent, SharedResult>, id: Int, LoadRequest)
-    /// The call asks the cache's memory (a cache that answers by suspending, or a hit that also
-    /// wants the data from disk), then joins or starts the work with `loader`.
-    case query(LoadRequest, any ImageLoader)
-    /// The call joins or starts the work with `loader` (memory already missed, or is not asked).
-    case run(LoadRequest, any ImageLoader)
+    /// The call joins or starts the shared work (after asking memory by suspending when the
+    /// cache cannot answer at once).
+    case start(NewWork)
+
+    /// The request of a decision that waits.
+    var request: LoadRequest {
+        switch self {
+        case .join(_, _, let request): request
+        case .start(let new): new.request
+        case .hit: preconditionFailure("a memory hit has no request")
+        }
+    }
+}
+
+/// What a call that starts (or joins) the shared work needs: its request, the loader found for
+/// its URL, and whether it asks memory by suspending first. A class, so that the decision every
+/// caller holds in its frame stays three words.
+final class NewWork: Sendable {
+    let request: LoadRequest
+    let loader: any ImageLoader
+    /// Whether memory is asked first, by suspending (a cache without synchronous memory, or a
+    /// hit that also wants the data from disk).
+    let queriesMemoryFirst: Bool
+
+    init(_ request: LoadRequest, loader: any ImageLoader, queriesMemoryFirst: Bool) {
+        self.request = request
+        self.loader = loader
+        self.queriesMemoryFirst = queriesMemoryFirst
+    }
 }
 
 /// What every plain call of a manager (no options and no context of its own, no options
@@ -53,16 +77,22 @@ extension ImageManager {
                 onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
         try Task.checkCancellation()
         let string = url.absoluteString
-        guard URLScheme.isPresent(in: string) else { throw ImageError.invalidURL(string) }
         if options.isEmpty, context.isEmpty, let plain {
             let template = plain.template
             try checkFailedURL(url, template.options)
-            if plain.hitsByURL, let image = memoryHit(string, template, url: url) { return .hit(image) }
+            if plain.hitsByURL, let image = memoryHit(string, template, url: url) {
+                // Only a string with a scheme is a URL (an entry may be stored under any key).
+                guard URLScheme.isPresent(in: string) else { throw ImageError.invalidURL(string) }
+                return .hit(image)
+            }
+            // A work found under this alias was made by a plain call of this very string, which
+            // passed every check below.
             if template.queriesMemory, !pipeline.works.isEmpty,
                let joined = pipeline.works.joinIfRunning(WorkKey(plainURL: string), priority: { $0.request.callerPriority }, onEvent: onEvent) {
                 return joinedWork(joined.work, id: joined.id, joined.key.request)
             }
         }
+        guard URLScheme.isPresent(in: string) else { throw ImageError.invalidURL(string) }
         let request = makeRequest(url, string, options: options, context: context)
         try checkFailedURL(url, request.options)
         if request.queriesMemory, let key = request.cacheKey {
@@ -75,7 +105,7 @@ extension ImageManager {
         // New work needs a loader for the URL: a URL that none loads is invalid (not a failure
         // of the URL's server, so never blacklisted).
         guard let loader = loaders.loader(request.loader, for: url) else { throw ImageError.invalidURL(string) }
-        return request.queriesMemory && !request.answersMemoryAtOnce ? .query(request, loader) : .run(request, loader)
+        return .start(NewWork(request, loader: loader, queriesMemoryFirst: request.queriesMemory && !request.answersMemoryAtOnce))
     }
 
     /// Fails a call of a blacklisted URL, unless its options retry failed URLs.

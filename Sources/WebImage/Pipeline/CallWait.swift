@@ -29,19 +29,51 @@ enum LoadOutcome: Sendable {
 extension ImageManager {
     /// An image call: decided once (`decide`), then answered or waited for, and accounted.
     /// Runs on its caller's executor up to the wait: a memory hit or a join makes no hop.
+    ///
+    /// A caller that joined a work and has no deadline waits in this frame; every other wait
+    /// (a deadline, a memory query that suspends, a new work) is one call away, in
+    /// `waitOutOfLine`: a joined caller's frames then fit its task's first slab of task memory
+    /// (with the other waits inlined, each of a thousand joined callers allocated one more slab).
+    @inline(__always)
     nonisolated(nonsending) func perform(_ url: URL, options: ImageOptions, context: ImageContext,
                                          onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
-        let decision: CallDecision
+        switch try decideAccounted(url, options: options, context: context, onEvent: onEvent) {
+        case .hit(let image):
+            return .memory(image)
+        case .join(let work, let id, let request) where !hasDeadline(context):
+            let shared: SharedResult
+            do { shared = try await work.wait(id) } catch { throw failed(request, error) }
+            return .shared(settled(request, shared))
+        case let decision:
+            return .shared(try await waitOutOfLine(decision, url: url, context: context, onEvent: onEvent))
+        }
+    }
+
+    /// `decide`, with a failure or a memory hit accounted.
+    @inline(never)
+    private func decideAccounted(_ url: URL, options: ImageOptions, context: ImageContext,
+                                 onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
         do {
-            decision = try decide(url, options: options, context: context, onEvent: onEvent)
+            let decision = try decide(url, options: options, context: context, onEvent: onEvent)
+            if case .hit = decision { succeeded(url, .memory) }
+            return decision
         } catch {
             failed(url, error)
             throw error
         }
-        if case .hit(let image) = decision {
-            succeeded(url, .memory)
-            return .memory(image)
-        }
+    }
+
+    /// Whether the call has a time limit (its context's, else the manager's). Never inlined:
+    /// reading the context inline put a copy of its storage in the caller's async frame.
+    @inline(never)
+    private func hasDeadline(_ context: ImageContext) -> Bool { loadTimeout(context) != nil }
+
+    /// The wait of a call that starts (or joins) the shared work, or has a deadline, with its
+    /// bookkeeping.
+    @inline(never)
+    private func waitOutOfLine(_ decision: CallDecision, url: URL, context: ImageContext,
+                               onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
+        let request = decision.request
         let shared: SharedResult
         do {
             if let limit = loadTimeout(context) {
@@ -50,34 +82,23 @@ extension ImageManager {
                 shared = try await wait(decision, onEvent: onEvent)
             }
         } catch {
-            throw failed(decision.request, error)
+            throw failed(request, error)
         }
-        shared.pickedUp()
-        settled(decision.request, source: shared.result.cacheType)
-        return .shared(shared)
+        return settled(request, shared)
     }
 
     /// Waits for what `decision` joined or starts: the work's result, or a memory hit asked by
-    /// suspending. On the caller's executor; a joined caller waits in this frame, the rest of
-    /// the pipeline is a call away (`start`), so that its state is not in the frame of every
-    /// joined caller (task memory each of a thousand callers of one URL allocates).
-    nonisolated(nonsending) func wait(_ decision: CallDecision, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
-        if case .join(let work, let id, _) = decision { return try await work.wait(id) }
-        return try await start(decision, onEvent: onEvent)
-    }
-
-    /// The memory asked by suspending (`.query`), then the shared work joined or started.
-    @inline(never)
-    private func start(_ decision: CallDecision, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
+    /// suspending, then the work.
+    private func wait(_ decision: CallDecision, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
         switch decision {
-        case .query(let request, let loader):
-            if let hit = await queryMemory(request) { return SharedResult(hit) }
-            try Task.checkCancellation()
-            return try await run(request, loader: loader, onEvent: onEvent)
-        case .run(let request, let loader):
-            return try await run(request, loader: loader, onEvent: onEvent)
         case .join(let work, let id, _):
             return try await work.wait(id)
+        case .start(let new):
+            if new.queriesMemoryFirst {
+                if let hit = await queryMemory(new.request) { return SharedResult(hit) }
+                try Task.checkCancellation()
+            }
+            return try await run(new.request, loader: new.loader, onEvent: onEvent)
         case .hit:
             preconditionFailure("a memory hit is answered by the caller")
         }
@@ -143,9 +164,18 @@ extension ImageManager {
         succeeded(request.url, source)
     }
 
+    /// A call that waited got `shared`: its pickup counted, then `settled(_:source:)`.
+    @inline(never)
+    func settled(_ request: LoadRequest, _ shared: SharedResult) -> SharedResult {
+        shared.pickedUp()
+        settled(request, source: shared.result.cacheType)
+        return shared
+    }
+
     /// A call that waited failed with `error`: a permanent failure blacklists the URL (unless
     /// the call retries failed URLs); the counts and the lifecycle watchers are told. Returns
     /// the error to throw.
+    @inline(never)
     func failed(_ request: LoadRequest, _ error: any Error) -> any Error {
         let block = configuration.shouldBlockFailedURL?(request.url, error) ?? ImageManager.isPermanentFailure(error)
         if block, !request.options.contains(.retryFailed) { failedURLs.insert(request.url) }
@@ -163,16 +193,6 @@ extension ImageManager {
     func failed(_ url: URL, _ error: any Error) {
         pipeline.metrics.failed(error)
         pipeline.events.send(.loadFailed(url, error: error))
-    }
-}
-
-extension CallDecision {
-    /// The request of a decision that waits.
-    var request: LoadRequest {
-        switch self {
-        case .join(_, _, let request), .query(let request, _), .run(let request, _): request
-        case .hit: preconditionFailure("a memory hit has no request")
-        }
     }
 }
 

@@ -51,13 +51,11 @@ struct WorkKey: Hashable, Sendable {
         hash = keyHash(request, options: request.options.subtracting(WorkKey.ignoredOptions))
     }
 
-    /// The alias of the work of a plain call of `url` (see `LoadRequest.isPlain`).
+    /// The alias of the work of a plain call of `url` (see `LoadRequest.isPlain`). Hashed as the
+    /// string alone, by the table's own hasher: one pass, as a key that is a string.
     init(plainURL url: String) {
         form = .plain(url)
-        var hasher = Hasher()
-        hasher.combine(url)
-        hasher.combine(-1)
-        hash = hasher.finalize()
+        hash = 0
     }
 
     /// The request of a work's own key (the table gives out only those).
@@ -70,10 +68,9 @@ struct WorkKey: Hashable, Sendable {
     static let ignoredOptions: ImageOptions = [.retryFailed, .lowPriority, .highPriority, .queryMemoryData]
 
     static func == (a: Self, b: Self) -> Bool {
-        guard a.hash == b.hash else { return false }
         switch (a.form, b.form) {
         case (.plain(let x), .plain(let y)): return x == y
-        case (.request(let x), .request(let y)): return same(x, y)
+        case (.request(let x), .request(let y)): return a.hash == b.hash && same(x, y)
         default: return false
         }
     }
@@ -90,7 +87,9 @@ struct WorkKey: Hashable, Sendable {
             && x.cacheID == y.cacheID
     }
 
-    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+    func hash(into hasher: inout Hasher) {
+        if case .plain(let url) = form { hasher.combine(url) } else { hasher.combine(hash) }
+    }
 }
 
 /// The hash of a key: the URL, the options that matter to it, and the request itself when it

@@ -11,36 +11,36 @@ import Testing
         for key in ["a", "b", "c"] { cache.setImage(image(), forKey: key, cost: 300) }
         _ = cache.image(forKey: "a")              // a becomes the most recent
         cache.setImage(image(), forKey: "d", cost: 300)
-        #expect(await cache.image(forKey: "b") == nil)  // the oldest went
-        #expect(await cache.image(forKey: "a") != nil)
-        #expect(await cache.totalCost == 900)
-        #expect(await cache.count == 3)
+        #expect(cache.image(forKey: "b") == nil)  // the oldest went
+        #expect(cache.image(forKey: "a") != nil)
+        #expect(cache.totalCost == 900)
+        #expect(cache.count == 3)
     }
 
     @Test func evictsByCount() async {
         let cache = MemoryCache(configuration: .init(costLimit: 1 << 30, countLimit: 2, usesWeakCache: false))
         for key in ["a", "b", "c"] { cache.setImage(image(), forKey: key) }
-        #expect(await cache.count == 2)
-        #expect(await !cache.contains("a"))
+        #expect(cache.count == 2)
+        #expect(!cache.contains("a"))
     }
 
     @Test func entryOverTheFractionIsNotKept() async {
         let cache = MemoryCache(configuration: .init(costLimit: 10_000, usesWeakCache: false))
         cache.setImage(image(), forKey: "small", cost: 1000)
         cache.setImage(image(), forKey: "big", cost: 1001)   // over 10 %
-        #expect(await cache.contains("small"))
-        #expect(await !cache.contains("big"))
-        #expect(await cache.totalCost == 1000)
+        #expect(cache.contains("small"))
+        #expect(!cache.contains("big"))
+        #expect(cache.totalCost == 1000)
     }
 
     @Test func replacingAKeyKeepsTheCostRight() async {
         let cache = MemoryCache(configuration: .init(costLimit: 10_000, maxEntryFraction: 1))
         cache.setImage(image(), forKey: "a", cost: 100)
         cache.setImage(image(), forKey: "a", cost: 250)
-        #expect(await cache.totalCost == 250)
-        #expect(await cache.count == 1)
+        #expect(cache.totalCost == 250)
+        #expect(cache.count == 1)
         cache.removeImage(forKey: "a")
-        #expect(await cache.totalCost == 0)
+        #expect(cache.totalCost == 0)
     }
 
     @Test func weakCacheFindsEvictedImagesStillHeld() async {
@@ -51,7 +51,7 @@ import Testing
         cache.setImage(image(), forKey: "other", cost: 600)      // evicts "dropped"
         let found = cache.image(forKey: "held")
         #expect(found?.bitmap == held.bitmap)
-        #expect(await cache.image(forKey: "dropped") == nil)          // nobody held it
+        #expect(cache.image(forKey: "dropped") == nil)          // nobody held it
         withExtendedLifetime(held) {}
     }
 
@@ -60,11 +60,11 @@ import Testing
     @Test func onlyEvictedImagesAreReferencedWeakly() async {
         let cache = MemoryCache(configuration: .init(costLimit: 1000, maxEntryFraction: 1))
         for key in ["a", "b", "c"] { cache.setImage(image(), forKey: key, cost: 300) }
-        #expect(await cache.weakEntryCount == 0)
+        #expect(cache.weakEntryCount == 0)
         cache.setImage(image(), forKey: "d", cost: 300)   // evicts "a"
-        #expect(await cache.weakEntryCount == 1)
+        #expect(cache.weakEntryCount == 1)
         cache.setImage(image(), forKey: "a", cost: 100)   // back in the strong cache
-        #expect(await cache.weakEntryCount == 0)
+        #expect(cache.weakEntryCount == 0)
     }
 
     @Test func memoryPressureEmptiesTheStrongCacheButKeepsTheWeakOne() async {
@@ -73,34 +73,34 @@ import Testing
         cache.setImage(held, forKey: "held")
         cache.setImage(image(), forKey: "loose")
         cache.handleMemoryPressure()
-        #expect(await cache.count == 0)
-        #expect(await cache.totalCost == 0)
-        #expect(await cache.image(forKey: "held") != nil)
-        #expect(await cache.image(forKey: "loose") == nil)
+        #expect(cache.count == 0)
+        #expect(cache.totalCost == 0)
+        #expect(cache.image(forKey: "held") != nil)
+        #expect(cache.image(forKey: "loose") == nil)
         withExtendedLifetime(held) {}
     }
 
     @Test func entriesExpire() async throws {
         let cache = MemoryCache(configuration: .init(costLimit: 1 << 20, entryLifetime: .milliseconds(50), usesWeakCache: false))
         cache.setImage(image(), forKey: "a")
-        #expect(await cache.image(forKey: "a") != nil)
+        #expect(cache.image(forKey: "a") != nil)
         try await Task.sleep(for: .milliseconds(80))
-        #expect(await cache.image(forKey: "a") == nil)
-        #expect(await cache.totalCost == 0)
+        #expect(cache.image(forKey: "a") == nil)
+        #expect(cache.totalCost == 0)
     }
 
     @Test func trimAndRemoveAll() async {
         let cache = MemoryCache(configuration: .init(costLimit: 1 << 20, maxEntryFraction: 1))
         for index in 0..<10 { cache.setImage(image(), forKey: "\(index)", cost: 100) }
         cache.trim(toCost: 450)
-        #expect(await cache.count == 4)
-        #expect(await cache.contains("9"))
-        #expect(await !cache.contains("0"))
+        #expect(cache.count == 4)
+        #expect(cache.contains("9"))
+        #expect(!cache.contains("0"))
         cache.trim(toCount: 1)
-        #expect(await cache.count == 1)
+        #expect(cache.count == 1)
         cache.removeAll()
-        #expect(await cache.count == 0)
-        #expect(await cache.totalCost == 0)
+        #expect(cache.count == 0)
+        #expect(cache.totalCost == 0)
     }
 
     /// Checked against the machine read another way: MemTotal from /proc/meminfo and the

@@ -321,7 +321,7 @@ import Testing
         h.server.route("/big.jpg?kept", .respond(contentType: "image/jpeg", body: ManagerHarness.jpeg))
         // The callers may go on before the memory store is done: this one waits for the stores.
         _ = try await h.manager.result(for: other, options: .waitStoreCache)
-        #expect(await h.cache.memory.image(forKey: other.absoluteString)?.width == 640)
+        #expect(h.cache.memory.image(forKey: other.absoluteString)?.width == 640)
         context.originalQueryCacheType = .all
         context.fillPixelSize = PixelSize(width: 0, height: 120)
         let fromOriginal = try await h.manager.result(for: other, context: context)

@@ -80,7 +80,7 @@ import Testing
                 await manager.waitForPendingStores()
             }
             #expect(!Self.measuresMemory || growth <= budget, "peak growth \(growth >> 20) MB, budget \(budget >> 20) MB")
-            #expect(await h.cache.memory.totalCost <= memoryLimit)
+            #expect(h.cache.memory.totalCost <= memoryLimit)
             print("memory soak: 300 images at once, peak growth \(growth >> 20) MB of a \(budget >> 20) MB budget")
         }
     }

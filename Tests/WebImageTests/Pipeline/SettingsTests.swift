@@ -55,13 +55,13 @@ import Testing
         let cache = MemoryCache(configuration: .init(costLimit: 1 << 30, countLimit: 0, usesWeakCache: false))
         let image = try Image(data: Self.png)
         for i in 0..<10 { cache.setImage(image, forKey: "k\(i)") }
-        #expect(await cache.count == 10)
+        #expect(cache.count == 10)
         cache.setConfiguration(.init(costLimit: 1 << 30, countLimit: 4, usesWeakCache: false))
-        #expect(await cache.count == 4, "the count limit trims at once")
+        #expect(cache.count == 4, "the count limit trims at once")
         let (newest, oldest) = (cache.contains("k9"), cache.contains("k0"))
         #expect(newest && !oldest, "least recently used go first")
         cache.setConfiguration(.init(costLimit: image.memoryCost * 2, countLimit: 0, maxEntryFraction: 1, usesWeakCache: false))
-        #expect(await cache.count == 2, "the cost limit trims at once")
+        #expect(cache.count == 2, "the cost limit trims at once")
     }
 
     @Test func codersCanBeAddedAndRemoved() throws {
