@@ -51,6 +51,10 @@ struct PlainCalls: Sendable {
     /// Whether a plain call's memory hit is one synchronous look-up under its URL: its key is
     /// the URL string (no key filter, no suffix), and the request answers memory hits at once.
     let hitsByURL: Bool
+    /// The template's cache, options and first-frame rule, read once for the memory hit.
+    let cache: any ImageCaching
+    let options: ImageOptions
+    let firstFrameOnly: Bool
 
     /// The plain calls of a manager with `configuration` whose defaults decide `settings`; nil
     /// when an options processor may make each call different.
@@ -61,6 +65,9 @@ struct PlainCalls: Sendable {
                                isShareable: true, isPlain: true)
         hitsByURL = settings.keyFilter == nil && template.cacheKey == template.urlString && template.queriesMemory
             && template.answersMemoryAtOnce
+        cache = template.cache
+        options = template.options
+        firstFrameOnly = template.decodeOptions.firstFrameOnly
     }
 }
 
@@ -70,24 +77,22 @@ extension ImageManager {
     /// answered off the manager's template (`PlainCalls`) before it builds a request: a memory
     /// hit by URL, or the work in flight found by the URL's alias key; otherwise, as every call,
     /// it builds its request and asks memory, then the in-flight table.
-    /// Never inlined: synchronous, and its temporaries would otherwise be in the async frame of
-    /// every call (task memory each of a thousand joining callers allocates).
-    @inline(never)
+    /// Called out of line (`decideAccounted`): synchronous, its temporaries stay out of the
+    /// async frame of every call.
     func decide(_ url: URL, options: ImageOptions, context: ImageContext,
                 onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
         try Task.checkCancellation()
         let string = url.absoluteString
         if options.isEmpty, context.isEmpty, let plain {
-            let template = plain.template
-            try checkFailedURL(url, template.options)
-            if plain.hitsByURL, let image = memoryHit(string, template, url: url) {
+            try checkFailedURL(url, plain.options)
+            if plain.hitsByURL, let image = memoryHit(string, plain.cache, plain.options, firstFrameOnly: plain.firstFrameOnly, url: url) {
                 // Only a string with a scheme is a URL (an entry may be stored under any key).
                 guard URLScheme.isPresent(in: string) else { throw ImageError.invalidURL(string) }
                 return .hit(image)
             }
             // A work found under this alias was made by a plain call of this very string, which
             // passed every check below.
-            if template.queriesMemory, !pipeline.works.isEmpty,
+            if plain.template.queriesMemory, !pipeline.works.isEmpty,
                let joined = pipeline.works.joinIfRunning(WorkKey(plainURL: string), priority: { $0.request.callerPriority }, onEvent: onEvent) {
                 return joinedWork(joined.work, id: joined.id, joined.key.request)
             }
@@ -96,7 +101,10 @@ extension ImageManager {
         let request = makeRequest(url, string, options: options, context: context)
         try checkFailedURL(url, request.options)
         if request.queriesMemory, let key = request.cacheKey {
-            if request.answersMemoryAtOnce, let image = memoryHit(key, request, url: url) { return .hit(image) }
+            if request.answersMemoryAtOnce,
+               let image = memoryHit(key, request.cache, request.options, firstFrameOnly: request.decodeOptions.firstFrameOnly, url: url) {
+                return .hit(image)
+            }
             if !pipeline.works.isEmpty,
                let joined = pipeline.works.joinIfRunning(WorkKey(request), priority: { _ in request.callerPriority }, onEvent: onEvent) {
                 return joinedWork(joined.work, id: joined.id, request)
@@ -113,13 +121,13 @@ extension ImageManager {
         if !options.contains(.retryFailed), failedURLs.contains(url) { throw ImageError.blacklistedURL(url) }
     }
 
-    /// The image in the cache's memory under `key`, as `request` would be given it (a still for
-    /// a first-frame request), answered without suspending; a hit with `.retryFailed` takes the
-    /// URL off the failed list.
-    private func memoryHit(_ key: String, _ request: LoadRequest, url: URL) -> Image? {
-        guard let image = request.cache.cachedImage(forKey: key) else { return nil }
-        if request.options.contains(.retryFailed) { failedURLs.remove(url) }
-        return image.matching(request.decodeOptions)
+    /// The image in `cache`'s memory under `key`, as a request with `options` would be given it
+    /// (a still when it decodes the first frame only), answered without suspending; a hit with
+    /// `.retryFailed` takes the URL off the failed list.
+    private func memoryHit(_ key: String, _ cache: any ImageCaching, _ options: ImageOptions, firstFrameOnly: Bool, url: URL) -> Image? {
+        guard let image = cache.cachedImage(forKey: key) else { return nil }
+        if options.contains(.retryFailed) { failedURLs.remove(url) }
+        return firstFrameOnly ? image.matching(ImageDecodingOptions(firstFrameOnly: true)) : image
     }
 
     /// A caller that joined `work`: its priority followed, its trace linked.
