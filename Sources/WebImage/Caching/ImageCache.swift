@@ -159,9 +159,10 @@ public final class ImageCache: ImageCaching {
         return true
     }
 
-    /// Stores as `store(_:data:forKey:to:)` does, with the disk entry's extended data written in
-    /// the same step (see `DiskCache.store(_:extendedData:forKey:)`): after a crash the entry
-    /// has the data and metadata of one store, never a mix.
+    /// Stores `image` in memory (when the configuration keeps images there) and its data, or
+    /// the image encoded, on disk, with the disk entry's extended data written in the same step
+    /// (see `DiskCache.store(_:extendedData:forKey:)`): after a crash the entry has the data and
+    /// metadata of one store, never a mix. The context is not read.
     public func store(_ image: Image?, data: Data?, extendedData: Data?, forKey key: String,
                       to destination: ImageCacheType, context: ImageContext) async throws {
         if key.isEmpty { return }
