@@ -56,6 +56,7 @@ public protocol ImageCaching: Sendable {
 
 /// What an `ImageCaching` can do without suspending.
 public struct ImageCacheCapabilities: OptionSet, Sendable {
+    /// The capabilities' bits.
     public let rawValue: Int
 
     /// Capabilities from their bits.

@@ -2,6 +2,7 @@
 /// of recognising its own loaders by type, so a plug-in loader is treated as a built-in one that
 /// declares the same.
 public struct ImageLoaderCapabilities: OptionSet, Sendable {
+    /// The capabilities' bits.
     public let rawValue: Int
 
     /// Capabilities from their bits.
