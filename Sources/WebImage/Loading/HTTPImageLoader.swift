@@ -108,6 +108,14 @@ public final class HTTPImageLoader: ImageLoader {
         configuration.executionOrder == .lifo ? [.appliesResponseModifier, .startsNewestFirst] : .appliesResponseModifier
     }
 
+    /// The configuration's headers with the request's over them (names compared in any case),
+    /// as a transfer sends them before the request modifiers.
+    public func requestHeaders(for request: ImageLoaderRequest) -> [String: String] {
+        var headers = CacheEntryMetadata.lowercased(configuration.headers)
+        for (name, value) in request.headers { headers[name.lowercased()] = value }
+        return headers
+    }
+
     public func canLoad(_ url: URL) -> Bool {
         guard let scheme = url.scheme?.lowercased() else { return false }
         return (scheme == "http" || scheme == "https") && url.host?.isEmpty == false

@@ -17,6 +17,10 @@ public protocol ImageLoader: Sendable {
     func data(for request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse)
     /// What this loader does or needs (see `ImageLoaderCapabilities`); none by default.
     var capabilities: ImageLoaderCapabilities { get }
+    /// The headers this loader sends for `request` before any request modifier runs: its own
+    /// defaults with the request's over them. The manager compares them with a cached
+    /// response's `Vary`. Default: the request's own headers.
+    func requestHeaders(for request: ImageLoaderRequest) -> [String: String]
 }
 
 /// Changes a request before it is sent, or returns nil to refuse it (SDWebImage's
@@ -154,6 +158,9 @@ public enum ImageLoaderEvent: Sendable {
 }
 
 extension ImageLoader {
+    /// The request's own headers (a loader that adds headers of its own says so).
+    public func requestHeaders(for request: ImageLoaderRequest) -> [String: String] { request.headers }
+
     /// Loads the whole body by gathering the stream's data.
     /// - Throws: the loader's `ImageError`, or `CancellationError`.
     public func data(for request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse) {

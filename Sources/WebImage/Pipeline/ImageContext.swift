@@ -181,6 +181,12 @@ public struct ImageContext: Sendable {
         get { storage?.fields.priority }
         set { mutate { $0.priority = newValue } }
     }
+    /// Whether the disk cache follows the origin's caching headers (default
+    /// `.respectHeaders`; see `HTTPCachePolicy`).
+    public var httpCachePolicy: HTTPCachePolicy? {
+        get { storage?.fields.httpCachePolicy }
+        set { mutate { $0.httpCachePolicy = newValue } }
+    }
 
     /// An empty context: every setting falls back to its default.
     public init() { storage = nil }
@@ -245,6 +251,7 @@ public struct ImageContext: Sendable {
         result.coder = mine.coder ?? base.coder
         result.previewInterval = mine.previewInterval ?? base.previewInterval
         result.priority = mine.priority ?? base.priority
+        result.httpCachePolicy = mine.httpCachePolicy ?? base.httpCachePolicy
         result.custom = base.custom.merging(mine.custom) { _, mine in mine }
         return ImageContext(storage: Storage(result))
     }
@@ -298,6 +305,7 @@ public struct ImageContext: Sendable {
         var coder: (any ImageCoder)?
         var previewInterval: Duration?
         var priority: LoadPriority?
+        var httpCachePolicy: HTTPCachePolicy?
         var custom: [ObjectIdentifier: any Sendable] = [:]
 
         var isEmpty: Bool {
@@ -307,7 +315,7 @@ public struct ImageContext: Sendable {
                 && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && asyncRequestModifier == nil
                 && responseModifier == nil
                 && decryptor == nil && downloadTimeout == nil && loadTimeout == nil && retryStrategy == nil && alternativeSources == nil && cache == nil && loader == nil && coder == nil
-                && previewInterval == nil && priority == nil && custom.isEmpty
+                && previewInterval == nil && priority == nil && httpCachePolicy == nil && custom.isEmpty
         }
     }
 

@@ -48,7 +48,7 @@ public final class ImageManager: Sendable {
         plain = PlainCalls(configuration, settings: defaultSettings)
         pipeline = ImagePipeline(loaders: loaders, shouldDownload: configuration.shouldDownload,
                                  maximumConcurrentLoads: configuration.maximumConcurrentLoads,
-                                 rateLimiter: configuration.rateLimiter)
+                                 rateLimiter: configuration.rateLimiter, now: configuration.currentDate)
     }
 
     // MARK: - Loading

@@ -41,6 +41,11 @@ extension ImageManager {
         /// the default gets its own limiter; give managers one instance to share a bucket.
         public var rateLimiter: RateLimiter? = RateLimiter()
 
+        /// The clock HTTP freshness is reckoned by (`HTTPCachePolicy.respectHeaders`): when a
+        /// response arrived and whether a cached one is still fresh. The system's by default; a
+        /// test gives one it can move.
+        public var currentDate: @Sendable () -> Date = { Date() }
+
         /// The defaults: no options, an empty context, no hooks.
         public init() {}
 

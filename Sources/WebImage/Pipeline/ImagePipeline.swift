@@ -63,8 +63,14 @@ struct ImagePipeline: Sendable {
     /// delivered to has taken it (smaller ones are cheap to leave in queued callers).
     static let pickupWaitCost = 1 << 20
     static let logger = Logger(label: "WebImage.ImageManager")
+    /// The clock of HTTP freshness (`Configuration.currentDate`).
+    let now: @Sendable () -> Date
+    /// Cache keys being revalidated in the background (`stale-while-revalidate`): one at a time.
+    let revalidating = BackgroundRevalidations()
 
-    init(loaders: ImageLoaders, shouldDownload: (@Sendable (URL) -> Bool)?, maximumConcurrentLoads: Int, rateLimiter: RateLimiter?) {
+    init(loaders: ImageLoaders, shouldDownload: (@Sendable (URL) -> Bool)?, maximumConcurrentLoads: Int, rateLimiter: RateLimiter?,
+         now: @escaping @Sendable () -> Date = { Date() }) {
+        self.now = now
         self.loaders = loaders
         self.shouldDownload = shouldDownload
         self.rateLimiter = rateLimiter
@@ -119,7 +125,7 @@ struct ImagePipeline: Sendable {
         let options = request.options
         // 2. Disk (the manager looked in memory).
         let cached: ImageCacheResult?
-        switch try await traceStage("webimage.disk", tracing, { try await queryDisk(request) }) {
+        switch try await traceStage("webimage.disk", tracing, { try await queryDisk(request, loader: loader, coders: coders) }) {
         case .hit(let result): return result
         case .miss(let entry): cached = entry
         }
@@ -136,19 +142,14 @@ struct ImagePipeline: Sendable {
         if let cached, options.contains(.refreshCached) { work.send(.cached(ImageResult(cached, url: request.url))) }
 
         // Download (shared), with previews when asked.
-        let validators: CacheValidators?
-        if let stored = cached?.extendedData {
-            validators = CacheValidators(stored: stored)
-        } else {
-            validators = nil
-        }
+        let validators = cached?.extendedData.flatMap(CacheEntryMetadata.init(stored:))?.validators
         let progressive = options.contains(.progressiveLoad) && !options.contains(.avoidDecodeImage)
         do {
             let (download, incremental) = try await traceStage("webimage.download", tracing) {
                 try await fetch(request, loader: loader, coders: coders, validators: validators, progressive: progressive, work: work)
             }
             return try await decodeAndStore(request, download: download, incremental: incremental, cached: cached,
-                                            coders: coders, work: work, tracing: tracing)
+                                            loader: loader, coders: coders, work: work, tracing: tracing)
         } catch where !(error is CancellationError) && !Task.isCancelled && request.context.alternativeSources?.isEmpty == false {
             return try await loadAlternative(request, failure: error, coders: coders, work: work, tracing: tracing)
         }
@@ -165,8 +166,8 @@ struct ImagePipeline: Sendable {
             guard let loader = loaders.loader(request.loader, for: source.url) else { continue }
             do {
                 let (download, _) = try await fetch(source, loader: loader, coders: coders, validators: nil, progressive: false, work: work)
-                return try await decodeAndStore(source, download: download, incremental: nil, cached: nil, coders: coders, work: work,
-                                                tracing: tracing)
+                return try await decodeAndStore(source, download: download, incremental: nil, cached: nil, loader: loader,
+                                                coders: coders, work: work, tracing: tracing)
             } catch where !(error is CancellationError) {
                 ImagePipeline.logger.debug("[WebImage] alternative source \(source.urlString) failed: \(error)")
             }
@@ -180,13 +181,19 @@ struct ImagePipeline: Sendable {
     /// task frames each (heaptrack: 198 MB; 182 MB with this split and `fetchWithPreviews`).
     @inline(never)
     private func decodeAndStore(_ request: LoadRequest, download: Download, incremental: (any IncrementalImageDecoder)?,
-                                cached: ImageCacheResult?, coders: ImageCoders,
+                                cached: ImageCacheResult?, loader: any ImageLoader, coders: ImageCoders,
                                 work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
         let options = request.options
         // The body waits for a decode slot: counted by the loader as its transfer ended, or here.
         let waiting = download.response.backlogClaim ?? backlog.claim(download.data.count)
         defer { waiting.release() }
         if download.response.statusCode == 304, let cached {
+            // Not modified: the entry's freshness is refreshed, and a disk hit that waited for
+            // this answer goes into memory now.
+            if let key = request.cacheKey { await refreshEntry(key, stored: cached.extendedData, notModified: download.response, request) }
+            if cached.cacheType == .disk, request.settings.respectsHTTPHeaders, request.memoryStoreType.includesMemory {
+                _ = await storeInMemory(request, image: cached.image)
+            }
             return SharedResult(ImageResult(cached, url: request.url))
         }
         guard download.response.statusCode != 304 else { throw ImageError.badStatusCode(304, url: request.url) }
@@ -257,8 +264,9 @@ struct ImagePipeline: Sendable {
         await result.waitForPickups(resumed)
         decodeSlots.release()
         holdsSlot = false
+        let (metadata, storable) = metadata(of: download.response, request, loader: loader)
         let failure = await storeOnDisk(request, original: original, image: image, data: download.data, derived: derived,
-                                        validators: CacheValidators(headers: download.response.headers), reservation: reservation)
+                                        metadata: metadata.stored, storable: storable, reservation: reservation)
         // With .waitStoreCache the callers wait for the stores: they learn whether they failed.
         guard let failure else { return result }
         var failed = result.result

@@ -66,12 +66,24 @@ extension ImagePipeline {
         let options = request.options
         let key = request.originalKey
         var cached: Data?
-        var validators: CacheValidators?
+        var stored: Data?
         if let key, !options.contains(.fromLoaderOnly), request.queryType.includesDisk {
             cached = await request.cache.data(forKey: key)
-            if let cached, !options.contains(.refreshCached) { return LoadedData(data: cached, source: .disk) }
-            if cached != nil, let stored = await request.cache.extendedData(forKey: key) { validators = CacheValidators(stored: stored) }
+            let checksFreshness = request.settings.respectsHTTPHeaders && !options.contains(.refreshCached)
+            if cached != nil, options.contains(.refreshCached) || checksFreshness { stored = await request.cache.extendedData(forKey: key) }
+            if let bytes = cached, !options.contains(.refreshCached) {
+                guard checksFreshness else { return LoadedData(data: bytes, source: .disk) }
+                switch use(ofEntry: stored, request, loader: loader) {
+                case .fresh: return LoadedData(data: bytes, source: .disk)
+                case .staleWhileRevalidate:
+                    revalidateInBackground(request, loader: loader, coders: .shared)
+                    return LoadedData(data: bytes, source: .disk)
+                case .revalidate: break
+                case .otherVariant: (cached, stored) = (nil, nil)
+                }
+            }
         }
+        let validators = stored.flatMap(CacheEntryMetadata.init(stored:))?.validators
         if options.contains(.fromCacheOnly) {
             if let cached { return LoadedData(data: cached, source: .disk) }
             throw ImageError.notInCache(key: key ?? request.urlString)
@@ -92,7 +104,10 @@ extension ImagePipeline {
         // No decode waits for these bytes: they leave the loader's decode backlog now.
         download.response.backlogClaim?.release()
         if download.response.statusCode == 304 {
-            if let cached { return LoadedData(data: cached, source: .disk) }
+            if let cached {
+                if let key { await refreshEntry(key, stored: stored, notModified: download.response, request) }
+                return LoadedData(data: cached, source: .disk)
+            }
             throw ImageError.badStatusCode(304, url: request.url)
         }
         guard !download.data.isEmpty else { throw ImageError.decodingFailed(.emptyData, source: request.urlString, byteCount: 0) }
@@ -100,9 +115,10 @@ extension ImagePipeline {
         let loaded = LoadedData(data: download.data, source: .none)
         guard let key, request.storeType.includesDisk else { return loaded }
         let (cache, data) = (request.cache, download.data)
-        let stored = CacheValidators(headers: download.response.headers)?.stored
-        let write: @Sendable () async -> Void = {
-            do { try await cache.store(nil, data: data, extendedData: stored, forKey: key, to: .disk, context: request.context) } catch {
+        let (metadata, storable) = metadata(of: download.response, request, loader: loader)
+        guard storable else { return loaded }
+        let write: @Sendable () async -> Void = { [metadata = metadata.stored] in
+            do { try await cache.store(nil, data: data, extendedData: metadata, forKey: key, to: .disk, context: request.context) } catch {
                 ImagePipeline.logger.warning("[WebImage] could not cache \(request.urlString) on disk: \(error)")
             }
         }

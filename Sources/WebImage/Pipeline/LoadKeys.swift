@@ -84,7 +84,7 @@ struct WorkKey: Hashable, Sendable {
             && x.options.subtracting(ignoredOptions) == y.options.subtracting(ignoredOptions)
             && x.queryType == y.queryType && x.storeType == y.storeType
             && x.originalQueryType == y.originalQueryType && x.originalStoreType == y.originalStoreType
-            && x.cacheID == y.cacheID
+            && x.cacheID == y.cacheID && x.settings.respectsHTTPHeaders == y.settings.respectsHTTPHeaders
     }
 
     func hash(into hasher: inout Hasher) {
@@ -120,6 +120,7 @@ struct DataKey: Hashable, Sendable {
         return DownloadKey.same(x, y) && x.originalKey == y.originalKey
             && x.options.subtracting(WorkKey.ignoredOptions) == y.options.subtracting(WorkKey.ignoredOptions)
             && x.queryType == y.queryType && x.storeType == y.storeType && x.cacheID == y.cacheID
+            && x.settings.respectsHTTPHeaders == y.settings.respectsHTTPHeaders
     }
 
     func hash(into hasher: inout Hasher) { hasher.combine(hash) }

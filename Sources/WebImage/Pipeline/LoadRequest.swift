@@ -19,6 +19,9 @@ enum LoadDefaults {
     static let scaleDownLimitBytes = 60 << 20
     /// The shortest time between two progressive previews (ours; SDWebImage has no throttle).
     static let previewInterval: Duration = .milliseconds(100)
+    /// Ours: the origin's caching headers are followed (what a server-side user, and Nuke's
+    /// default `URLCache`, expect); a response that says nothing is kept as SDWebImage keeps it.
+    static let httpCachePolicy: HTTPCachePolicy = .respectHeaders
 }
 
 /// Everything one call decided, built once by the manager's synchronous admit step from the URL,
@@ -60,6 +63,11 @@ final class LoadRequest: Sendable {
         let timeout: Duration?
         let retry: RetryStrategy?
         let priorityHandle: LoadPriority?
+        /// Whether the disk cache follows the origin's headers for this load.
+        let respectsHTTPHeaders: Bool
+        /// Whether a request modifier may change the headers the loader sends (a `Vary`
+        /// response is then not stored: its variant cannot be known before the request).
+        let modifiesRequests: Bool
         let cacheID: ObjectIdentifier?
         let loaderID: ObjectIdentifier?
         let coderID: ObjectIdentifier?
@@ -92,6 +100,8 @@ final class LoadRequest: Sendable {
             timeout = context.downloadTimeout
             retry = context.retryStrategy
             priorityHandle = context.priority
+            respectsHTTPHeaders = (context.httpCachePolicy ?? LoadDefaults.httpCachePolicy) == .respectHeaders
+            modifiesRequests = context.requestModifier != nil || context.asyncRequestModifier != nil
             cacheID = instanceIdentity(context.cache)
             loaderID = instanceIdentity(context.loader)
             coderID = instanceIdentity(context.coder)

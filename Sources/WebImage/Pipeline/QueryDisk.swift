@@ -12,31 +12,48 @@ extension ImagePipeline {
         case miss(cached: ImageCacheResult?)
     }
 
-    func queryDisk(_ request: LoadRequest) async throws -> DiskQuery {
+    /// With `.respectHeaders` the entry's freshness comes in the same trip as its data: a fresh
+    /// hit is used (and only then put into memory), a stale one within `stale-while-revalidate`
+    /// is used and revalidated in the background, any other stale one is revalidated first (a
+    /// miss carrying it), and one made for other request headers (`Vary`) is a plain miss.
+    func queryDisk(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders) async throws -> DiskQuery {
         let options = request.options
         guard let key = request.cacheKey, !options.contains(.fromLoaderOnly) else { return .miss(cached: nil) }
         try Task.checkCancellation()
-        let scope: ImageCacheType = options.contains(.refreshCached) ? request.queryType
-            : (request.queryType.includesDisk ? .disk : .none)
+        let refreshing = options.contains(.refreshCached)
+        let checksFreshness = request.settings.respectsHTTPHeaders && !refreshing
+        let scope: ImageCacheType = refreshing ? request.queryType : (request.queryType.includesDisk ? .disk : .none)
         var cached: ImageCacheResult?
         if scope != .none {
-            // With .refreshCached the validators come in the same trip as the entry.
+            // The validators (and the freshness) come in the same trip as the entry. An entry
+            // whose freshness is checked goes into memory only once it is known fresh.
+            let storeType = checksFreshness ? ImageCacheType(memory: false, disk: request.memoryStoreType.includesDisk) : request.memoryStoreType
             cached = await queryCache(request, key: key, query: ImageCacheQuery(
                 scope: scope, options: request.decodeOptions, includingData: options.contains(.queryMemoryData),
-                storeType: request.memoryStoreType, includingExtendedData: options.contains(.refreshCached)))
+                storeType: storeType, includingExtendedData: refreshing || checksFreshness))
         }
-        if let cached, !options.contains(.refreshCached) {
+        if let cached, !refreshing {
+            if checksFreshness {
+                switch use(ofEntry: cached.extendedData, request, loader: loader) {
+                case .fresh: break
+                case .staleWhileRevalidate: revalidateInBackground(request, loader: loader, coders: coders)
+                case .revalidate: return .miss(cached: cached)
+                case .otherVariant: return .miss(cached: nil)
+                }
+                if request.memoryStoreType.includesMemory { _ = await storeInMemory(request, image: cached.image) }
+            }
             return .hit(SharedResult(ImageResult(cached, url: request.url)))
         }
-        if cached == nil, !options.contains(.refreshCached), let result = try await fromCachedOriginal(request) {
+        if cached == nil, !refreshing, let result = try await fromCachedOriginal(request, loader: loader) {
             return .hit(SharedResult(result))
         }
         return .miss(cached: cached)
     }
 
     /// A transformed or thumbnail image that is not cached, made from the cached original
-    /// (when `originalQueryCacheType` asks to look for it).
-    func fromCachedOriginal(_ request: LoadRequest) async throws -> ImageResult? {
+    /// (when `originalQueryCacheType` asks to look for it). With `.respectHeaders` only a fresh
+    /// original is used, and the image made from it keeps the original's freshness.
+    func fromCachedOriginal(_ request: LoadRequest, loader: any ImageLoader) async throws -> ImageResult? {
         guard request.isDerived, request.originalQueryType != .none, let originalKey = request.originalKey else { return nil }
         // The original is promoted only as its own store type allows (disk by default): a
         // thumbnail or transformed load never puts the full-size image in memory. When it is
@@ -51,14 +68,17 @@ extension ImagePipeline {
         await pendingStores.wait(forKey: originalKey)
         // Through the cache's shared queries: works of other sizes or transformers of the same
         // original read and decode it once.
-        var query = ImageCacheQuery(scope: request.originalQueryType, options: options, storeType: request.originalStoreType)
+        let checksFreshness = request.settings.respectsHTTPHeaders
+        var query = ImageCacheQuery(scope: request.originalQueryType, options: options, storeType: request.originalStoreType,
+                                    includingExtendedData: checksFreshness)
         query.context = request.context
         guard let hit = await request.cache.image(forKey: originalKey, query: query) else { return nil }
+        if checksFreshness, use(ofEntry: hit.extendedData, request, loader: loader) != .fresh { return nil }
         try Task.checkCancellation()
         let image = try transform(thumbnail(hit.image, request: request), request: request)
         _ = await storeInMemory(request, image: image)
-        let failure = await storeOnDisk(request, original: hit.image, image: image, data: nil, derived: true, validators: nil,
-                                        storesOriginal: false)
+        let failure = await storeOnDisk(request, original: hit.image, image: image, data: nil, derived: true,
+                                        metadata: hit.extendedData, storesOriginal: false)
         var result = ImageResult(image: image, data: nil, cacheType: hit.cacheType, url: request.url)
         result.storeFailure = failure
         return result

@@ -22,15 +22,17 @@ extension ImagePipeline {
     /// Writes a loaded image to disk: in the background (in place of `reservation`) or, with
     /// `.waitStoreCache`, before returning, and then returns why it failed (nil when it did not).
     /// The original of a transformed or thumbnail image goes under its own key as
-    /// `originalStoreCacheType` says. Failures are logged: the caller still gets the image.
+    /// `originalStoreCacheType` says. `metadata` (validators and freshness) is written with each
+    /// entry; `storable` false (a `no-store` response under `.respectHeaders`) writes nothing.
+    /// Failures are logged: the caller still gets the image.
     @discardableResult
     func storeOnDisk(_ request: LoadRequest, original: Image, image: Image, data: Data?, derived: Bool,
-                     validators: CacheValidators?, storesOriginal: Bool = true,
+                     metadata: Data?, storable: Bool = true, storesOriginal: Bool = true,
                      reservation: PendingStores.Reservation? = nil) async -> ImageError? {
         // A reservation not handed to a write is released, whichever way this returns.
         var started = false
         defer { if let reservation, !started { pendingStores.release(reservation) } }
-        guard let key = request.cacheKey else { return nil }
+        guard let key = request.cacheKey, storable else { return nil }
         let cache = request.cache, url = request.url
         let storeType = request.storeType
         let serializer = request.context.cacheSerializer
@@ -52,7 +54,7 @@ extension ImagePipeline {
             do {
                 if storesOriginal, let originalKey, originalDestination != .none {
                     // The full-size original: its data for the disk; its image for memory only when not a thumbnail.
-                    try await cache.store(originalImage, data: data, extendedData: nil, forKey: originalKey, to: originalDestination,
+                    try await cache.store(originalImage, data: data, extendedData: metadata, forKey: originalKey, to: originalDestination,
                                           context: request.context)
                 }
                 guard storeType.includesDisk else { return nil }
@@ -61,8 +63,9 @@ extension ImagePipeline {
                     bytes = serializer.serialize(encodedImage, derived ? nil : data, url)
                     guard bytes != nil else { return nil }   // nil stores nothing, by design
                 }
-                // The validators are written with the data, in one step.
-                try await cache.store(encodedImage, data: bytes, extendedData: derived ? nil : validators?.stored, forKey: key, to: .disk,
+                // The metadata is written with the data, in one step; an image made from the
+                // response (a thumbnail, a transformed one) keeps the response's freshness.
+                try await cache.store(encodedImage, data: bytes, extendedData: metadata, forKey: key, to: .disk,
                                       context: request.context)
                 return nil
             } catch {
