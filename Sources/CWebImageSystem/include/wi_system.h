@@ -23,6 +23,17 @@ int wi_thread_set_name(const char *name);
 /// else the errno (ENOTSUP where the file system does not record it).
 int wi_file_birth_time(int dirfd, const char *name, int64_t *seconds, uint32_t *nanoseconds);
 
+// ---- A counter shared by the processes that use one cache folder
+/// Maps the 8-byte counter in the file at `path` (created when missing), shared between
+/// processes; NULL when it cannot be opened or mapped.
+uint64_t *wi_generation_map(const char *path);
+/// The counter's value (an atomic load).
+uint64_t wi_generation_load(const uint64_t *counter);
+/// Adds one and returns the value before (an atomic read-modify-write).
+uint64_t wi_generation_bump(uint64_t *counter);
+/// Unmaps a counter from wi_generation_map.
+void wi_generation_unmap(uint64_t *counter);
+
 // ---- glibc allocator
 /// Allocations of `bytes` or more get their own mapping, returned to the system when freed
 /// (mallopt M_MMAP_THRESHOLD; fixing it also stops glibc from raising it). 1 on success.

@@ -65,7 +65,7 @@ extension DiskCache {
         var sideFiles: [String] = []
         var total = 0
         let stale = Date().timeIntervalSince1970 - 3600
-        DiskCache.forEachFile(in: directoryPath) { fd, name in
+        indexListedFolder = DiskCache.forEachFile(in: directoryPath) { fd, name in
             var info = stat()
             guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
             let modified = DiskCache.seconds(info.st_mtim)

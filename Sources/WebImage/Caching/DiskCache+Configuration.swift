@@ -35,7 +35,13 @@ extension DiskCache {
         /// Keep extended data in extended attributes when the file system allows (default
         /// true); false always uses hidden side files (network file systems, backups that drop xattrs).
         public var usesExtendedAttributes: Bool
-        /// Runs on the cache's I/O thread before each file operation: for tests that simulate a
+        /// Answer a read of a key that is not on disk from the index of the folder's names,
+        /// without a system call (default true; see `DiskCache+Presence`): kept right across
+        /// the processes that share the folder through its `.generation` counter. False asks
+        /// the file system on every miss.
+        public var negativeLookup = true
+        /// Runs on the cache's I/O thread before each call that reaches the file system (a miss
+        /// answered by the negative lookup does not): for tests that simulate a
         /// slow disk (`@_spi(Testing)`), nil otherwise.
         @_spi(Testing) public var ioHook: (@Sendable () -> Void)? {
             get { hook }

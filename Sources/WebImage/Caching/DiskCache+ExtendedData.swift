@@ -86,7 +86,11 @@ extension DiskCache {
             indexedSize += size
             moved += 1
         }
+        if moved > 0 { namesChanged() }
         try? fm.removeItem(at: oldDirectory.appendingPathComponent(".DS_Store"))
+        if (try? fm.contentsOfDirectory(atPath: oldDirectory.path)) == [".generation"] {
+            try? fm.removeItem(at: oldDirectory.appendingPathComponent(".generation"))
+        }
         if (try? fm.contentsOfDirectory(atPath: oldDirectory.path))?.isEmpty == true { try? fm.removeItem(at: oldDirectory) }
         return moved
     }

@@ -9,25 +9,35 @@ extension DiskCache {
     /// additional read-only directories after a miss. An entry under SDWebImage's older name
     /// (the MD5 without the extension, as SDWebImage before 5.x and its extra paths wrote it)
     /// is found too, and moved to the current name in this cache's own folder.
+    /// A key the index knows is absent is answered without touching the disk.
     public func data(forKey key: String) -> Data? {
+        if key.isEmpty { return nil }
+        let name = DiskCache.fileName(forKey: key)
+        guard mayHoldAnywhere(name) else { return nil }
         configuration.hookBeforeIO()
-        return readData(forKey: key)
+        return readData(forKey: key, name: name)
     }
 
     /// The data and the extended data of `key`'s entry, in one call on the disk thread (as
     /// asked); nil when there is no entry.
     public func entry(forKey key: String, includingData: Bool = true, includingExtendedData: Bool = true)
         -> (data: Data?, extendedData: Data?)? {
+        if key.isEmpty { return nil }
+        let name = DiskCache.fileName(forKey: key)
+        guard mayHoldAnywhere(name) else { return nil }
         configuration.hookBeforeIO()
-        let data = includingData ? readData(forKey: key) : nil
+        let data = includingData ? readData(forKey: key, name: name) : nil
         if includingData, data == nil { return nil }
         let extended = includingExtendedData ? readExtendedData(forKey: key) : nil
         return (data, extended)
     }
 
-    private func readData(forKey key: String) -> Data? {
-        if key.isEmpty { return nil }
-        let name = DiskCache.fileName(forKey: key)
+    /// Whether `name` may be in this folder (under it or its legacy name) or in an additional one.
+    private func mayHoldAnywhere(_ name: String) -> Bool {
+        !configuration.additionalDirectories.isEmpty || mayHold(name, legacy: DiskCache.legacyFileName(forKey: "", current: name))
+    }
+
+    private func readData(forKey key: String, name: String) -> Data? {
         if let data = read(path(name)) {
             if configuration.expireType == .accessDate { recordAccess(name) }
             return data
@@ -59,6 +69,7 @@ extension DiskCache {
         guard rename(path(legacy), path(name)) == 0 else { return }
         rename(path(".ext-\(legacy)"), path(".ext-\(name)"))
         if let entry = index?.removeValue(forKey: legacy) { index?[name] = entry }
+        namesChanged()
     }
 
     nonisolated func path(_ name: String) -> String { directoryPath + "/" + name }
@@ -88,6 +99,7 @@ extension DiskCache {
     public func contains(_ key: String) -> Bool {
         if key.isEmpty { return false }
         let name = DiskCache.fileName(forKey: key)
+        guard mayHoldAnywhere(name) else { return false }
         configuration.hookBeforeIO()
         if isRegularFile(path(name)) { return true }
         let names = [name] + (DiskCache.legacyFileName(forKey: key, current: name).map { [$0] } ?? [])

@@ -28,6 +28,16 @@ public actor DiskCache {
     /// Bytes in other writers' temporary files (counted in the size until they are renamed or swept).
     var temporaryBytes = 0
     var cleanupTask: Task<Void, Never>?
+    /// The negative lookup (`DiskCache+Presence`): the folder's change counter shared with the
+    /// other processes that use it, the counter's value when `index` last held every name in
+    /// the folder (nil: not known to), and when the counter was last tried and the folder last
+    /// listed for it.
+    var generation: SharedGeneration?
+    var namesCurrentAt: UInt64?
+    var generationTried: ContinuousClock.Instant?
+    var namesListed: ContinuousClock.Instant?
+    /// Whether the last index build listed the folder (an unreadable one lists nothing).
+    var indexListedFolder = false
     /// Random per cache object, with `temporaryCounter` after it: temporary names that no other
     /// writer uses, without a UUID per store (Foundation reads `/dev/urandom` for each one: an
     /// open, a read and a close, a third of a small store's system calls).

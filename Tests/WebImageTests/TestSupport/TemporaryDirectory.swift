@@ -11,6 +11,9 @@ struct TemporaryDirectory {
 
     func remove() { try? FileManager.default.removeItem(at: url) }
 
-    /// Files in the directory, hidden ones included.
-    var names: [String] { (try? FileManager.default.contentsOfDirectory(atPath: url.path))?.sorted() ?? [] }
+    /// Files in the directory, hidden ones included, but for a disk cache's shared change
+    /// counter (`.generation`, made by every cache that writes the folder).
+    var names: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).filter { $0 != ".generation" }.sorted()
+    }
 }
