@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-uint64_t *wi_generation_map(const char *path) {
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+uint64_t *wi_generation_map(const char *path, int create) {
+    int fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
     if (fd < 0) return NULL;
     struct stat info;
     // Growing a new file to 8 bytes zero-fills it; a file already that long keeps its value

@@ -24,9 +24,9 @@ int wi_thread_set_name(const char *name);
 int wi_file_birth_time(int dirfd, const char *name, int64_t *seconds, uint32_t *nanoseconds);
 
 // ---- A counter shared by the processes that use one cache folder
-/// Maps the 8-byte counter in the file at `path` (created when missing), shared between
-/// processes; NULL when it cannot be opened or mapped.
-uint64_t *wi_generation_map(const char *path);
+/// Maps the 8-byte counter in the file at `path` (created when missing if `create`), shared
+/// between processes; NULL when it cannot be opened or mapped.
+uint64_t *wi_generation_map(const char *path, int create);
 /// The counter's value (an atomic load).
 uint64_t wi_generation_load(const uint64_t *counter);
 /// Adds one and returns the value before (an atomic read-modify-write).

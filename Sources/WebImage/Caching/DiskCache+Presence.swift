@@ -6,7 +6,7 @@ import Foundation
 // The index (`DiskCache+Cleanup`) knows every entry's name once it is built. Whether it still
 // does, when other processes write the same folder, is told by a counter in the folder's
 // `.generation` file, mapped shared: each process adds one after every change it makes to the
-// folder's names (a store, a removal, a migration). When the counter still reads what it read
+// folder's names (a store, a removal, a migration); the first writer creates the file. When the counter still reads what it read
 // when this cache's index was last complete (plus this cache's own changes), a name the index
 // lacks is not on disk. Otherwise the folder is listed again, at most once a second while
 // others keep writing; in between, lookups ask the file system as before. A file another
@@ -34,14 +34,14 @@ extension DiskCache {
         return indexListedFolder ? index : nil
     }
 
-    /// The folder's shared change counter, mapped on first use (the folder made if missing);
-    /// nil where it cannot be (tried again at most once a second).
-    private func sharedGeneration(retryingAtOnce: Bool = false) -> SharedGeneration? {
+    /// The folder's shared change counter, mapped on first use; nil where it cannot be (tried
+    /// again at most once a second). A reader never creates it (a lookup leaves no file
+    /// behind): until a writer has, misses ask the file system. A writer (`creating`) makes it.
+    private func sharedGeneration(creating: Bool = false) -> SharedGeneration? {
         if let generation { return generation }
-        if !retryingAtOnce, let tried = generationTried, ContinuousClock.now - tried < .seconds(1) { return nil }
+        if !creating, let tried = generationTried, ContinuousClock.now - tried < .seconds(1) { return nil }
         generationTried = .now
-        try? createDirectory()
-        generation = SharedGeneration(path: path(".generation"))
+        generation = SharedGeneration(path: path(".generation"), create: creating)
         return generation
     }
 
@@ -50,7 +50,7 @@ extension DiskCache {
     /// changed them since the index was complete, it stays complete.
     func namesChanged() {
         // A writer always counts its change, even one that never looked anything up.
-        guard let counter = sharedGeneration(retryingAtOnce: true) else { return }
+        guard let counter = sharedGeneration(creating: true) else { return }
         let before = counter.bump()
         namesCurrentAt = namesCurrentAt == before ? before &+ 1 : nil
     }
@@ -61,8 +61,8 @@ final class SharedGeneration: @unchecked Sendable {
     // Only touched through the C shim's atomic load and add; the mapping lives as long as this.
     private let counter: UnsafeMutablePointer<UInt64>
 
-    init?(path: String) {
-        guard let counter = wi_generation_map(path) else { return nil }
+    init?(path: String, create: Bool) {
+        guard let counter = wi_generation_map(path, create ? 1 : 0) else { return nil }
         self.counter = counter
     }
 

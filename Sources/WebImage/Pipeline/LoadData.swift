@@ -14,6 +14,12 @@ extension ImageManager {
     /// - Throws: `ImageError` (`invalidURL`, `blacklistedURL`, `notInCache`, a loader error, ...)
     ///   or `CancellationError`.
     public func data(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws -> Data {
+        try await loadedData(for: url, options: options, context: context).data
+    }
+
+    /// `data(for:options:context:)` with where the bytes came from and, with `.waitStoreCache`,
+    /// why their disk store failed (the prefetcher's disk-only destination).
+    func loadedData(for url: URL, options: ImageOptions, context: ImageContext) async throws -> LoadedData {
         let request: LoadRequest, loader: any ImageLoader
         do {
             try Task.checkCancellation()
@@ -38,7 +44,7 @@ extension ImageManager {
             throw failed(request, error)
         }
         settled(request, source: loaded.source)
-        return loaded.data
+        return loaded
     }
 
     /// Joins or starts the data load of `request` (one per `DataKey`) and waits for it.
@@ -57,6 +63,8 @@ extension ImageManager {
 struct LoadedData: Sendable {
     var data: Data
     var source: ImageCacheType
+    /// Why the disk store failed, when the load waited for it (`.waitStoreCache`).
+    var storeFailure: ImageError?
 }
 
 extension ImagePipeline {
@@ -112,17 +120,25 @@ extension ImagePipeline {
         }
         guard !download.data.isEmpty else { throw ImageError.decodingFailed(.emptyData, source: request.urlString, byteCount: 0) }
         try Task.checkCancellation()
-        let loaded = LoadedData(data: download.data, source: .none)
+        var loaded = LoadedData(data: download.data, source: .none)
         guard let key, request.storeType.includesDisk else { return loaded }
         let (cache, data) = (request.cache, download.data)
         let (metadata, storable) = metadata(of: download.response, request, loader: loader)
         guard storable else { return loaded }
-        let write: @Sendable () async -> Void = { [metadata = metadata.stored] in
-            do { try await cache.store(nil, data: data, extendedData: metadata, forKey: key, to: .disk, context: request.context) } catch {
+        let write: @Sendable () async -> ImageError? = { [metadata = metadata.stored] in
+            do {
+                try await cache.store(nil, data: data, extendedData: metadata, forKey: key, to: .disk, context: request.context)
+                return nil
+            } catch {
                 ImagePipeline.logger.warning("[WebImage] could not cache \(request.urlString) on disk: \(error)")
+                return error as? ImageError ?? ImageError.cacheWriteFailed(path: key, reason: "\(error)")
             }
         }
-        if options.contains(.waitStoreCache) { await write() } else { pendingStores.start(write) }
+        if options.contains(.waitStoreCache) {
+            loaded.storeFailure = await write()
+        } else {
+            pendingStores.start { _ = await write() }
+        }
         return loaded
     }
 }

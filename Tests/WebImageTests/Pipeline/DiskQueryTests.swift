@@ -20,6 +20,8 @@ import Testing
             seen.withLock { $0.append(cache.sharedDiskQueryCount) }
         })
         diskConfiguration.cleanupInterval = nil
+        // Every read reaches the file system here (a known-absent key would not: see NegativeLookupTests).
+        diskConfiguration.negativeLookup = false
         let cache = ImageCache(memory: MemoryCache(), disk: DiskCache(directory: directory.url, configuration: diskConfiguration))
         watched.withLock { $0 = cache }
         let h = try await ManagerHarness(cache: cache)
