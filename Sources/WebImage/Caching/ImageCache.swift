@@ -186,13 +186,13 @@ public final class ImageCache: ImageCaching {
     /// stays GIF, WebP or PNG (APNG) when it came from one, and is a GIF otherwise (as
     /// SDWebImage falls back to GIF for animated images).
     static func encodeForDisk(_ image: Image, coders: ImageCoders) throws -> Data {
-        let format: ImageFormat
-        if image.isAnimated {
-            format = [.gif, .webp, .png].contains(image.format) ? image.format : .gif
-        } else {
-            format = image.format.isDecodable ? image.format : (image.bitmap.hasTransparency ? .png : .jpeg)
-        }
-        return try coders.encode(image, as: format)
+        try coders.encode(image, as: diskFormat(for: image))
+    }
+
+    /// The format an image is stored in when it comes without its bytes (see `encodeForDisk`).
+    static func diskFormat(for image: Image) -> ImageFormat {
+        if image.isAnimated { return [.gif, .webp, .png].contains(image.format) ? image.format : .gif }
+        return image.format.isDecodable ? image.format : (image.bitmap.hasTransparency ? .png : .jpeg)
     }
 
     public func removeImage(forKey key: String, from scope: ImageCacheType = .all) async {

@@ -187,6 +187,19 @@ public struct ImageContext: Sendable {
         get { storage?.fields.httpCachePolicy }
         set { mutate { $0.httpCachePolicy = newValue } }
     }
+    /// What the load writes to disk: original bytes, processed images, or both (default
+    /// `.automatic`; see `DataCachePolicy`).
+    public var dataCachePolicy: DataCachePolicy? {
+        get { storage?.fields.dataCachePolicy }
+        set { mutate { $0.dataCachePolicy = newValue } }
+    }
+    /// How an image stored without its bytes is encoded for disk: format, quality, a largest
+    /// size (default: the image's own format at quality 0.9, no limit; see `CacheEncoding`).
+    /// A `cacheSerializer` replaces it.
+    public var cacheEncoding: CacheEncoding? {
+        get { storage?.fields.cacheEncoding }
+        set { mutate { $0.cacheEncoding = newValue } }
+    }
 
     /// An empty context: every setting falls back to its default.
     public init() { storage = nil }
@@ -252,6 +265,8 @@ public struct ImageContext: Sendable {
         result.previewInterval = mine.previewInterval ?? base.previewInterval
         result.priority = mine.priority ?? base.priority
         result.httpCachePolicy = mine.httpCachePolicy ?? base.httpCachePolicy
+        result.dataCachePolicy = mine.dataCachePolicy ?? base.dataCachePolicy
+        result.cacheEncoding = mine.cacheEncoding ?? base.cacheEncoding
         result.custom = base.custom.merging(mine.custom) { _, mine in mine }
         return ImageContext(storage: Storage(result))
     }
@@ -306,6 +321,8 @@ public struct ImageContext: Sendable {
         var previewInterval: Duration?
         var priority: LoadPriority?
         var httpCachePolicy: HTTPCachePolicy?
+        var dataCachePolicy: DataCachePolicy?
+        var cacheEncoding: CacheEncoding?
         var custom: [ObjectIdentifier: any Sendable] = [:]
 
         var isEmpty: Bool {
@@ -315,7 +332,8 @@ public struct ImageContext: Sendable {
                 && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && asyncRequestModifier == nil
                 && responseModifier == nil
                 && decryptor == nil && downloadTimeout == nil && loadTimeout == nil && retryStrategy == nil && alternativeSources == nil && cache == nil && loader == nil && coder == nil
-                && previewInterval == nil && priority == nil && httpCachePolicy == nil && custom.isEmpty
+                && previewInterval == nil && priority == nil && httpCachePolicy == nil && dataCachePolicy == nil
+                && cacheEncoding == nil && custom.isEmpty
         }
     }
 

@@ -266,7 +266,7 @@ struct ImagePipeline: Sendable {
         holdsSlot = false
         let (metadata, storable) = metadata(of: download.response, request, loader: loader)
         let failure = await storeOnDisk(request, original: original, image: image, data: download.data, derived: derived,
-                                        metadata: metadata.stored, storable: storable, reservation: reservation)
+                                        coders: coders, metadata: metadata.stored, storable: storable, reservation: reservation)
         // With .waitStoreCache the callers wait for the stores: they learn whether they failed.
         guard let failure else { return result }
         var failed = result.result

@@ -85,6 +85,7 @@ struct WorkKey: Hashable, Sendable {
             && x.queryType == y.queryType && x.storeType == y.storeType
             && x.originalQueryType == y.originalQueryType && x.originalStoreType == y.originalStoreType
             && x.cacheID == y.cacheID && x.settings.respectsHTTPHeaders == y.settings.respectsHTTPHeaders
+            && x.settings.dataCachePolicy == y.settings.dataCachePolicy && x.settings.cacheEncoding == y.settings.cacheEncoding
     }
 
     func hash(into hasher: inout Hasher) {

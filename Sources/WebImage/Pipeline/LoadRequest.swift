@@ -68,6 +68,8 @@ final class LoadRequest: Sendable {
         /// Whether a request modifier may change the headers the loader sends (a `Vary`
         /// response is then not stored: its variant cannot be known before the request).
         let modifiesRequests: Bool
+        let dataCachePolicy: DataCachePolicy
+        let cacheEncoding: CacheEncoding?
         let cacheID: ObjectIdentifier?
         let loaderID: ObjectIdentifier?
         let coderID: ObjectIdentifier?
@@ -102,6 +104,8 @@ final class LoadRequest: Sendable {
             priorityHandle = context.priority
             respectsHTTPHeaders = (context.httpCachePolicy ?? LoadDefaults.httpCachePolicy) == .respectHeaders
             modifiesRequests = context.requestModifier != nil || context.asyncRequestModifier != nil
+            dataCachePolicy = context.dataCachePolicy ?? .automatic
+            cacheEncoding = context.cacheEncoding
             cacheID = instanceIdentity(context.cache)
             loaderID = instanceIdentity(context.loader)
             coderID = instanceIdentity(context.coder)

@@ -44,7 +44,7 @@ extension ImagePipeline {
             }
             return .hit(SharedResult(ImageResult(cached, url: request.url)))
         }
-        if cached == nil, !refreshing, let result = try await fromCachedOriginal(request, loader: loader) {
+        if cached == nil, !refreshing, let result = try await fromCachedOriginal(request, loader: loader, coders: coders) {
             return .hit(SharedResult(result))
         }
         return .miss(cached: cached)
@@ -53,7 +53,7 @@ extension ImagePipeline {
     /// A transformed or thumbnail image that is not cached, made from the cached original
     /// (when `originalQueryCacheType` asks to look for it). With `.respectHeaders` only a fresh
     /// original is used, and the image made from it keeps the original's freshness.
-    func fromCachedOriginal(_ request: LoadRequest, loader: any ImageLoader) async throws -> ImageResult? {
+    func fromCachedOriginal(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders) async throws -> ImageResult? {
         guard request.isDerived, request.originalQueryType != .none, let originalKey = request.originalKey else { return nil }
         // The original is promoted only as its own store type allows (disk by default): a
         // thumbnail or transformed load never puts the full-size image in memory. When it is
@@ -77,7 +77,7 @@ extension ImagePipeline {
         try Task.checkCancellation()
         let image = try transform(thumbnail(hit.image, request: request), request: request)
         _ = await storeInMemory(request, image: image)
-        let failure = await storeOnDisk(request, original: hit.image, image: image, data: nil, derived: true,
+        let failure = await storeOnDisk(request, original: hit.image, image: image, data: nil, derived: true, coders: coders,
                                         metadata: hit.extendedData, storesOriginal: false)
         var result = ImageResult(image: image, data: nil, cacheType: hit.cacheType, url: request.url)
         result.storeFailure = failure

@@ -22,11 +22,12 @@ extension ImagePipeline {
     /// Writes a loaded image to disk: in the background (in place of `reservation`) or, with
     /// `.waitStoreCache`, before returning, and then returns why it failed (nil when it did not).
     /// The original of a transformed or thumbnail image goes under its own key as
-    /// `originalStoreCacheType` says. `metadata` (validators and freshness) is written with each
+    /// `originalStoreCacheType` and the data-cache policy say; an image stored without its
+    /// bytes is encoded with the context's `cacheEncoding` by `coders`. `metadata` (validators and freshness) is written with each
     /// entry; `storable` false (a `no-store` response under `.respectHeaders`) writes nothing.
     /// Failures are logged: the caller still gets the image.
     @discardableResult
-    func storeOnDisk(_ request: LoadRequest, original: Image, image: Image, data: Data?, derived: Bool,
+    func storeOnDisk(_ request: LoadRequest, original: Image, image: Image, data: Data?, derived: Bool, coders: ImageCoders,
                      metadata: Data?, storable: Bool = true, storesOriginal: Bool = true,
                      reservation: PendingStores.Reservation? = nil) async -> ImageError? {
         // A reservation not handed to a write is released, whichever way this returns.
@@ -39,13 +40,23 @@ extension ImagePipeline {
         let originalStoreType = request.originalStoreType
         let originalKey = request.originalKey
         let thumbnailed = request.settings.reducesDecode
-        let storesOriginal = derived && storesOriginal && originalKey != key && originalStoreType != .none
-        guard storeType.includesDisk || storesOriginal else { return nil }
+        let policy = request.settings.dataCachePolicy, encoding = request.settings.cacheEncoding
+        // The entry under the load's key: none for a processed image when only originals are
+        // kept; a plain image re-encoded when only encoded images are.
+        let storesEntry = storeType.includesDisk && !(derived && policy == .storeOriginalData)
+        let reencodes = policy == .storeEncodedImages
+        let asked: ImageCacheType = thumbnailed ? (originalStoreType.includesDisk ? .disk : .none) : originalStoreType
+        let originalDestination: ImageCacheType = switch policy {
+        case .automatic: asked
+        case .storeOriginalData, .storeAll: ImageCacheType(memory: asked.includesMemory, disk: true)
+        case .storeEncodedImages: ImageCacheType(memory: asked.includesMemory, disk: false)
+        }
+        let storesOriginal = derived && storesOriginal && originalKey != key && originalDestination != .none
+        guard storesEntry || storesOriginal else { return nil }
         // A write waiting for the disk holds a decoded image only where it needs one (to encode
         // it, for a serializer, or for the original's memory entry): a queue of pending writes
         // must not keep every decoded bitmap of a burst alive (300 loads at once held 360 MB).
-        let encodedImage: Image? = serializer != nil || derived || data == nil ? image : nil
-        let originalDestination: ImageCacheType = thumbnailed ? (originalStoreType.includesDisk ? .disk : .none) : originalStoreType
+        let encodedImage: Image? = serializer != nil || derived || reencodes || data == nil ? image : nil
         let originalImage: Image? = !thumbnailed && (originalDestination.includesMemory || data == nil) ? original : nil
         let metrics = self.metrics
         let disk: @Sendable () async -> ImageError? = {
@@ -57,11 +68,13 @@ extension ImagePipeline {
                     try await cache.store(originalImage, data: data, extendedData: metadata, forKey: originalKey, to: originalDestination,
                                           context: request.context)
                 }
-                guard storeType.includesDisk else { return nil }
-                var bytes: Data? = derived ? nil : data
+                guard storesEntry else { return nil }
+                var bytes: Data? = derived || reencodes ? nil : data
                 if let serializer, let encodedImage {
                     bytes = serializer.serialize(encodedImage, derived ? nil : data, url)
                     guard bytes != nil else { return nil }   // nil stores nothing, by design
+                } else if bytes == nil, let encoding, let encodedImage {
+                    bytes = try encoding.encode(encodedImage, coders: coders)
                 }
                 // The metadata is written with the data, in one step; an image made from the
                 // response (a thumbnail, a transformed one) keeps the response's freshness.

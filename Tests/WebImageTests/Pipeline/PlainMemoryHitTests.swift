@@ -148,7 +148,7 @@ extension PlainMemoryHitTests {
     /// and as the call's own context (the whole path), give the same answer from memory.
     @Test(arguments: [
         "thumbnail", "fill", "aspect", "scale", "scaleDown", "pixelLimit", "colorSpace", "queryDisk", "storeDisk",
-        "originalQuery", "keyFilter", "noTransformer", "transformer",
+        "originalQuery", "keyFilter", "noTransformer", "httpPolicy", "dataPolicy", "encoding", "transformer",
     ])
     func everyContextFieldGivesThePlainCallTheWholePathsAnswer(_ field: String) async throws {
         var context = ImageContext()
@@ -165,6 +165,9 @@ extension PlainMemoryHitTests {
         case "originalQuery": context.originalQueryCacheType = ImageCacheType.none
         case "keyFilter": context.cacheKeyFilter = CacheKeyFilter { $0.absoluteString + "#k" }
         case "noTransformer": context.usesTransformer = false
+        case "httpPolicy": context.httpCachePolicy = .ignoreHeaders
+        case "dataPolicy": context.dataCachePolicy = .storeOriginalData
+        case "encoding": context.cacheEncoding = CacheEncoding(format: .png)
         default: context.transformer = FlippingTransformer(horizontal: true, vertical: false)
         }
         var configuration = ImageManager.Configuration()
