@@ -103,4 +103,8 @@ public final class TieredImageCache: ImageCaching {
 
     /// Puts `image` into this machine's memory at once.
     public func storeInMemoryNow(_ image: Image, forKey key: String) -> Bool { base.storeInMemoryNow(image, forKey: key) }
+    /// The base cache's memory, for at most `lifetime`.
+    public func storeInMemoryNow(_ image: Image, forKey key: String, lifetime: Duration?) -> Bool {
+        base.storeInMemoryNow(image, forKey: key, lifetime: lifetime)
+    }
 }

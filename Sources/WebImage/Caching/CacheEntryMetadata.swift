@@ -106,6 +106,19 @@ struct CacheEntryMetadata: Sendable, Equatable {
         return noCache ? 0 : max(0, lifetime - currentAge(at: now))
     }
 
+    /// What a result made from this entry at `now` carries (`ImageResult.freshness`).
+    func freshness(at now: Date) -> HTTPFreshness {
+        HTTPFreshness(date: now, lifetime: remainingLifetime(at: now), noStore: noStore, noCache: noCache)
+    }
+
+    /// How long a decoded image made from this entry may stay in memory from `now`: nil for
+    /// as long as the memory cache keeps it; zero when it must not be kept (`no-store`,
+    /// `no-cache`, or stale).
+    func memoryLifetime(at now: Date) -> Duration? {
+        if noStore || noCache { return .zero }
+        return remainingLifetime(at: now).map { Duration.milliseconds(Int64(min($0, 1e12) * 1000)) }
+    }
+
     /// This entry after a 304 answered its revalidation at `now` (RFC 9111 §4.3.4): the 304's
     /// freshness headers replace the stored ones when it has any, its validators the stored
     /// ones when it sends them; the variant stays the one stored.

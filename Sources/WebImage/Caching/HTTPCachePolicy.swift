@@ -1,3 +1,5 @@
+import Foundation
+
 /// Whether the disk cache follows the origin's caching headers (RFC 9111, as a private cache),
 /// per manager (`ImageContext.httpCachePolicy` in its default context) or per call.
 ///
@@ -15,7 +17,40 @@ public enum HTTPCachePolicy: Sendable, Hashable {
     /// stale entry is served at once and revalidated once in the background. `no-store`,
     /// `Vary: *`, and a `Vary` whose headers a request modifier may change, are never written to
     /// disk (the decoded image may still go to memory). A response that says nothing about
-    /// freshness is kept as with `.ignoreHeaders`. The memory cache keeps decoded images under
-    /// its own limits (as Nuke's, SDWebImage's and Kingfisher's memory caches do).
+    /// freshness is kept as with `.ignoreHeaders`. A decoded image stays in memory only while
+    /// its response is fresh (with a cache that answers memory synchronously, as `ImageCache`);
+    /// `no-store` and `no-cache` images are not kept there.
     case respectHeaders
+}
+
+/// The origin's caching rules for one image, reckoned when its result was made
+/// (`ImageResult.freshness`).
+public struct HTTPFreshness: Sendable, Equatable {
+    /// When these were reckoned (the manager's clock).
+    public var date: Date
+    /// How many more seconds from `date` the image is fresh; nil when the origin said nothing
+    /// (0 when it is stale, or must be revalidated on every use).
+    public var lifetime: Double?
+    /// `no-store`: not to be kept by any cache.
+    public var noStore: Bool
+    /// `no-cache`: to be revalidated before every use.
+    public var noCache: Bool
+
+    /// Rules; every argument has the documented meaning.
+    public init(date: Date, lifetime: Double?, noStore: Bool = false, noCache: Bool = false) {
+        self.date = date
+        self.lifetime = lifetime
+        self.noStore = noStore
+        self.noCache = noCache
+    }
+
+    /// A `Cache-Control` value for a response that passes this image on: `no-store`,
+    /// `no-cache`, or `public, max-age=` the smaller of `maxAge` and the time left at `now`.
+    public func cacheControl(cappedAt maxAge: Int, now: Date = Date()) -> String {
+        if noStore { return "no-store" }
+        if noCache { return "no-cache" }
+        guard let lifetime else { return "public, max-age=\(maxAge)" }
+        let left = max(0, lifetime - max(0, now.timeIntervalSince(date)))
+        return "public, max-age=\(min(maxAge, Int(left.rounded(.down))))"
+    }
 }

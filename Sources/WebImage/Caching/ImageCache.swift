@@ -154,9 +154,15 @@ public final class ImageCache: ImageCaching {
     /// Puts `image` into the memory layer at once (no suspension), as a store to `.memory`
     /// would; false when the configuration keeps nothing in memory or the key is empty.
     public func storeInMemoryNow(_ image: Image, forKey key: String) -> Bool {
+        storeInMemoryNow(image, forKey: key, lifetime: nil)
+    }
+
+    /// Puts `image` into the memory layer at once for at most `lifetime` (see
+    /// `MemoryCache.setImage(_:forKey:cost:lifetime:)`); false when nothing was stored.
+    public func storeInMemoryNow(_ image: Image, forKey key: String, lifetime: Duration?) -> Bool {
         guard !key.isEmpty, config.shouldCacheImagesInMemory else { return false }
-        memory.setImage(image, forKey: key)
-        return true
+        memory.setImage(image, forKey: key, lifetime: lifetime)
+        return lifetime.map { $0 > .zero } ?? true
     }
 
     /// Stores `image` in memory (when the configuration keeps images there) and its data, or

@@ -52,6 +52,10 @@ public protocol ImageCaching: Sendable {
     /// before it resumes a load's callers, so that a call made as soon as one returns finds the
     /// image. Default: false (the manager then stores through `store`).
     func storeInMemoryNow(_ image: Image, forKey key: String) -> Bool
+    /// With `.synchronousMemory`: as `storeInMemoryNow(_:forKey:)`, for at most `lifetime` (the
+    /// freshness left of the image's HTTP response; zero: not at all). Default: the lifetime is
+    /// not kept (a zero one stores nothing).
+    func storeInMemoryNow(_ image: Image, forKey key: String, lifetime: Duration?) -> Bool
 }
 
 /// What an `ImageCaching` can do without suspending.
@@ -104,4 +108,10 @@ extension ImageCaching {
 
     /// Not stored without suspending.
     public func storeInMemoryNow(_ image: Image, forKey key: String) -> Bool { false }
+
+    /// The lifetime is not kept; a zero one stores nothing.
+    public func storeInMemoryNow(_ image: Image, forKey key: String, lifetime: Duration?) -> Bool {
+        if let lifetime, lifetime <= .zero { return false }
+        return storeInMemoryNow(image, forKey: key)
+    }
 }

@@ -82,13 +82,14 @@ public final class MemoryCache: Sendable {
             return configuration.usesWeakCache && weakEntries[key]?.content != nil
         }
 
-        mutating func insert(_ image: Image, forKey key: String, cost: Int) {
+        mutating func insert(_ image: Image, forKey key: String, cost: Int, lifetime: Duration? = nil) {
             let maxEntry = Int(Double(configuration.costLimit) * configuration.maxEntryFraction)
             guard cost <= maxEntry else {
                 remove(key)
                 return
             }
-            let expires = configuration.entryLifetime.map { ContinuousClock.now + $0 }
+            let limit = [configuration.entryLifetime, lifetime].compactMap { $0 }.min()
+            let expires = limit.map { ContinuousClock.now + $0 }
             if let old = entries.set(Entry(image: image, cost: cost, expires: expires), for: key) { totalCost -= old.cost }
             totalCost += cost
             // The strong entry supersedes a weak one. An image gets its weak entry only when it is
@@ -115,7 +116,8 @@ public final class MemoryCache: Sendable {
         /// again for as long as something else holds the image.
         mutating func evicted(_ entry: Entry, _ key: String) {
             totalCost -= entry.cost
-            guard configuration.usesWeakCache else { return }
+            // An entry with an end (its response's freshness) is not found again after it.
+            guard configuration.usesWeakCache, entry.expires == nil else { return }
             weakEntries[key] = WeakEntry(content: entry.image.content, scale: entry.image.scale)
             if weakEntries.count > 2 * entries.count + 256 { compactWeakEntries() }
         }
@@ -180,9 +182,20 @@ public final class MemoryCache: Sendable {
     /// limits. `cost` defaults to the image's `memoryCost`; an entry over the per-entry limit is
     /// not kept (any older entry for the key is removed). An empty key stores nothing.
     public func setImage(_ image: Image, forKey key: String, cost: Int? = nil) {
+        setImage(image, forKey: key, cost: cost, lifetime: nil)
+    }
+
+    /// Stores `image` for `key` for at most `lifetime` (nil: the configuration's
+    /// `entryLifetime`, else until evicted): an image whose HTTP response is fresh for a minute
+    /// leaves memory after a minute. A zero lifetime stores nothing and removes the old entry.
+    public func setImage(_ image: Image, forKey key: String, cost: Int? = nil, lifetime: Duration?) {
         if key.isEmpty { return }
+        if let lifetime, lifetime <= .zero {
+            removeImage(forKey: key)
+            return
+        }
         let cost = cost ?? image.memoryCost
-        update { $0.insert(image, forKey: key, cost: cost) }
+        update { $0.insert(image, forKey: key, cost: cost, lifetime: lifetime) }
     }
 
     /// Removes the image for `key` (from the weak table too).

@@ -5,13 +5,21 @@ import Synchronization
 /// disk hit may be used as it is, what an arriving response stores beside its bytes, how a 304
 /// refreshes an entry, and the one background revalidation of a `stale-while-revalidate` hit.
 extension ImagePipeline {
-    /// How `request` may use a disk entry whose extended data is `extendedData`. An entry with
-    /// no metadata (written by another program, or before freshness was kept) is fresh.
-    func use(ofEntry extendedData: Data?, _ request: LoadRequest, loader: any ImageLoader) -> CacheEntryMetadata.Use {
-        guard let metadata = extendedData.flatMap(CacheEntryMetadata.init(stored:)) else { return .fresh }
+    /// How `request` may use a disk entry whose metadata is `metadata`. An entry with no
+    /// metadata (written by another program, or before freshness was kept) is fresh.
+    func use(of metadata: CacheEntryMetadata?, _ request: LoadRequest, loader: any ImageLoader) -> CacheEntryMetadata.Use {
+        guard let metadata else { return .fresh }
         let headers = metadata.vary.isEmpty && !metadata.variesOnEverything
             ? [:] : loader.requestHeaders(for: request.loaderRequest(validators: nil))
         return metadata.use(at: now(), requestHeaders: headers)
+    }
+
+    /// The freshness a result made from an entry with `metadata` carries, and how long its
+    /// image may stay in memory; neither under `.ignoreHeaders`.
+    func memoryTerms(_ metadata: CacheEntryMetadata?, _ request: LoadRequest) -> (freshness: HTTPFreshness?, lifetime: Duration?) {
+        guard request.settings.respectsHTTPHeaders, let metadata else { return (nil, nil) }
+        let now = now()
+        return (metadata.freshness(at: now), metadata.memoryLifetime(at: now))
     }
 
     /// The metadata stored with a response's bytes, and whether they may go to disk at all
@@ -27,13 +35,17 @@ extension ImagePipeline {
     /// After a 304 answered the revalidation of the entry under `key` (whose metadata was
     /// `stored`): the entry's freshness refreshed from the 304's headers, written in the
     /// background (or before returning with `.waitStoreCache`). The body stays.
-    func refreshEntry(_ key: String, stored: Data?, notModified response: ImageLoaderResponse, _ request: LoadRequest) async {
+    /// Returns the refreshed metadata.
+    @discardableResult
+    func refreshEntry(_ key: String, stored: Data?, notModified response: ImageLoaderResponse, _ request: LoadRequest) async
+        -> CacheEntryMetadata {
         let base = stored.flatMap(CacheEntryMetadata.init(stored:))
             ?? CacheEntryMetadata(headers: [:], requestHeaders: [:], now: now())
-        let updated = base.refreshed(by: response.headers, now: now()).stored
-        let cache = request.cache
+        let refreshed = base.refreshed(by: response.headers, now: now())
+        let cache = request.cache, updated = refreshed.stored
         let write: @Sendable () async -> Void = { await cache.setExtendedData(updated, forKey: key) }
         if request.options.contains(.waitStoreCache) { await write() } else { pendingStores.start(write) }
+        return refreshed
     }
 
     /// Revalidates `request`'s entry in the background, once per cache key at a time: a work of

@@ -47,6 +47,14 @@ public struct ImageResult: Sendable {
     /// cache directory), when the stores ran before this result was given (`.waitStoreCache`); nil
     /// when they succeeded, or when they run in the background (then a failure is logged).
     public var storeFailure: ImageError?
+    /// The origin's caching rules for this image, as of when the result was made (under
+    /// `.respectHeaders`, for a result from the network or the disk): what an image server
+    /// passes downstream. Nil for a memory hit, or when the headers are ignored.
+    public var freshness: HTTPFreshness? {
+        get { fresh?.value }
+        set { fresh = newValue.map(BoxedFreshness.init) }
+    }
+    private var fresh: BoxedFreshness?
 
     /// The result of a cache hit for `url`.
     public init(_ hit: ImageCacheResult, url: URL) {
@@ -60,6 +68,12 @@ public struct ImageResult: Sendable {
         self.cacheType = cacheType
         self.url = url
     }
+}
+
+/// Freshness in a box of its own (see `ImageResult.freshness`).
+private final class BoxedFreshness: Sendable {
+    let value: HTTPFreshness
+    init(_ value: HTTPFreshness) { self.value = value }
 }
 
 /// A transfer's metrics in a box of their own (see `ImageResult.transferMetrics`).

@@ -190,11 +190,16 @@ struct ImagePipeline: Sendable {
         if download.response.statusCode == 304, let cached {
             // Not modified: the entry's freshness is refreshed, and a disk hit that waited for
             // this answer goes into memory now.
-            if let key = request.cacheKey { await refreshEntry(key, stored: cached.extendedData, notModified: download.response, request) }
-            if cached.cacheType == .disk, request.settings.respectsHTTPHeaders, request.memoryStoreType.includesMemory {
-                _ = await storeInMemory(request, image: cached.image)
+            var result = ImageResult(cached, url: request.url)
+            if let key = request.cacheKey {
+                let refreshed = await refreshEntry(key, stored: cached.extendedData, notModified: download.response, request)
+                let (freshness, lifetime) = memoryTerms(refreshed, request)
+                result.freshness = freshness
+                if cached.cacheType == .disk, request.settings.respectsHTTPHeaders {
+                    _ = await storeInMemory(request, image: cached.image, lifetime: lifetime)
+                }
             }
-            return SharedResult(ImageResult(cached, url: request.url))
+            return SharedResult(result)
         }
         guard download.response.statusCode != 304 else { throw ImageError.badStatusCode(304, url: request.url) }
         guard !download.data.isEmpty else { throw ImageError.decodingFailed(.emptyData, source: request.url.absoluteString, byteCount: 0) }
@@ -237,11 +242,14 @@ struct ImagePipeline: Sendable {
         // image now (unless they wait for the stores) while its memory store runs, and the
         // work stays in the table until it is done, so a caller that joins meanwhile gets the
         // image as a memory hit.
+        let (metadata, storable) = metadata(of: download.response, request, loader: loader)
+        let (freshness, lifetime) = memoryTerms(metadata, request)
         let storesFirst = request.settings.hasSynchronousMemory
-        if storesFirst { _ = await storeInMemory(request, image: image) }
+        if storesFirst { _ = await storeInMemory(request, image: image, lifetime: lifetime) }
         var loaded = ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: request.resultURL)
         loaded.sourceURL = request.url
         loaded.transferMetrics = download.response.metrics
+        loaded.freshness = freshness
         let result = SharedResult(loaded, countsPickups: image.memoryCost >= ImagePipeline.pickupWaitCost)
         // The background disk write is registered before any caller is resumed, so that a
         // `waitForPendingStores()` called as soon as the load returns waits for it.
@@ -256,7 +264,7 @@ struct ImagePipeline: Sendable {
                 : SharedResult(result.result)
             resumed = work.deliver(result, late: late)
         }
-        if !storesFirst { _ = await storeInMemory(request, image: image) }
+        if !storesFirst { _ = await storeInMemory(request, image: image, lifetime: lifetime) }
         // The image is in memory; a large one is also in the hands of every caller before the
         // next decode starts (a resumed caller's task may wait behind a burst's jobs, holding
         // the bitmap). With .waitStoreCache the callers wait for the disk: their number, not
@@ -264,7 +272,6 @@ struct ImagePipeline: Sendable {
         await result.waitForPickups(resumed)
         decodeSlots.release()
         holdsSlot = false
-        let (metadata, storable) = metadata(of: download.response, request, loader: loader)
         let failure = await storeOnDisk(request, original: original, image: image, data: download.data, derived: derived,
                                         coders: coders, metadata: metadata.stored, storable: storable, reservation: reservation)
         // With .waitStoreCache the callers wait for the stores: they learn whether they failed.

@@ -81,7 +81,7 @@ extension ImagePipeline {
             if cached != nil, options.contains(.refreshCached) || checksFreshness { stored = await request.cache.extendedData(forKey: key) }
             if let bytes = cached, !options.contains(.refreshCached) {
                 guard checksFreshness else { return LoadedData(data: bytes, source: .disk) }
-                switch use(ofEntry: stored, request, loader: loader) {
+                switch use(of: stored.flatMap(CacheEntryMetadata.init(stored:)), request, loader: loader) {
                 case .fresh: return LoadedData(data: bytes, source: .disk)
                 case .staleWhileRevalidate:
                     revalidateInBackground(request, loader: loader, coders: .shared)

@@ -33,16 +33,21 @@ extension ImagePipeline {
                 storeType: storeType, includingExtendedData: refreshing || checksFreshness))
         }
         if let cached, !refreshing {
+            var result = ImageResult(cached, url: request.url)
             if checksFreshness {
-                switch use(ofEntry: cached.extendedData, request, loader: loader) {
+                let metadata = cached.extendedData.flatMap(CacheEntryMetadata.init(stored:))
+                switch use(of: metadata, request, loader: loader) {
                 case .fresh: break
                 case .staleWhileRevalidate: revalidateInBackground(request, loader: loader, coders: coders)
                 case .revalidate: return .miss(cached: cached)
                 case .otherVariant: return .miss(cached: nil)
                 }
-                if request.memoryStoreType.includesMemory { _ = await storeInMemory(request, image: cached.image) }
+                // Into memory for as long as the entry stays fresh (a stale one not at all).
+                let (freshness, lifetime) = memoryTerms(metadata, request)
+                result.freshness = freshness
+                _ = await storeInMemory(request, image: cached.image, lifetime: lifetime)
             }
-            return .hit(SharedResult(ImageResult(cached, url: request.url)))
+            return .hit(SharedResult(result))
         }
         if cached == nil, !refreshing, let result = try await fromCachedOriginal(request, loader: loader, coders: coders) {
             return .hit(SharedResult(result))
@@ -73,14 +78,17 @@ extension ImagePipeline {
                                     includingExtendedData: checksFreshness)
         query.context = request.context
         guard let hit = await request.cache.image(forKey: originalKey, query: query) else { return nil }
-        if checksFreshness, use(ofEntry: hit.extendedData, request, loader: loader) != .fresh { return nil }
+        let metadata = hit.extendedData.flatMap(CacheEntryMetadata.init(stored:))
+        if checksFreshness, use(of: metadata, request, loader: loader) != .fresh { return nil }
         try Task.checkCancellation()
         let image = try transform(thumbnail(hit.image, request: request), request: request)
-        _ = await storeInMemory(request, image: image)
+        let (freshness, lifetime) = memoryTerms(metadata, request)
+        _ = await storeInMemory(request, image: image, lifetime: lifetime)
         let failure = await storeOnDisk(request, original: hit.image, image: image, data: nil, derived: true, coders: coders,
                                         metadata: hit.extendedData, storesOriginal: false)
         var result = ImageResult(image: image, data: nil, cacheType: hit.cacheType, url: request.url)
         result.storeFailure = failure
+        result.freshness = freshness
         return result
     }
 

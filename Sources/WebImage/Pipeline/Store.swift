@@ -5,11 +5,13 @@ import Synchronization
 /// lock, no suspension), while they go on for any other `ImageCaching` (the work stays joinable
 /// until it is done); disk in the background (or before returning, with `.waitStoreCache`).
 extension ImagePipeline {
-    /// Puts the loaded image into memory, as the request's store type allows; true when it went
-    /// there. A failure is logged: the callers still get the image.
-    func storeInMemory(_ request: LoadRequest, image: Image) async -> Bool {
+    /// Puts the loaded image into memory, as the request's store type allows, for at most
+    /// `lifetime` (its response's freshness; zero: not at all); true when it went there. A
+    /// failure is logged: the callers still get the image.
+    func storeInMemory(_ request: LoadRequest, image: Image, lifetime: Duration? = nil) async -> Bool {
         guard let key = request.cacheKey, request.memoryStoreType.includesMemory else { return false }
-        if request.settings.hasSynchronousMemory { return request.cache.storeInMemoryNow(image, forKey: key) }
+        if request.settings.hasSynchronousMemory { return request.cache.storeInMemoryNow(image, forKey: key, lifetime: lifetime) }
+        if let lifetime, lifetime <= .zero { return false }
         do {
             try await request.cache.store(image, data: nil, extendedData: nil, forKey: key, to: .memory, context: request.context)
             return true

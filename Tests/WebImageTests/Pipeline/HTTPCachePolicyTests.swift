@@ -98,8 +98,9 @@ final class MovableDate: Sendable {
         _ = try await h.manager.result(for: h.url("/thumb.png"), options: .waitStoreCache, context: thumbnail)
         await h.manager.waitForPendingStores()
         #expect(Self.entries(h).isEmpty, "the folder holds \(Self.entries(h))")
-        // Memory only: the decoded image is kept as any image the caller holds.
-        #expect(h.cache.cachedImage(forKey: h.url("/private.png").absoluteString) != nil)
+        // Nor in memory: no cache keeps it (the caller holds its image).
+        #expect(h.cache.cachedImage(forKey: h.url("/private.png").absoluteString) == nil)
+        #expect(result.freshness?.noStore == true)
         #expect(try await Self.load(h, "/private.png").cacheType == .none)
         #expect(h.server.requestCount("/private.png") == 2)
         await h.finish()
@@ -202,6 +203,39 @@ final class MovableDate: Sendable {
         _ = try await Self.load(h, "/star.png")
         await h.manager.waitForPendingStores()
         #expect(Self.entries(h).isEmpty, "Vary with a request modifier, and Vary: *, are not stored")
+        await h.finish()
+    }
+
+    @Test func memoryKeepsAnImageOnlyWhileItsResponseIsFresh() async throws {
+        let h = try await Self.harness(MovableDate())
+        h.server.route("/short.png", .headers([("cache-control", "max-age=1")], then: .respond(body: ManagerHarness.png)))
+        h.server.route("/nocache.png", .headers([("cache-control", "no-cache")], then: .etag("\"n\"", body: ManagerHarness.png)))
+        h.server.route("/plain.png", .respond(body: ManagerHarness.png))
+        for path in ["/short.png", "/nocache.png", "/plain.png"] { _ = try await h.manager.result(for: h.url(path)) }
+        #expect(h.cache.cachedImage(forKey: h.url("/short.png").absoluteString) != nil)
+        #expect(h.cache.cachedImage(forKey: h.url("/nocache.png").absoluteString) == nil, "revalidated on every use: never in memory")
+        try await Task.sleep(for: .milliseconds(1100))
+        #expect(h.cache.cachedImage(forKey: h.url("/short.png").absoluteString) == nil, "gone from memory once stale")
+        #expect(h.cache.cachedImage(forKey: h.url("/plain.png").absoluteString) != nil, "no freshness said: kept")
+        await h.finish()
+    }
+
+    @Test func resultsCarryTheirFreshness() async throws {
+        let clock = MovableDate()
+        let h = try await Self.harness(clock)
+        h.server.route("/a.png", .headers([("cache-control", "max-age=60")], then: .etag("\"v1\"", body: ManagerHarness.png)))
+        let fetched = try await Self.load(h, "/a.png")
+        #expect(fetched.freshness?.lifetime == 60)
+        #expect(fetched.freshness?.cacheControl(cappedAt: 3600, now: clock.now) == "public, max-age=60")
+        #expect(fetched.freshness?.cacheControl(cappedAt: 10, now: clock.now) == "public, max-age=10")
+        clock.advance(by: 20)
+        let hit = try await Self.load(h, "/a.png")
+        #expect(hit.cacheType == .disk && hit.freshness?.lifetime == 40)
+        clock.advance(by: 50)
+        let revalidated = try await Self.load(h, "/a.png")
+        #expect(revalidated.freshness?.lifetime == 60, "refreshed by the 304")
+        #expect(HTTPFreshness(date: clock.now, lifetime: nil).cacheControl(cappedAt: 5) == "public, max-age=5")
+        #expect(HTTPFreshness(date: clock.now, lifetime: 9, noCache: true).cacheControl(cappedAt: 5) == "no-cache")
         await h.finish()
     }
 

@@ -38,7 +38,7 @@ import Testing
         let prefetcher = ImagePrefetcher(manager: h.manager)
         var last: PrefetchProgress?
         for await progress in prefetcher.prefetch([h.url("/a.png")]) { last = progress }
-        #expect(last == PrefetchProgress(finished: 0, skipped: 1, total: 1), "\(String(describing: last))")
+        #expect(last.map { [$0.finished, $0.skipped, $0.total] } == [0, 1, 1], "\(String(describing: last))")
         await h.finish()
     }
 
