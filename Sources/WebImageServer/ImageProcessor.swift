@@ -12,6 +12,8 @@ struct ProcessedImage: Sendable {
     let variesWithAccept: Bool
     /// Where the result came from: response (encoded result in memory), memory, disk, origin.
     let source: String
+    /// The origin's caching rules for the source, when known: they cap the `Cache-Control` sent on.
+    var freshness: HTTPFreshness? = nil
 }
 
 /// Turns a parsed request into a result through the library: the manager fetches (sharing one
@@ -84,7 +86,8 @@ final class ImageProcessor: Sendable {
     /// The result of an earlier request of the same key, if the response cache still has it.
     func cachedResponse(forKey key: String) -> ProcessedImage? {
         responses.entry(forKey: key).map {
-            ProcessedImage(body: $0.body, contentType: $0.contentType, etag: $0.etag, variesWithAccept: $0.variesWithAccept, source: "response")
+            ProcessedImage(body: $0.body, contentType: $0.contentType, etag: $0.etag, variesWithAccept: $0.variesWithAccept, source: "response",
+                           freshness: $0.freshness)
         }
     }
 
@@ -101,6 +104,7 @@ final class ImageProcessor: Sendable {
         }
         let result = try await load(request)
         let image = result.image
+        let freshness = result.freshness
         // The result's size, every frame counted, before any of its buffers exists (an
         // animation's frames are decoded, transformed and encoded one at a time).
         let size = request.resultSize(width: image.width, height: image.height, resizeByDecoding: request.resizesByDecoding)
@@ -129,9 +133,11 @@ final class ImageProcessor: Sendable {
         }
         let etag = "\"" + Digest.sha256(body).prefix(32) + "\""
         let entry = ResponseCache.Entry(body: ByteBuffer(bytes: body), contentType: format.mimeType, etag: etag,
-                                        variesWithAccept: request.format == .auto)
+                                        variesWithAccept: request.format == .auto, freshness: freshness,
+                                        expires: freshness?.lifetime.map { .now + .milliseconds(Int64(min($0, 1e12) * 1000)) })
         responses.store(entry, forKey: responseKey)
-        return ProcessedImage(body: entry.body, contentType: entry.contentType, etag: etag, variesWithAccept: entry.variesWithAccept, source: source)
+        return ProcessedImage(body: entry.body, contentType: entry.contentType, etag: etag, variesWithAccept: entry.variesWithAccept, source: source,
+                              freshness: freshness)
     }
 
     /// The result of `request` from its decoded source, within the processing budget: the

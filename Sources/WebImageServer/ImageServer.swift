@@ -92,6 +92,7 @@ public final class ImageServer: Sendable {
             return ImageManager.isPermanentFailure(error)
         }
         managerConfiguration.defaultContext.loadTimeout = .milliseconds(Int(configuration.processingTimeoutSeconds * 1000))
+        managerConfiguration.defaultContext.httpCachePolicy = configuration.cachePolicy
         manager = ImageManager(cache: cache, loaders: ImageLoaders([loader, FileImageLoader(maximumFileSize: configuration.maximumSourceBytes)]), configuration: managerConfiguration)
         let resultLimits = ResultLimits(maximumDimension: configuration.maximumDimension,
                                         maximumPixels: configuration.maximumResultMegapixels * 1_000_000,
@@ -219,7 +220,10 @@ public final class ImageServer: Sendable {
     }
 
     static func answer(_ processed: ProcessedImage, ifNoneMatch: String?, maxAge: Int) -> Response {
-        var headers: HTTPFields = [.eTag: processed.etag, .cacheControl: "public, max-age=\(maxAge)"]
+        // The origin's rules cap what is passed on: no-store and no-cache stay so, and a source
+        // fresh for a minute is not promised fresh downstream for longer.
+        let cacheControl = processed.freshness?.cacheControl(cappedAt: maxAge) ?? "public, max-age=\(maxAge)"
+        var headers: HTTPFields = [.eTag: processed.etag, .cacheControl: cacheControl]
         if processed.variesWithAccept { headers[.vary] = "Accept" }
         if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == processed.etag || $0.trimmingCharacters(in: .whitespaces) == "*" }) {
             return Response(status: .notModified, headers: headers)

@@ -12,6 +12,14 @@ final class ResponseCache: Sendable {
         let contentType: String
         let etag: String
         let variesWithAccept: Bool
+        /// The origin's caching rules for the source (nil: unknown, the configured max-age).
+        var freshness: HTTPFreshness? = nil
+        /// When the entry stops being served (its source's freshness ends); nil: kept until evicted.
+        var expires: ContinuousClock.Instant? = nil
+
+        /// Whether a response may be kept at all: not when its source may not be stored, or
+        /// must be revalidated on every use.
+        var isKeepable: Bool { !(freshness?.noStore ?? false) && !(freshness?.noCache ?? false) }
     }
 
     private struct State {
@@ -24,10 +32,20 @@ final class ResponseCache: Sendable {
 
     init(limit: Int) { self.limit = limit }
 
-    func entry(forKey key: String) -> Entry? { state.withLock { $0.entries.touch(key) } }
+    /// The entry for `key`, unless its source's freshness has ended (it is dropped then).
+    func entry(forKey key: String) -> Entry? {
+        state.withLock { state in
+            guard let entry = state.entries.touch(key) else { return nil }
+            if let expires = entry.expires, expires <= .now {
+                if let old = state.entries.remove(key) { state.bytes -= old.body.readableBytes }
+                return nil
+            }
+            return entry
+        }
+    }
 
     func store(_ entry: Entry, forKey key: String) {
-        guard entry.body.readableBytes <= limit / 4 else { return }
+        guard entry.body.readableBytes <= limit / 4, entry.isKeepable else { return }
         state.withLock { state in
             if let old = state.entries.set(entry, for: key) { state.bytes -= old.body.readableBytes }
             state.bytes += entry.body.readableBytes

@@ -68,8 +68,13 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// converts a source with a Display P3, Adobe RGB or CMYK profile, as libvips-based proxies
     /// do; `.original` keeps the values and embeds the profile.
     public var colorSpace: ImageColorSpace = .sRGB
-    /// `Cache-Control: public, max-age=` of results (default a year: a result's URL names it).
+    /// `Cache-Control: public, max-age=` of results (default a year: a result's URL names it),
+    /// capped by the origin's own rules under `cachePolicy` `.respectHeaders`.
     public var cacheMaxAgeSeconds = 31_536_000
+    /// Whether the origin's caching headers are followed (JSON `"respect"`, the default, or
+    /// `"ignore"`): a source is revalidated once stale, `no-store` sources are kept in no cache,
+    /// and results pass on the origin's `no-store`, `no-cache` and remaining freshness.
+    public var cachePolicy: HTTPCachePolicy = .respectHeaders
     /// The memory cache of decoded images, in MiB (default 64).
     public var memoryCacheMegabytes = 64
     /// The bytes of encoded results kept in memory, in MiB (default 32): a warm request is
@@ -99,7 +104,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     private enum CodingKeys: String, CodingKey {
         case host, port, key, salt, insecure, allowedSources, allowedNetworks, maximumSourceBytes,
              maximumDimension, maximumFrames, maximumSourceMegapixels, maximumResultMegapixels, processingMemoryMegabytes, processingTimeoutSeconds, maximumPendingRequests, maximumConcurrentLoads, idleTimeoutSeconds,
-             maximumConnections, stopTimeoutSeconds, autoFormats, colorSpace, cacheMaxAgeSeconds,
+             maximumConnections, stopTimeoutSeconds, autoFormats, colorSpace, cacheMaxAgeSeconds, cachePolicy,
              memoryCacheMegabytes, responseCacheMegabytes, cacheDirectory, sharedCache, fileRoot
     }
 
@@ -137,6 +142,13 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
             colorSpace = defaults.colorSpace
         }
         cacheMaxAgeSeconds = try value(.cacheMaxAgeSeconds, defaults.cacheMaxAgeSeconds)
+        switch try container.decodeIfPresent(String.self, forKey: .cachePolicy)?.lowercased() {
+        case nil, "respect": cachePolicy = .respectHeaders
+        case "ignore": cachePolicy = .ignoreHeaders
+        case let other?:
+            throw DecodingError.dataCorruptedError(forKey: .cachePolicy, in: container,
+                                                   debugDescription: "cachePolicy is respect or ignore, not \"\(other)\"")
+        }
         memoryCacheMegabytes = try value(.memoryCacheMegabytes, defaults.memoryCacheMegabytes)
         responseCacheMegabytes = try value(.responseCacheMegabytes, defaults.responseCacheMegabytes)
         cacheDirectory = try container.decodeIfPresent(String.self, forKey: .cacheDirectory)

@@ -60,6 +60,9 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Decode while downloading and report progressive previews.")
     var progressive = false
 
+    @Option(help: CachePolicyOption.help)
+    var cachePolicy: CachePolicyOption = .respect
+
     @Flag(help: "Neither read nor write the caches.")
     var noCache = false
 
@@ -94,7 +97,9 @@ struct GetCommand: AsyncParsableCommand {
             }
         }
         let cache = try SharedCacheOption.cache(ImageCache(namespace: namespace), tier: sharedCache)
-        let manager = ImageManager(cache: cache, configuration: rateLimit.configuration)
+        var configuration = rateLimit.configuration
+        configuration.defaultContext.httpCachePolicy = cachePolicy.policy
+        let manager = ImageManager(cache: cache, configuration: configuration)
         // The process ends right after: disk writes must be done before it does.
         var options: ImageOptions = .waitStoreCache
         var context = ImageContext()

@@ -32,6 +32,12 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Option(help: "A fleet's shared cache tier behind the disk cache: memcached://HOST:PORT,HOST:PORT (the port defaults to 11211). An unreachable node is a miss, not an error.")
     var sharedCache: SharedCacheOption?
 
+    @Option(help: CachePolicyOption.help)
+    var cachePolicy: CachePolicyOption = .respect
+
+    @Flag(help: "Download and store the bytes on disk only, without decoding them (a later load decodes them).")
+    var diskOnly = false
+
     @Flag(help: "Report each failure as it happens.")
     var verbose = false
 
@@ -62,11 +68,12 @@ struct PrefetchCommand: AsyncParsableCommand {
         let (urls, badLines) = URLList.parse(text, name: file == "-" ? "standard input" : file)
         for line in badLines { Terminal.error(line) }
         let cache = ImageCache(namespace: namespace)
-        let manager = ImageManager(cache: try SharedCacheOption.cache(cache, tier: sharedCache),
-                                   configuration: rateLimit.configuration)
+        var configuration = rateLimit.configuration
+        configuration.defaultContext.httpCachePolicy = cachePolicy.policy
+        let manager = ImageManager(cache: try SharedCacheOption.cache(cache, tier: sharedCache), configuration: configuration)
         let display = ProgressDisplay()
         let start = ContinuousClock.now
-        let (width, deadline, verbose) = (concurrency, maxTime, self.verbose)
+        let (width, deadline, verbose, diskOnly) = (concurrency, maxTime, self.verbose, self.diskOnly)
         let loadContext = Retries.context(ImageContext(), retries)
         let failures = try await Interrupt.run {
             let bar = display.add("prefetch", unit: .items("URLs"))
@@ -76,7 +83,8 @@ struct PrefetchCommand: AsyncParsableCommand {
                 var failures: [Failure] = []
                 func addNext() {
                     guard let url = pending.next() else { return }
-                    group.addTask { await PrefetchCommand.prefetch(url, manager: manager, cache: cache, context: loadContext, deadline: deadline) }
+                    group.addTask { await PrefetchCommand.prefetch(url, manager: manager, cache: cache, context: loadContext, deadline: deadline,
+                                                                   diskOnly: diskOnly) }
                 }
                 for _ in 0..<width { addNext() }
                 while let outcome = await group.next() {
@@ -106,9 +114,15 @@ struct PrefetchCommand: AsyncParsableCommand {
 
     /// Loads `url` into the caches with `context`, waiting for the disk write; nil when it is there, else why not.
     static func prefetch(_ url: URL, manager: ImageManager, cache: ImageCache, context loadContext: ImageContext,
-                         deadline: Double?) async -> Failure? {
+                         deadline: Double?, diskOnly: Bool) async -> Failure? {
         let start = ContinuousClock.now
         do {
+            if diskOnly {
+                // The bytes only; a disk that refuses them is reported by the store's log.
+                _ = try await manager.data(for: url, options: [.lowPriority, .waitStoreCache], context: Deadline.context(loadContext, deadline))
+                return await cache.disk.contains(manager.cacheKey(for: url)) ? nil
+                    : Failure(url: url.absoluteString, reason: "loaded, but not stored in the disk cache \(cache.disk.directory.path)")
+            }
             let result = try await manager.result(for: url, options: [.lowPriority, .waitStoreCache],
                                                   context: Deadline.context(loadContext, deadline))
             if let failure = result.storeFailure {

@@ -27,6 +27,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "A JSON configuration file (keys as ServerConfiguration's properties).")
     var config: String?
 
+    @Option(help: "Follow the origin's caching headers (respect, the default: stale sources are revalidated, no-store ones kept nowhere, results pass on the origin's rules) or not (ignore). Overrides the configuration's cachePolicy.")
+    var cachePolicy: CachePolicyOption?
+
     @Flag(help: "Accept unsigned requests (development only; a warning is printed).")
     var insecure = false
 
@@ -57,6 +60,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let host { configuration.host = host }
         if let port { configuration.port = port }
         if insecure { configuration.insecure = true }
+        if let cachePolicy { configuration.cachePolicy = cachePolicy.policy }
         if let sharedCache {
             configuration.sharedCache = "memcached://" + sharedCache.servers.map(\.description).joined(separator: ",")
         }

@@ -6,10 +6,12 @@ import Foundation
 /// The peers: Nuke's default pipeline stores through `URLCache`, which follows the headers, and
 /// its aggressive `DataCache` ignores them; SDWebImage ignores them unless `.useNSURLCache`;
 /// Kingfisher ignores them and keeps its own expiration; Coil has `CacheControlCacheStrategy`.
-public enum HTTPCachePolicy: Sendable, Hashable {
+/// Its raw values (`"ignore"`, `"respect"`) are what configuration files and the CLI's
+/// `--cache-policy` spell.
+public enum HTTPCachePolicy: String, Sendable, Hashable, Codable {
     /// The entry stays until the disk cache's own age and size limits remove it; it is asked
     /// again only with `.refreshCached`. `no-store` responses are written too.
-    case ignoreHeaders
+    case ignoreHeaders = "ignore"
     /// The default. Freshness from `Cache-Control: max-age`, `Expires`, `Date` and `Age` (10% of
     /// the time since `Last-Modified`, at most a week, when the origin gives neither); a stale,
     /// `no-cache` or `must-revalidate` entry is revalidated with its stored validators before
@@ -20,7 +22,7 @@ public enum HTTPCachePolicy: Sendable, Hashable {
     /// freshness is kept as with `.ignoreHeaders`. A decoded image stays in memory only while
     /// its response is fresh (with a cache that answers memory synchronously, as `ImageCache`);
     /// `no-store` and `no-cache` images are not kept there.
-    case respectHeaders
+    case respectHeaders = "respect"
 }
 
 /// The origin's caching rules for one image, reckoned when its result was made

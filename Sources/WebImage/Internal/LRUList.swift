@@ -59,7 +59,7 @@ package struct LRUList<Key: Hashable, Value> {
     }
 
     @discardableResult
-    mutating func remove(_ key: Key) -> Value? {
+    package mutating func remove(_ key: Key) -> Value? {
         guard let node = nodes.removeValue(forKey: key) else { return nil }
         unlink(node)
         return node.value
