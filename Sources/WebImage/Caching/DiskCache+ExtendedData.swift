@@ -47,11 +47,20 @@ extension DiskCache {
         if key.isEmpty { return nil }
         let name = DiskCache.fileName(forKey: key)
         let file = path(name)
-        let size = configuration.usesExtendedAttributes ? wi_xattr_get(file, DiskCache.attributeName, nil, 0) : -1
-        if size >= 0 {
-            var bytes = [UInt8](repeating: 0, count: size)
-            let read = wi_xattr_get(file, DiskCache.attributeName, &bytes, size)
+        if configuration.usesExtendedAttributes {
+            // One call for the usual few hundred bytes (the manager's metadata); a larger value
+            // is asked its size first.
+            var bytes = [UInt8](repeating: 0, count: 1024)
+            let read = wi_xattr_get(file, DiskCache.attributeName, &bytes, bytes.count)
             if read >= 0 { return Data(bytes.prefix(read)) }
+            if errno == ERANGE {
+                let size = wi_xattr_get(file, DiskCache.attributeName, nil, 0)
+                if size >= 0 {
+                    bytes = [UInt8](repeating: 0, count: size)
+                    let read = wi_xattr_get(file, DiskCache.attributeName, &bytes, size)
+                    if read >= 0 { return Data(bytes.prefix(read)) }
+                }
+            }
         }
         return read(path(".ext-\(name)"))
     }
@@ -86,7 +95,7 @@ extension DiskCache {
             indexedSize += size
             moved += 1
         }
-        if moved > 0 { namesChanged() }
+        if moved > 0 { namesChanged(unknown: true) }
         try? fm.removeItem(at: oldDirectory.appendingPathComponent(".DS_Store"))
         if (try? fm.contentsOfDirectory(atPath: oldDirectory.path)) == [".generation"] {
             try? fm.removeItem(at: oldDirectory.appendingPathComponent(".generation"))

@@ -9,32 +9,38 @@ extension DiskCache {
     /// additional read-only directories after a miss. An entry under SDWebImage's older name
     /// (the MD5 without the extension, as SDWebImage before 5.x and its extra paths wrote it)
     /// is found too, and moved to the current name in this cache's own folder.
-    /// A key the index knows is absent is answered without touching the disk.
-    public func data(forKey key: String) -> Data? {
+    /// A key the cache knows is absent is answered on the caller's thread, touching nothing.
+    public nonisolated(nonsending) func data(forKey key: String) async -> Data? {
         if key.isEmpty { return nil }
         let name = DiskCache.fileName(forKey: key)
-        guard mayHoldAnywhere(name) else { return nil }
+        if isKnownAbsent(name) { return nil }
+        return await data(forKey: key, name: name)
+    }
+
+    private func data(forKey key: String, name: String) -> Data? {
+        guard mayHold(name) else { return nil }
         configuration.hookBeforeIO()
         return readData(forKey: key, name: name)
     }
 
     /// The data and the extended data of `key`'s entry, in one call on the disk thread (as
-    /// asked); nil when there is no entry.
-    public func entry(forKey key: String, includingData: Bool = true, includingExtendedData: Bool = true)
+    /// asked); nil when there is no entry (a key known absent: answered on the caller's thread).
+    public nonisolated(nonsending) func entry(forKey key: String, includingData: Bool = true, includingExtendedData: Bool = true) async
         -> (data: Data?, extendedData: Data?)? {
         if key.isEmpty { return nil }
         let name = DiskCache.fileName(forKey: key)
-        guard mayHoldAnywhere(name) else { return nil }
+        if isKnownAbsent(name) { return nil }
+        return await entry(forKey: key, name: name, includingData: includingData, includingExtendedData: includingExtendedData)
+    }
+
+    private func entry(forKey key: String, name: String, includingData: Bool, includingExtendedData: Bool)
+        -> (data: Data?, extendedData: Data?)? {
+        guard mayHold(name) else { return nil }
         configuration.hookBeforeIO()
         let data = includingData ? readData(forKey: key, name: name) : nil
         if includingData, data == nil { return nil }
         let extended = includingExtendedData ? readExtendedData(forKey: key) : nil
         return (data, extended)
-    }
-
-    /// Whether `name` may be in this folder (under it or its legacy name) or in an additional one.
-    private func mayHoldAnywhere(_ name: String) -> Bool {
-        !configuration.additionalDirectories.isEmpty || mayHold(name, legacy: DiskCache.legacyFileName(forKey: "", current: name))
     }
 
     private func readData(forKey key: String, name: String) -> Data? {
@@ -69,7 +75,7 @@ extension DiskCache {
         guard rename(path(legacy), path(name)) == 0 else { return }
         rename(path(".ext-\(legacy)"), path(".ext-\(name)"))
         if let entry = index?.removeValue(forKey: legacy) { index?[name] = entry }
-        namesChanged()
+        namesChanged(added: name, removed: legacy)
     }
 
     nonisolated func path(_ name: String) -> String { directoryPath + "/" + name }
@@ -96,10 +102,15 @@ extension DiskCache {
     }
 
     /// Whether an entry for `key` exists (here or in an additional directory).
-    public func contains(_ key: String) -> Bool {
+    public nonisolated(nonsending) func contains(_ key: String) async -> Bool {
         if key.isEmpty { return false }
         let name = DiskCache.fileName(forKey: key)
-        guard mayHoldAnywhere(name) else { return false }
+        if isKnownAbsent(name) { return false }
+        return await contains(key, name: name)
+    }
+
+    private func contains(_ key: String, name: String) -> Bool {
+        if configuration.additionalDirectories.isEmpty, !mayHold(name) { return false }
         configuration.hookBeforeIO()
         if isRegularFile(path(name)) { return true }
         let names = [name] + (DiskCache.legacyFileName(forKey: key, current: name).map { [$0] } ?? [])

@@ -29,7 +29,7 @@ extension DiskCache {
         let attribute = configuration.usesExtendedAttributes ? extendedData : nil
         if index == nil || index?[name]?.hasSideFile == true { unlink(path(".ext-\(name)")) }
         let attached = try writeFile(data, to: path(name), attribute: attribute)
-        namesChanged()
+        namesChanged(added: name)
         if let old = index?.updateValue(Entry(size: data.count, at: Date()), forKey: name) { indexedSize -= old.size }
         indexedSize += data.count
         if let extendedData, !attached {
@@ -125,7 +125,7 @@ extension DiskCache {
         if let failure = unlinkEntry(file) { return failure }
         let old = index?.removeValue(forKey: name)
         if let old { indexedSize -= old.size }
-        namesChanged()
+        namesChanged(removed: name)
         // Side files exist only where extended data was kept in one (or the index is unknown).
         if old?.hasSideFile != false { unlink(path(".ext-\(name)")) }
         return nil
@@ -180,7 +180,7 @@ extension DiskCache {
         // What could not be removed is still there: the index is rebuilt from the folder.
         index = report.failures.isEmpty ? [:] : nil
         indexListedFolder = index != nil
-        namesChanged()
+        namesChanged(unknown: true)
         indexedSize = 0
         temporaryBytes = 0
         return report

@@ -28,12 +28,9 @@ public actor DiskCache {
     /// Bytes in other writers' temporary files (counted in the size until they are renamed or swept).
     var temporaryBytes = 0
     var cleanupTask: Task<Void, Never>?
-    /// The negative lookup (`DiskCache+Presence`): the folder's change counter shared with the
-    /// other processes that use it, the counter's value when `index` last held every name in
-    /// the folder (nil: not known to), and when the counter was last tried and the folder last
-    /// listed for it.
-    var generation: SharedGeneration?
-    var namesCurrentAt: UInt64?
+    /// The negative lookup (`DiskCache+Presence`): the folder's names, readable from any
+    /// thread, and when the shared counter was last tried and the folder last listed for it.
+    nonisolated let knownNames = KnownNames()
     var generationTried: ContinuousClock.Instant?
     var namesListed: ContinuousClock.Instant?
     /// Whether the last index build listed the folder (an unreadable one lists nothing).
