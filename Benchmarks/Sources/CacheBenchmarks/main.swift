@@ -215,4 +215,87 @@ if wantsRow("cleanup") {
     print("| cleanup with nothing to do, 0 entries left | \(f(ms(noop) * 1000)) us | | |")
 }
 
+/// Serves the fixture JPEGs as `mem:/NNNN.jpg` from memory, with an origin's caching headers:
+/// the manager's rows without a network.
+final class MemoryOrigin: ImageLoader {
+    let headers: [String: String]
+    init(headers: [String: String]) { self.headers = headers }
+    func canLoad(_ url: URL) -> Bool { url.scheme == "mem" }
+    func load(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {
+        AsyncThrowingStream { continuation in
+            do {
+                let (data, response) = try self.body(request)
+                continuation.yield(.response(response))
+                continuation.yield(.data(data))
+                continuation.finish()
+            } catch { continuation.finish(throwing: error) }
+        }
+    }
+    func data(for request: ImageLoaderRequest) async throws -> (Data, ImageLoaderResponse) { try body(request) }
+    private func body(_ request: ImageLoaderRequest) throws -> (Data, ImageLoaderResponse) {
+        guard let index = Int(request.url.deletingPathExtension().lastPathComponent), blobs.indices.contains(index) else {
+            throw ImageError.badStatusCode(404, url: request.url)
+        }
+        let data = blobs[index]
+        return (data, ImageLoaderResponse(statusCode: 200, headers: headers, expectedContentLength: Int64(data.count), url: request.url))
+    }
+    var capabilities: ImageLoaderCapabilities { .local }
+}
+let memoryURLs = (0..<1000).map { URL(string: String(format: "mem:/%04d.jpg", $0))! }
+
+if wantsRow("disk hit through image(for:)") {
+    // A disk hit through the manager (memory kept out), the entry's HTTP freshness read in the
+    // same trip and checked (.respectHeaders), against the same hit that ignores it.
+    let cache = ImageCache(namespace: "bench", directory: work.appendingPathComponent("http"),
+                           config: ImageCacheConfig(shouldCacheImagesInMemory: false, cleanupInterval: nil))
+    var configuration = ImageManager.Configuration()
+    configuration.rateLimiter = nil
+    let manager = ImageManager(cache: cache, loaders: ImageLoaders([MemoryOrigin(headers: ["cache-control": "max-age=31536000", "etag": "\"v1\""])]),
+                               configuration: configuration)
+    for url in memoryURLs.prefix(200) { _ = try await manager.image(for: url, options: .waitStoreCache) }
+    var respect = ImageContext(), ignore = ImageContext()
+    respect.httpCachePolicy = .respectHeaders
+    ignore.httpCachePolicy = .ignoreHeaders
+    let rounds: [Spread] = try await Task.detached {
+        try await interleaved(rounds: 15, [
+            { ms(try await clock.measure { for url in memoryURLs.prefix(200) { _ = try await manager.image(for: url, context: respect) } }) / 200 },
+            { ms(try await clock.measure { for url in memoryURLs.prefix(200) { _ = try await manager.image(for: url, context: ignore) } }) / 200 },
+        ])
+    }.value
+    print("| disk hit through image(for:) with .respectHeaders (12 KB JPEG, freshness read and checked) | \(us(rounds[0])) us | the same hit with .ignoreHeaders \(us(rounds[1])) us | \(f(rounds[0].median / rounds[1].median))x; paired \(rounds[0].ratios(over: rounds[1]).text)x | 1.02x |")
+}
+
+if wantsRow("1,000 misses") {
+    // Keys that are not on disk: the negative lookup answers on the caller's thread, against the
+    // no-library floor of a failed open() on a plain I/O thread, awaited.
+    let disk = DiskCache(directory: work.appendingPathComponent("misses"))
+    for i in 0..<200 { try await disk.store(blobs[i], forKey: "present\(i)") }
+    _ = await disk.data(forKey: "absent")   // the names are listed once
+    let missing = work.appendingPathComponent("misses").path
+    let rounds: [Spread] = try await Task.detached {
+        try await interleaved(rounds: 15, [
+            { ms(await clock.measure { for i in 0..<1000 { _ = await disk.data(forKey: "https://example.com/absent/\(i).jpg") } }) },
+            { ms(await clock.measure { for i in 0..<1000 { _ = await floorIO.read(missing + "/absent-\(i)") } }) },
+        ])
+    }.value
+    print("| 1,000 misses of absent keys (DiskCache.data) | \(rounds[0].text) ms | 1,000 failed open() awaited on a plain I/O thread \(rounds[1].text) ms | \(f(rounds[0].median / rounds[1].median))x; paired \(rounds[0].ratios(over: rounds[1]).text)x | 0.5x |")
+}
+
+if wantsRow("prefetch") {
+    // 1,000 small JPEGs prefetched from a local origin into a new cache: to disk only (stored,
+    // never decoded) against the decoding prefetch (decoded, in memory and on disk).
+    func prefetch(_ destination: ImagePrefetcher.Destination) async -> Double {
+        let cache = ImageCache(namespace: "bench", directory: nextDirectory("prefetch"), config: ImageCacheConfig(cleanupInterval: nil))
+        var configuration = ImageManager.Configuration()
+        configuration.rateLimiter = nil
+        let manager = ImageManager(cache: cache, loaders: ImageLoaders([MemoryOrigin(headers: [:])]), configuration: configuration)
+        let prefetcher = ImagePrefetcher(manager: manager, maxConcurrentPrefetchCount: 8, destination: destination)
+        return ms(await clock.measure { for await _ in prefetcher.prefetch(memoryURLs) {} })
+    }
+    let rounds: [Spread] = try await Task.detached {
+        try await interleaved(rounds: 5, [{ await prefetch(.diskCache) }, { await prefetch(.memoryCache) }])
+    }.value
+    print("| prefetch 1,000 x 12 KB JPEGs to disk only (never decoded) | \(rounds[0].text) ms | the decoding prefetch (memory and disk) \(rounds[1].text) ms | \(f(rounds[0].median / rounds[1].median))x; paired \(rounds[0].ratios(over: rounds[1]).text)x | |")
+}
+
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date()), cache files in \(workBase.path)")
