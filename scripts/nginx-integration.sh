@@ -31,7 +31,11 @@ http {
   gzip on; gzip_types text/plain; gzip_min_length 100;
   client_body_temp_path $work/tmp; proxy_temp_path $work/tmp; fastcgi_temp_path $work/tmp;
   uwsgi_temp_path $work/tmp; scgi_temp_path $work/tmp;
-  server { listen 127.0.0.1:$http_port; root $work/root; }
+  server { listen 127.0.0.1:$http_port; root $work/root;
+           # Caching headers for HTTPCachePolicyNginxTests (nginx answers If-None-Match with 304).
+           location /fresh60/ { alias $work/root/; add_header Cache-Control "max-age=60"; }
+           location /nostore/ { alias $work/root/; add_header Cache-Control "no-store"; }
+           location /vary/ { alias $work/root/; add_header Cache-Control "max-age=600"; add_header Vary "Accept"; } }
   server { listen 127.0.0.1:$https_port ssl http2; root $work/root;
            ssl_certificate $work/cert.pem; ssl_certificate_key $work/key.pem; }
 }
@@ -40,4 +44,4 @@ mkdir -p "$work/tmp"
 nginx -c "$work/nginx.conf"
 for _ in $(seq 50); do [ -f "$work/nginx.pid" ] && break; sleep 0.1; done
 WEBIMAGE_NGINX_HTTP="http://127.0.0.1:$http_port" WEBIMAGE_NGINX_HTTPS="https://127.0.0.1:$https_port" \
-WEBIMAGE_NGINX_LOG="$work/access.log" swift test --skip-build --filter NginxIntegrationTests
+WEBIMAGE_NGINX_LOG="$work/access.log" swift test --skip-build --filter "NginxIntegrationTests|HTTPCachePolicyNginxTests"
