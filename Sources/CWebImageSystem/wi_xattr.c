@@ -10,6 +10,11 @@ int wi_xattr_fset(int fd, const char *name, const void *value, size_t size) {
     return fsetxattr(fd, name, value, size, 0) == 0 ? 0 : errno;
 }
 
+long wi_xattr_fget(int fd, const char *name, void *value, size_t size) {
+    ssize_t n = fgetxattr(fd, name, value, size);
+    return n < 0 ? -1 : (long)n;
+}
+
 long wi_xattr_get(const char *path, const char *name, void *value, size_t size) {
     ssize_t n = getxattr(path, name, value, size);
     return n < 0 ? -1 : (long)n;

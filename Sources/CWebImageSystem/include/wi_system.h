@@ -14,6 +14,8 @@ int wi_xattr_set(const char *path, const char *name, const void *value, size_t s
 /// The same on an open file (a temporary file before it is renamed into place).
 int wi_xattr_fset(int fd, const char *name, const void *value, size_t size);
 long wi_xattr_get(const char *path, const char *name, void *value, size_t size);
+/// The same on an open file (an entry read with its attribute through one open).
+long wi_xattr_fget(int fd, const char *name, void *value, size_t size);
 void wi_xattr_remove(const char *path, const char *name);
 
 /// Names the calling thread for the system (at most 15 bytes are kept). 0 or the errno.

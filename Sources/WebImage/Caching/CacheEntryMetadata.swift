@@ -165,24 +165,29 @@ struct CacheEntryMetadata: Sendable, Equatable {
     }
 
     /// The metadata stored in `data`: this form, or the validators-only form of earlier
-    /// versions; nil for anything else (a damaged side file reads as no metadata).
+    /// versions; nil for anything else (a damaged side file reads as no metadata). Read on its
+    /// bytes, line by line (a disk hit reads it under `.respectHeaders`).
     init?(stored data: Data) {
-        let text = String(decoding: data, as: UTF8.self)
-        if text.hasPrefix("webimage-validators\n") {
+        if data.starts(with: CacheEntryMetadata.legacyHeader) {
             guard let validators = CacheValidators(stored: data) else { return nil }
             self.validators = validators
             responseTime = 0
             initialAge = 0
             return
         }
-        // "\r\n" is one Character: split on it as on "\n" (a bare "\r" stays in its line).
-        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
-        guard lines.first == Substring(CacheEntryMetadata.header) else { return nil }
+        let bytes = [UInt8](data)
+        var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)[...]
+        guard let first = lines.popFirst(), first.elementsEqual(CacheEntryMetadata.header.utf8) else { return nil }
         var etag: String?, modified: String?, time: Double?, age: Double?
         responseTime = 0
         initialAge = 0
-        for line in lines.dropFirst() {
-            let (name, value) = line.firstIndex(of: "=").map { (line[..<$0], String(line[line.index(after: $0)...])) } ?? (line, "")
+        for var line in lines {
+            // A line ending "\r\n": the "\r" goes with it (a bare "\r" inside stays, and a
+            // validator holding one is dropped).
+            if line.last == 0x0D { line = line.dropLast() }
+            let equals = line.firstIndex(of: 0x3D)
+            let name = String(decoding: line[..<(equals ?? line.endIndex)], as: UTF8.self)
+            let value = equals.map { String(decoding: line[line.index(after: $0)...], as: UTF8.self) } ?? ""
             switch name {
             case "etag": etag = value
             case "last-modified": modified = value
@@ -205,4 +210,6 @@ struct CacheEntryMetadata: Sendable, Equatable {
         initialAge = max(0, age)
         validators = CacheValidators(etag: etag, lastModified: modified)
     }
+
+    private static let legacyHeader = Data("webimage-validators\n".utf8)
 }

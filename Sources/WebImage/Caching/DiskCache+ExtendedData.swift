@@ -45,15 +45,22 @@ extension DiskCache {
 
     func readExtendedData(forKey key: String) -> Data? {
         if key.isEmpty { return nil }
-        let name = DiskCache.fileName(forKey: key)
+        return readExtendedData(name: DiskCache.fileName(forKey: key))
+    }
+
+    /// The extended data of the entry file `name` (its key's MD5 name, worked out once by the caller).
+    func readExtendedData(name: String) -> Data? {
         let file = path(name)
         if configuration.usesExtendedAttributes {
             // One call for the usual few hundred bytes (the manager's metadata); a larger value
             // is asked its size first.
-            var bytes = [UInt8](repeating: 0, count: 1024)
-            let read = wi_xattr_get(file, DiskCache.attributeName, &bytes, bytes.count)
-            if read >= 0 { return Data(bytes.prefix(read)) }
+            let small = withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 1) { buffer -> Data? in
+                let read = wi_xattr_get(file, DiskCache.attributeName, buffer.baseAddress, buffer.count)
+                return read >= 0 ? Data(buffer.prefix(read)) : nil
+            }
+            if let small { return small }
             if errno == ERANGE {
+                var bytes: [UInt8]
                 let size = wi_xattr_get(file, DiskCache.attributeName, nil, 0)
                 if size >= 0 {
                     bytes = [UInt8](repeating: 0, count: size)

@@ -1,3 +1,4 @@
+import CWebImageSystem
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -37,9 +38,16 @@ extension DiskCache {
         -> (data: Data?, extendedData: Data?)? {
         guard mayHold(name) else { return nil }
         configuration.hookBeforeIO()
+        // Both from the entry's own file: its attribute read through the open file (one path
+        // lookup for the two); elsewhere (a legacy name, another folder, side files) apart.
+        if includingData, includingExtendedData, configuration.usesExtendedAttributes,
+           let (data, attribute) = read(path(name), attributeNamed: DiskCache.attributeName) {
+            if configuration.expireType == .accessDate { recordAccess(name) }
+            return (data, attribute ?? read(path(".ext-\(name)")))
+        }
         let data = includingData ? readData(forKey: key, name: name) : nil
         if includingData, data == nil { return nil }
-        let extended = includingExtendedData ? readExtendedData(forKey: key) : nil
+        let extended = includingExtendedData ? readExtendedData(name: name) : nil
         return (data, extended)
     }
 
@@ -85,6 +93,26 @@ extension DiskCache {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        return read(fd)
+    }
+
+    /// The whole file and its extended attribute `attribute` when it has one of up to 1 KB
+    /// (nil: none, or a larger one, read by path afterwards); nil when the file cannot be read.
+    func read(_ path: String, attributeNamed attribute: String) -> (Data, Data?)? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard let data = read(fd) else { return nil }
+        let value = withUnsafeTemporaryAllocation(byteCount: 1024, alignment: 1) { buffer -> Data? in
+            let count = wi_xattr_fget(fd, attribute, buffer.baseAddress, buffer.count)
+            return count >= 0 ? Data(buffer.prefix(count)) : nil
+        }
+        if value == nil, errno == ERANGE { return (data, readExtendedData(name: URL(fileURLWithPath: path).lastPathComponent)) }
+        return (data, value)
+    }
+
+    /// The whole of the open file `fd`, or nil when it is not a regular file or unreadable.
+    private func read(_ fd: Int32) -> Data? {
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         var data = Data(count: Int(info.st_size))

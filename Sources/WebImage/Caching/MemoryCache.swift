@@ -88,7 +88,10 @@ public final class MemoryCache: Sendable {
                 remove(key)
                 return
             }
-            let limit = [configuration.entryLifetime, lifetime].compactMap { $0 }.min()
+            let limit = switch (configuration.entryLifetime, lifetime) {
+            case let (a?, b?): min(a, b)
+            case let (a, b): a ?? b
+            }
             let expires = limit.map { ContinuousClock.now + $0 }
             if let old = entries.set(Entry(image: image, cost: cost, expires: expires), for: key) { totalCost -= old.cost }
             totalCost += cost
