@@ -19,12 +19,15 @@ import Tracing
 ///
 ///     shared work (SharedWork, one per WorkKey ⊃ DownloadKey; its task starts when
 ///     LoadAdmission admits it, at most maximumConcurrentLoads at once)
-///        2. QueryDisk    disk cache (or the cached original of a derived image) ─▶ hit
+///        2. QueryDisk    disk cache (or the cached original of a derived image) ─▶ hit;
+///                        HTTPFreshness: a stale entry goes on to be revalidated (or, within
+///                        stale-while-revalidate, is a hit revalidated in the background)
 ///        3. FetchData    shared transfer (one per DownloadKey) ─▶ progress, previews
 ///        4. Decode       incremental decoder's image, or a full decode; thumbnail box
 ///        5. Process      the transformer
-///        6. Store        memory, callers resumed (decodeSlots: one per core, decode to
-///                        delivery), disk in the background (PendingStores)
+///        6. Store        memory (while the response is fresh), callers resumed (decodeSlots:
+///                        one per core, decode to delivery), disk in the background
+///                        (PendingStores) as the data-cache policy says, with the freshness
 ///
 /// Cancellation is checked after every stage: when the last caller leaves, the work's task is
 /// cancelled and nothing after the current stage runs, nothing is stored.
