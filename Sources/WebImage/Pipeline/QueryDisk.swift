@@ -1,14 +1,15 @@
 import Foundation
 
-/// Stage 2, the disk cache (the manager asked memory already): a hit ends the work; with
-/// `.refreshCached` the hit is kept to show first and to revalidate; a transformed or thumbnail
-/// image that is missing can be made from the cached original.
+/// Stage 2, the disk cache (the manager asked memory already): a fresh hit ends the work; with
+/// `.refreshCached`, or when the origin's headers make it stale, the hit is kept to revalidate
+/// (and, refreshing, to show first); a transformed or thumbnail image that is missing can be
+/// made from the cached original.
 extension ImagePipeline {
     /// What the disk query decided.
     enum DiskQuery {
         /// The work's result, from the disk (or from the cached original).
         case hit(SharedResult)
-        /// Go on to the loader; `cached` is the entry to revalidate with `.refreshCached`.
+        /// Go on to the loader; `cached` is the entry to revalidate (`.refreshCached`, or stale).
         case miss(cached: ImageCacheResult?)
     }
 
