@@ -5,27 +5,39 @@ import Foundation
 /// `Sunday, 06-Nov-94 08:49:37 GMT` and asctime's `Sun Nov  6 08:49:37 1994`). English names
 /// whatever the locale; no `DateFormatter`.
 enum HTTPDate {
-    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+    private static let months: [String] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+    /// The months' three letters as one lowercase number each, for a look-up without a string.
+    private static let monthCodes: [UInt32] = months.map { name in name.utf8.reduce(0) { $0 << 8 | UInt32($1) } }
 
     /// The date `value` names, or nil when it is not an HTTP date (an `Expires` that is not one
-    /// counts as past, RFC 9111 §5.3).
+    /// counts as past, RFC 9111 §5.3). Read on its bytes: every response that is stored has a
+    /// `Date` and often a `Last-Modified`.
     static func parse(_ value: String?) -> Date? {
-        guard let value, value.utf8.count < 64 else { return nil }
-        let tokens = value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "-" || $0 == "\t" })
-        guard tokens.count >= 5 else { return nil }
-        // The weekday comes first in every form; it is not checked against the date.
-        var day: Int?, month: Int?, year: Int?, clock: [Int]?
-        for token in tokens.dropFirst() {
-            if token.contains(":") {
-                let parts = token.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
-                guard clock == nil, parts.count == 3, parts.allSatisfy({ $0 != nil }) else { return nil }
-                clock = parts.map { $0! }
-            } else if let index = months.firstIndex(of: token.lowercased()) {
-                guard month == nil else { return nil }
-                month = index + 1
-            } else if token == "GMT" || token == "UTC" {
-                continue
-            } else if let number = Int(token), token.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+        guard var value, value.utf8.count < 64 else { return nil }
+        return value.withUTF8 { parse(bytes: $0) }
+    }
+
+    private static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+        var day: Int?, month: Int?, year: Int?, clock: (Int, Int, Int)?
+        var index = 0, first = true
+        while index < bytes.count {
+            // The next token: up to a space, comma, dash or tab.
+            let start = index
+            while index < bytes.count, ![0x20, 0x2C, 0x2D, 0x09].contains(bytes[index]) { index += 1 }
+            let token = UnsafeBufferPointer(rebasing: bytes[start..<index])
+            index += 1
+            if token.isEmpty { continue }
+            // The weekday comes first in every form; it is not checked against the date.
+            if first { first = false; continue }
+            if token.contains(0x3A) {
+                guard clock == nil, let parts = clockParts(token) else { return nil }
+                clock = parts
+            } else if token.count == 3, token.allSatisfy({ $0 >= 0x41 }) {
+                let code = token.reduce(UInt32(0)) { $0 << 8 | UInt32($1 | 0x20) }
+                if code == 0x676D74 || code == 0x757463 { continue }   // "gmt", "utc"
+                guard month == nil, let found = monthCodes.firstIndex(of: code) else { return nil }
+                month = found + 1
+            } else if let number = digits(token) {
                 if day == nil, token.count <= 2 { day = number } else if year == nil { year = number } else { return nil }
             } else {
                 return nil
@@ -33,10 +45,25 @@ enum HTTPDate {
         }
         guard let day, let month, var year, let clock else { return nil }
         if year < 100 { year += year < 70 ? 2000 : 1900 }   // RFC 850's two digits (RFC 9110 §5.6.7)
-        guard (1...31).contains(day), (0...23).contains(clock[0]), (0...59).contains(clock[1]), (0...60).contains(clock[2]),
+        guard (1...31).contains(day), (0...23).contains(clock.0), (0...59).contains(clock.1), (0...60).contains(clock.2),
               (1600...9999).contains(year) else { return nil }
         let days = daysSince1970(year: year, month: month, day: day)
-        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + clock[0] * 3600 + clock[1] * 60 + clock[2]))
+        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + clock.0 * 3600 + clock.1 * 60 + clock.2))
+    }
+
+    /// A run of 1 to 4 ASCII digits as a number.
+    private static func digits(_ token: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard (1...4).contains(token.count), token.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return token.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+    }
+
+    /// `HH:MM:SS`.
+    private static func clockParts(_ token: UnsafeBufferPointer<UInt8>) -> (Int, Int, Int)? {
+        let parts = token.split(separator: 0x3A, omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        let numbers = parts.map { part in digits(UnsafeBufferPointer(rebasing: part)) }
+        guard let h = numbers[0], let m = numbers[1], let s = numbers[2] else { return nil }
+        return (h, m, s)
     }
 
     /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar.

@@ -276,7 +276,7 @@ struct ImagePipeline: Sendable {
         decodeSlots.release()
         holdsSlot = false
         let failure = await storeOnDisk(request, original: original, image: image, data: download.data, derived: derived,
-                                        coders: coders, metadata: metadata.stored, storable: storable, reservation: reservation)
+                                        coders: coders, metadata: .entry(metadata), storable: storable, reservation: reservation)
         // With .waitStoreCache the callers wait for the stores: they learn whether they failed.
         guard let failure else { return result }
         var failed = result.result

@@ -86,7 +86,7 @@ extension ImagePipeline {
         let (freshness, lifetime) = memoryTerms(metadata, request)
         _ = await storeInMemory(request, image: image, lifetime: lifetime)
         let failure = await storeOnDisk(request, original: hit.image, image: image, data: nil, derived: true, coders: coders,
-                                        metadata: hit.extendedData, storesOriginal: false)
+                                        metadata: .stored(hit.extendedData), storesOriginal: false)
         var result = ImageResult(image: image, data: nil, cacheType: hit.cacheType, url: request.url)
         result.storeFailure = failure
         result.freshness = freshness

@@ -30,7 +30,7 @@ extension ImagePipeline {
     /// Failures are logged: the caller still gets the image.
     @discardableResult
     func storeOnDisk(_ request: LoadRequest, original: Image, image: Image, data: Data?, derived: Bool, coders: ImageCoders,
-                     metadata: Data?, storable: Bool = true, storesOriginal: Bool = true,
+                     metadata: StoredMetadata, storable: Bool = true, storesOriginal: Bool = true,
                      reservation: PendingStores.Reservation? = nil) async -> ImageError? {
         // A reservation not handed to a write is released, whichever way this returns.
         var started = false
@@ -64,6 +64,8 @@ extension ImagePipeline {
         let disk: @Sendable () async -> ImageError? = {
             let start = ContinuousClock.now
             defer { metrics.record(.store, .now - start) }
+            // Written out here, in the write's own task, not before the callers are resumed.
+            let metadata = metadata.data
             do {
                 if storesOriginal, let originalKey, originalDestination != .none {
                     // The full-size original: its data for the disk; its image for memory only when not a thumbnail.
@@ -92,6 +94,21 @@ extension ImagePipeline {
         pendingStores.start({ _ = await disk() }, reservation: reservation)
         started = true
         return nil
+    }
+}
+
+/// The metadata a disk store writes beside an entry: a response's, written out only when the
+/// write runs, or the bytes of an entry it was made from.
+enum StoredMetadata: Sendable {
+    case entry(CacheEntryMetadata)
+    case stored(Data?)
+
+    /// The bytes to write.
+    var data: Data? {
+        switch self {
+        case .entry(let metadata): metadata.stored
+        case .stored(let data): data
+        }
     }
 }
 
