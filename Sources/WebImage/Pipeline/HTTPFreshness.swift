@@ -53,23 +53,41 @@ extension ImagePipeline {
     /// refreshes the entry's freshness on a 304. Its failure is logged; the callers already have
     /// the stale image.
     func revalidateInBackground(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders) {
-        guard let key = request.cacheKey, revalidating.begin(key) else { return }
-        let refresh = LoadRequest(url: request.url, urlString: request.urlString,
-                                  options: request.options.union(.refreshCached).subtracting([.waitStoreCache, .highPriority]).union(.lowPriority),
-                                  settings: request.settings, isShareable: request.isShareable)
-        let pipeline = self
+        guard let key = request.cacheKey else { return }
+        let refresh = request.refreshing
+        inBackground("image " + key, url: refresh.url, table: works, WorkKey(refresh), settle: { $0.pickedUp(); return $0.result.cacheType }) { work in
+            try await self.load(refresh, loader: loader, coders: coders, work: work, trace: nil)
+        }
+    }
+
+    /// The same for a data load's entry (`ImageManager.data(for:)`): the bytes revalidated and
+    /// stored, never decoded.
+    func revalidateDataInBackground(_ request: LoadRequest, loader: any ImageLoader) {
+        guard let key = request.originalKey else { return }
+        let refresh = request.refreshing
+        inBackground("data " + key, url: refresh.url, table: dataLoads, DataKey(refresh), settle: { $0.source }) { work in
+            try await self.loadData(refresh, loader: loader, work: work)
+        }
+    }
+
+    /// Runs `body` as the shared work of `workKey` in `table`, in a task of its own at low
+    /// priority, unless a background revalidation of `key` is running; `settle` takes its
+    /// output and says where it came from; the lifecycle watchers are told how it ended.
+    private func inBackground<Key: Hashable & Sendable, Event: Sendable, Output: Sendable>(
+        _ key: String, url: URL, table: InFlightTable<Key, Event, Output>, _ workKey: Key,
+        settle: @escaping @Sendable (Output) -> ImageCacheType,
+        body: @escaping @Sendable (SharedWork<Event, Output>) async throws -> Output) {
+        guard revalidating.begin(key) else { return }
+        let (revalidating, events) = (self.revalidating, self.events)
         Task.detached(priority: .utility) {
-            defer { pipeline.revalidating.end(key) }
-            let (work, id, _) = pipeline.works.join(WorkKey(refresh), priority: .low, taskPriority: .utility, onEvent: nil) { work in
-                try await pipeline.load(refresh, loader: loader, coders: coders, work: work, trace: nil)
-            }
+            defer { revalidating.end(key) }
+            let (work, id, _) = table.join(workKey, priority: .low, taskPriority: .utility, onEvent: nil, body: body)
             do {
-                let shared = try await work.wait(id)
-                shared.pickedUp()
-                pipeline.events.send(.loadFinished(refresh.url, source: shared.result.cacheType))
+                let source = settle(try await work.wait(id))
+                events.send(.loadFinished(url, source: source))
             } catch {
-                pipeline.events.send(.loadFailed(refresh.url, error: error))
-                ImagePipeline.logger.debug("[WebImage] background revalidation of \(refresh.urlString) failed: \(error)")
+                events.send(.loadFailed(url, error: error))
+                ImagePipeline.logger.debug("[WebImage] background revalidation of \(url.absoluteString) failed: \(error)")
             }
         }
     }

@@ -84,7 +84,7 @@ extension ImagePipeline {
                 switch use(of: stored.flatMap(CacheEntryMetadata.init(stored:)), request, loader: loader) {
                 case .fresh: return LoadedData(data: bytes, source: .disk)
                 case .staleWhileRevalidate:
-                    revalidateInBackground(request, loader: loader, coders: .shared)
+                    revalidateDataInBackground(request, loader: loader)
                     return LoadedData(data: bytes, source: .disk)
                 case .revalidate: break
                 case .otherVariant: (cached, stored) = (nil, nil)

@@ -198,6 +198,14 @@ final class LoadRequest: Sendable {
         isPlain = false
     }
 
+    /// The same request revalidating its entry in the background: `.refreshCached`, at low
+    /// priority, not waiting for its stores.
+    var refreshing: LoadRequest {
+        LoadRequest(url: url, urlString: urlString,
+                    options: options.union([.refreshCached, .lowPriority]).subtracting([.waitStoreCache, .highPriority]),
+                    settings: settings, isShareable: isShareable)
+    }
+
     /// This request's alternative sources, as requests that load from them.
     var alternatives: [LoadRequest] {
         (settings.context.alternativeSources ?? []).map { LoadRequest(source: $0, of: self) }

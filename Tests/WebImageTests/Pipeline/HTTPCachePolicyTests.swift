@@ -281,6 +281,29 @@ final class MovableDate: Sendable {
         await h.finish()
     }
 
+    @Test func aDataLoadRevalidatesItsBytesInTheBackgroundWithoutDecoding() async throws {
+        let clock = MovableDate()
+        var configuration = ImageManager.Configuration()
+        configuration.currentDate = clock.source
+        configuration.rateLimiter = nil
+        let coder = CountingCoder()
+        let h = try await ManagerHarness(configuration: configuration)
+        let manager = ImageManager(cache: h.cache, loaders: ImageLoaders([h.loader]), coders: ImageCoders([coder]), configuration: configuration)
+        h.server.route("/s.png", .sequence([
+            .headers([("cache-control", "max-age=10, stale-while-revalidate=600")], then: .etag("\"v1\"", body: ManagerHarness.png)),
+            .headers([("cache-control", "max-age=10, stale-while-revalidate=600")], then: .etag("\"v2\"", body: Self.other)),
+        ]))
+        _ = try await manager.data(for: h.url("/s.png"), options: .waitStoreCache)
+        clock.advance(by: 30)
+        #expect(try await manager.data(for: h.url("/s.png")) == ManagerHarness.png, "the stale bytes at once")
+        try await waitUntil(h.server.requestCount("/s.png") == 2 && manager.pipeline.revalidating.count == 0)
+        await manager.waitForPendingStores()
+        #expect(await h.cache.disk.data(forKey: h.url("/s.png").absoluteString) == Self.other, "the new bytes stored")
+        #expect(coder.decodes.load(ordering: .relaxed) == 0, "nothing decoded")
+        #expect(h.cache.cachedImage(forKey: h.url("/s.png").absoluteString) == nil, "no image made: a data load's revalidation, not an image load's")
+        await h.finish()
+    }
+
     @Test func aThumbnailKeepsTheResponsesFreshness() async throws {
         let clock = MovableDate()
         let h = try await Self.harness(clock)
