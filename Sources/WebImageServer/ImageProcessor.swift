@@ -1,6 +1,7 @@
 import Foundation
 import Metrics
 import NIOCore
+import Synchronization
 import WebImage
 
 /// One request's answer: the encoded result and what the response says about it.
@@ -22,6 +23,10 @@ struct ProcessedImage: Sendable {
 final class ImageProcessor: Sendable {
     let manager: ImageManager
     private let responses: ResponseCache
+    /// What each source's origin said of it, by source URL, from its last result that came from
+    /// the network or the disk: a result made from the decoded source in memory (which carries
+    /// no freshness) is capped by it too. The latest 4,096 sources.
+    private let sourceFreshness = SourceFreshness(limit: 4096)
     private let limits: ResultLimits
     /// The pixels all requests hold together while their results are transformed and encoded.
     let budget: ProcessingBudget
@@ -104,7 +109,7 @@ final class ImageProcessor: Sendable {
         }
         let result = try await load(request)
         let image = result.image
-        let freshness = result.freshness
+        let freshness = sourceFreshness.note(result.freshness, for: request.source)
         // The result's size, every frame counted, before any of its buffers exists (an
         // animation's frames are decoded, transformed and encoded one at a time).
         let size = request.resultSize(width: image.width, height: image.height, resizeByDecoding: request.resizesByDecoding)
@@ -257,6 +262,26 @@ final class ImageProcessor: Sendable {
             return ProcessingRequestError(422, "the source is not an image the server decodes")
         default:
             return ProcessingRequestError(500, error.description)
+        }
+    }
+}
+
+/// The origin's caching rules of recent sources (see `ImageProcessor.sourceFreshness`).
+final class SourceFreshness: Sendable {
+    private let entries = Mutex(LRUList<String, HTTPFreshness>())
+    private let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// `freshness` when a result has it (and it is kept for `source`); otherwise what `source`'s
+    /// last result had, if it is still known.
+    func note(_ freshness: HTTPFreshness?, for source: URL) -> HTTPFreshness? {
+        let key = source.absoluteString
+        return entries.withLock { entries in
+            guard let freshness else { return entries.touch(key) }
+            _ = entries.set(freshness, for: key)
+            while entries.count > limit, entries.popOldest() != nil {}
+            return freshness
         }
     }
 }

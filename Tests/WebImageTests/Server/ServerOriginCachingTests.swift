@@ -24,6 +24,12 @@ import Testing
         let warm = try Curl.get(h.url(options: "rs:fit:32:32", source: "/short.png"))
         #expect(Self.maxAge(warm).map { $0 <= 60 } == true)
         #expect(Self.maxAge(try Curl.get(h.url(options: "rs:fit:32:32", source: "/plain.png"))) == 31_536_000, "the origin said nothing")
+        // Another result of the same decoded source, made from memory (no request, no disk read),
+        // keeps the source's cap.
+        let fromMemory = try Curl.get(h.url(options: "rs:fit:32:32/f:webp", source: "/short.png"))
+        #expect(fromMemory.status == 200 && fromMemory.headers["content-type"] == "image/webp")
+        #expect(Self.maxAge(fromMemory).map { $0 <= 60 } == true, "\(fromMemory.headers)")
+        #expect(h.origin.requestCount("/short.png") == 1)
         await h.finish()
     }
 
