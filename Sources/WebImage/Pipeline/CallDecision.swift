@@ -44,7 +44,9 @@ final class NewWork: Sendable {
 /// processor) decides, read once off a template request built with the manager's defaults:
 /// such calls differ only by URL, so a memory hit or a join needs no request of their own.
 /// Nothing here is listed by hand: the template answers with the same rules as any request.
-struct PlainCalls: Sendable {
+/// A class: a memory hit reads four of its fields, and a struct of a whole request would be
+/// copied out of the manager for that.
+final class PlainCalls: Sendable {
     /// The request of a plain call of `plain:template`; everything but the URL holds for every
     /// plain call.
     let template: LoadRequest

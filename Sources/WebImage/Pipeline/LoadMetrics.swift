@@ -50,13 +50,14 @@ struct LoadMetrics: Sendable {
         CoreMetrics.Timer(label: "webimage_stage_duration_seconds", dimensions: [("stage", $0.rawValue)])
     }
     let transfersInFlight = Gauge(label: "webimage_transfers_in_flight")
-    /// Whether the stage timers go to a backend: false when none was bootstrapped before this
-    /// manager was made (its timers are bound to the no-op handler for good), and a duration is
-    /// then not even converted (about 1,200 instructions a load, callgrind).
-    private let recordsTimings = type(of: MetricsSystem.factory) != NOOPMetricsHandler.self
+    /// Whether the metrics go to a backend: false when none was bootstrapped before this
+    /// manager was made (every metric is bound to the no-op handler for good), and nothing is
+    /// then counted or converted: a memory hit does not call into the no-op handler.
+    private let hasBackend = type(of: MetricsSystem.factory) != NOOPMetricsHandler.self
 
     /// A finished call: where its image came from.
     func loaded(from cacheType: ImageCacheType) {
+        guard hasBackend else { return }
         switch cacheType {
         case .memory: memoryHits.increment()
         case .disk, .all: diskHits.increment()
@@ -65,11 +66,14 @@ struct LoadMetrics: Sendable {
     }
 
     /// A failed call, by the kind of its error.
-    func failed(_ error: any Error) { failures[LoadMetrics.kind(of: error)]?.increment() }
+    func failed(_ error: any Error) {
+        guard hasBackend else { return }
+        failures[LoadMetrics.kind(of: error)]?.increment()
+    }
 
     /// How long `stage` took.
     func record(_ stage: Stage, _ duration: Duration) {
-        guard recordsTimings else { return }
+        guard hasBackend else { return }
         let (seconds, attoseconds) = duration.components
         // By position, not by a dictionary: a stage hashes as its raw value, a string (about 150
         // instructions a look-up, six a load).
