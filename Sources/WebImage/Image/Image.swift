@@ -18,7 +18,10 @@ public struct Image: Sendable {
     /// The colour description of the pixels (ICC profile, CICP): the file's, as its decoder read
     /// it, when decoded with `ImageColorSpace.original` (or when its profile could not be used);
     /// empty when the pixels were converted to sRGB (the default) or the file described none.
-    public var colorInfo = ImageColorInfo()
+    public var colorInfo: ImageColorInfo {
+        get { colorBox?.info ?? ImageColorInfo() }
+        set { colorBox = newValue.isEmpty ? nil : ColorInfoBox(newValue) }
+    }
     /// Number of frames (1 for still images).
     public var frameCount: Int { content.frames.count }
     /// How many times the animation plays: 0 forever, N times; nil for a still image. An
@@ -45,6 +48,10 @@ public struct Image: Sendable {
     /// The decoded content, shared by copies of this image (and found again by the memory
     /// cache's weak table while any copy is alive).
     let content: ImageContent
+    /// `colorInfo`, boxed (nil when empty). `ImageColorInfo` holds Foundation's `Data`, whose
+    /// layout is not known when this module is compiled; held inline, it made every copy of an
+    /// image a call through value witnesses. Boxed, an image is three references wide.
+    private var colorBox: ColorInfoBox?
     var firstFrame: ImageFrame { content.firstFrame }
     var frames: FrameStore { content.frames }
 
@@ -184,4 +191,11 @@ package enum FrameStore: Sendable {
         case .lazy(let lazy): firstFrame * 2 + lazy.retainedCost
         }
     }
+}
+
+/// An image's colour description, shared by its copies (see `Image.colorInfo`).
+private final class ColorInfoBox: Sendable {
+    let info: ImageColorInfo
+
+    init(_ info: ImageColorInfo) { self.info = info }
 }

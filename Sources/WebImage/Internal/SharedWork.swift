@@ -23,6 +23,7 @@ import Synchronization
 /// The continuations are unsafe ones (the checked kind costs a lock and an allocation per
 /// caller, measured with 1,000 callers): the state machine hands each one out exactly once, to
 /// the one transition that takes it out of the state.
+@usableFromInline
 final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
     typealias EventHandler = @Sendable (Event) -> Void
     typealias Waiter = UnsafeContinuation<Output, any Error>

@@ -2,6 +2,7 @@ import Foundation
 
 /// What a call does, decided once, synchronously, by `ImageManager.decide` for every image
 /// entry point (`image(for:)`, `result(for:)`, `events(for:)`).
+@usableFromInline
 enum CallDecision: Sendable {
     /// The image, from memory, answered without suspending.
     case hit(Image)
@@ -26,6 +27,7 @@ enum CallDecision: Sendable {
 /// What a call that starts (or joins) the shared work needs: its request, the loader found for
 /// its URL, and whether it asks memory by suspending first. A class, so that the decision every
 /// caller holds in its frame stays three words.
+@usableFromInline
 final class NewWork: Sendable {
     let request: LoadRequest
     let loader: any ImageLoader

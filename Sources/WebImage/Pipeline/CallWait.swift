@@ -2,11 +2,13 @@ import Foundation
 
 /// What an image call ends with: a memory hit, or the result of a shared work (by reference:
 /// the outcome is held in the async frame of every waiting caller).
+@usableFromInline
 enum LoadOutcome: Sendable {
     case memory(Image)
     case shared(SharedResult)
 
     /// The image alone (what `image(for:)` returns: one reference, not a whole result copied).
+    @inlinable
     var image: Image {
         switch self {
         case .memory(let image): image
@@ -15,6 +17,7 @@ enum LoadOutcome: Sendable {
     }
 
     /// The whole result; a memory hit's names `url`.
+    @usableFromInline
     func result(_ url: URL) -> ImageResult {
         switch self {
         case .memory(let image): ImageResult(image: image, data: nil, cacheType: .memory, url: url)
@@ -28,30 +31,37 @@ enum LoadOutcome: Sendable {
 /// `data(for:)` alike.
 extension ImageManager {
     /// An image call: decided once (`decide`), then answered or waited for, and accounted.
-    /// Runs on its caller's executor up to the wait: a memory hit or a join makes no hop.
-    ///
-    /// A caller that joined a work and has no deadline waits in this frame; every other wait
-    /// (a deadline, a memory query that suspends, a new work) is one call away, in
-    /// `waitOutOfLine`: a joined caller's frames then fit its task's first slab of task memory
-    /// (with the other waits inlined, each of a thousand joined callers allocated one more slab).
-    @inline(__always)
+    /// Inlined into its caller through `image(for:)` and `result(for:)`: a memory hit is one
+    /// synchronous call (`decideAccounted`), and the call allocates no async frame of its own.
+    @inlinable @inline(__always)
     nonisolated(nonsending) func perform(_ url: URL, options: ImageOptions, context: ImageContext,
                                          onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
-        switch try decideAccounted(url, options: options, context: context, onEvent: onEvent) {
-        case .hit(let image):
-            return .memory(image)
+        let decision = try decideAccounted(url, options: options, context: context, onEvent: onEvent)
+        if case .hit(let image) = decision { return .memory(image) }
+        return .shared(try await waitFor(decision, url: url, context: context, onEvent: onEvent))
+    }
+
+    /// The wait of a call that did not hit memory, with its bookkeeping. A caller that joined a
+    /// work and has no deadline waits in this frame; every other wait (a deadline, a memory
+    /// query that suspends, a new work) is one call away, in `waitOutOfLine`: a joined caller's
+    /// frames then fit its task's first slab of task memory (with the other waits inlined, each
+    /// of a thousand joined callers allocated one more slab).
+    @usableFromInline
+    nonisolated(nonsending) func waitFor(_ decision: CallDecision, url: URL, context: ImageContext,
+                                         onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
+        switch decision {
         case .join(let work, let id, let request) where !hasDeadline(context):
             let shared: SharedResult
             do { shared = try await work.wait(id) } catch { throw failed(request, error) }
-            return .shared(settled(request, shared))
-        case let decision:
-            return .shared(try await waitOutOfLine(decision, url: url, context: context, onEvent: onEvent))
+            return settled(request, shared)
+        default:
+            return try await waitOutOfLine(decision, url: url, context: context, onEvent: onEvent)
         }
     }
 
     /// `decide`, with a failure or a memory hit accounted.
-    @inline(never)
-    private func decideAccounted(_ url: URL, options: ImageOptions, context: ImageContext,
+    @usableFromInline
+    func decideAccounted(_ url: URL, options: ImageOptions, context: ImageContext,
                                  onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
         do {
             let decision = try decide(url, options: options, context: context, onEvent: onEvent)

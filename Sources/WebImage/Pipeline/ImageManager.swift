@@ -59,6 +59,7 @@ public final class ImageManager: Sendable {
     /// load: a memory hit, or joining a load in flight, makes no hop to another executor.
     /// - Throws: `ImageError` (`invalidURL`, `blacklistedURL`, `notInCache`, a loader or decoder
     ///   error, ...) or `CancellationError`.
+    @inlinable
     nonisolated(nonsending) public func image(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws -> Image {
         try await perform(url, options: options, context: context, onEvent: nil).image
     }
@@ -73,6 +74,7 @@ public final class ImageManager: Sendable {
     /// The image with its data, where it came from, and the URL. Runs on its caller's executor
     /// as `image(for:options:context:)` does.
     /// - Throws: as `image(for:options:context:)`.
+    @inlinable
     nonisolated(nonsending) public func result(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws -> ImageResult {
         try await perform(url, options: options, context: context, onEvent: nil).result(url)
     }

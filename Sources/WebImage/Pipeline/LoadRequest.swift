@@ -31,6 +31,7 @@ enum LoadDefaults {
 ///
 /// A class: every stage of the shared work holds it, and the in-flight keys (`WorkKey`,
 /// `DecodeKey`, `DownloadKey`, built from it) keep a reference instead of a copy of its fields.
+@usableFromInline
 final class LoadRequest: Sendable {
     /// What the merged context decides, whatever the URL and options. The manager works it out
     /// once for its default context (most calls pass none) and shares it: a call then reads no

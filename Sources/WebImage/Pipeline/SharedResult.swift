@@ -9,8 +9,9 @@ import Synchronization
 /// resumed has taken the result (`waitForPickups(_:)`), so that it does not start the next
 /// decode while decoded images wait in callers' tasks not yet run (in a burst, a resumed caller
 /// queues behind thousands of jobs: 10,000 calls over 1,000 URLs held 471 MB of bitmaps).
+@usableFromInline
 final class SharedResult: Sendable {
-    let result: ImageResult
+    @usableFromInline let result: ImageResult
     /// Pickups expected less pickups made: callers may take the result before the work says
     /// how many it resumed, so it goes below zero, and reaches zero once, at the last pickup.
     private let outstanding = Atomic<Int>(0)
