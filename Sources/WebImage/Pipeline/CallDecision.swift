@@ -81,8 +81,9 @@ extension ImageManager {
     /// answered off the manager's template (`PlainCalls`) before it builds a request: a memory
     /// hit by URL, or the work in flight found by the URL's alias key; otherwise, as every call,
     /// it builds its request and asks memory, then the in-flight table.
-    /// Called out of line (`decideAccounted`): synchronous, its temporaries stay out of the
-    /// async frame of every call.
+    /// Synchronous, and inlined into `decideAccounted` (its only caller), which is called out
+    /// of line: its temporaries stay out of the async frame of every call.
+    @inline(__always)
     func decide(_ url: URL, options: ImageOptions, context: ImageContext,
                 onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
         try Task.checkCancellation()

@@ -194,6 +194,7 @@ extension ImageManager {
     }
 
     /// Counts a finished call and tells the lifecycle watchers.
+    @inline(__always)
     func succeeded(_ url: URL, _ source: ImageCacheType) {
         pipeline.metrics.loaded(from: source)
         pipeline.events.send(.loadFinished(url, source: source))

@@ -9,12 +9,16 @@ enum URLScheme {
     }
 
     private static func startsWithScheme(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let first = bytes.first, isLetter(first) else { return false }
-        for byte in bytes.dropFirst() {
+        guard bytes.count > 1, isLetter(bytes[0]) else { return false }
+        // An index loop: iterating a slice of the buffer cost half as much again (callgrind).
+        var index = 1
+        while index < bytes.count {
+            let byte = bytes[index]
             if byte == UInt8(ascii: ":") { return true }
             let isSchemeByte = isLetter(byte) || byte &- UInt8(ascii: "0") < 10
                 || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
             if !isSchemeByte { return false }
+            index &+= 1
         }
         return false
     }
