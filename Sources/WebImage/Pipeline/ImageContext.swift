@@ -226,6 +226,8 @@ public struct ImageContext: Sendable {
         if storage == nil {
             storage = Storage(Fields())
         } else if !isKnownUniquelyReferenced(&storage) {
+            // Shared (with a copy, or with `ImageManager.lastContext`, which is then never
+            // changed under it).
             storage = Storage(storage!.fields)
         }
         change(&storage!.fields)
@@ -343,6 +345,10 @@ public struct ImageContext: Sendable {
         var fields: Fields
         init(_ fields: Fields) { self.fields = fields }
     }
+
+    /// The identity of this context's values: copies share it until one of them changes (nil
+    /// when empty). The manager keeps what it worked out for the last context under it.
+    var identity: AnyObject? { storage }
 }
 
 /// A key for a custom `ImageContext` value.

@@ -29,8 +29,13 @@ import Testing
         #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == expected)
         #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == expected)
         #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == expected)
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 8:9:7 GMT") == Date(timeIntervalSince1970: 784_111_777 - 40 * 60 - 30), "one-digit clock parts")
         for bad in ["0", "-1", "", "yesterday", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT",
-                    "Sun, 06 Foo 1994 08:49:37 GMT", String(repeating: "9", count: 100)] {
+                    "Sun, 06 Foo 1994 08:49:37 GMT", String(repeating: "9", count: 100),
+                    // A clock of two or four parts, an empty part, a part of five digits or a letter.
+                    "Sun, 06 Nov 1994 08:49 GMT", "Sun, 06 Nov 1994 08:49:37:01 GMT", "Sun, 06 Nov 1994 08::37 GMT",
+                    "Sun, 06 Nov 1994 08:49: GMT", "Sun, 06 Nov 1994 :49:37 GMT", "Sun, 06 Nov 1994 08:49:00037 GMT",
+                    "Sun, 06 Nov 1994 08:4x:37 GMT"] {
             #expect(HTTPDate.parse(bad) == nil, "\(bad)")
         }
         #expect(HTTPDate.format(expected) == "Sun, 06 Nov 1994 08:49:37 GMT")
