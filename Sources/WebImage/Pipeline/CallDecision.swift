@@ -154,22 +154,12 @@ extension ImageManager {
         } else if callContext.isEmpty {
             (settings, isShareable) = (defaultSettings, true)
         } else {
-            (settings, isShareable) = contextSettings(callContext)
+            (settings, isShareable) = callContext.settings(for: contextOwner) { context in
+                (LoadRequest.Settings(context.merged(over: defaults), cache: cache), context.isShareable)
+            }
         }
         return LoadRequest(url: url, urlString: string, options: options, settings: settings, isShareable: isShareable,
                            isPlain: callOptions.isEmpty && callContext.isEmpty && configuration.optionsProcessor == nil)
-    }
-
-    /// What `context` decides over the defaults. The same context passed again (as most callers
-    /// that pass one do: a copy shares its values) is merged once: the last one is kept
-    /// (merging and reading a context cost about 16,000 instructions a call, callgrind).
-    private func contextSettings(_ context: ImageContext) -> (LoadRequest.Settings, Bool) {
-        let identity = context.identity
-        if let last = lastContext.withLock({ $0 }), last.identity === identity { return (last.settings, last.isShareable) }
-        let made = LastContext(identity: identity, settings: LoadRequest.Settings(context.merged(over: defaults), cache: cache),
-                               isShareable: context.isShareable)
-        lastContext.withLock { $0 = made }
-        return (made.settings, made.isShareable)
     }
 
     /// The memory cache asked by suspending (a cache without synchronous memory, or a hit that
@@ -187,11 +177,6 @@ extension ImageManager {
     }
 }
 
-/// The settings a manager worked out for the last context passed to it, under the identity of
-/// the context's values (held: it cannot be reused by other values while it is here).
-struct LastContext: @unchecked Sendable {
-    // Sendable by hand: `identity` is only compared, never used.
-    let identity: AnyObject?
-    let settings: LoadRequest.Settings
-    let isShareable: Bool
-}
+/// A manager's identity for the settings its calls' contexts keep (`ImageContext.settings(for:make:)`):
+/// held weakly there, and never retained on a call's path.
+final class ContextOwner: Sendable {}

@@ -111,19 +111,39 @@ extension ImagePipeline {
         var request = request
         let recorder = TransferMetricsRecorder()
         request.metricsRecorder = recorder
-        events.send(.downloadStarted(request.url))
+        started(request.url, events: events)
         var download: Download
         do {
             download = try await self.transfer(recorded: request, loader: loader, streaming: streaming, transfer: transfer)
         } catch {
-            events.send(.downloadFailed(request.url, error: error))
+            failed(request.url, error, events: events)
             throw error
         }
+        finished(&download, request.url, recorder: recorder, metrics: metrics, events: events)
+        return download
+    }
+
+    // The bookkeeping of a transfer, out of line: in the async function, the events and the
+    // metrics' temporaries made its frame too large for the task's memory slab (each call then
+    // allocated one with malloc).
+
+    @inline(never)
+    private static func started(_ url: URL, events: LoadEventHub) {
+        events.send(.downloadStarted(url))
+    }
+
+    @inline(never)
+    private static func failed(_ url: URL, _ error: any Error, events: LoadEventHub) {
+        events.send(.downloadFailed(url, error: error))
+    }
+
+    @inline(never)
+    private static func finished(_ download: inout Download, _ url: URL, recorder: TransferMetricsRecorder, metrics: LoadMetrics,
+                                 events: LoadEventHub) {
         if download.response.metrics == nil { download.response.metrics = recorder.metrics }
         metrics.downloadedBytes.increment(by: download.data.count)
         if let measured = download.response.metrics { metrics.recordTransfer(measured) }
-        events.send(.downloadFinished(request.url, bytes: download.data.count, metrics: download.response.metrics))
-        return download
+        events.send(.downloadFinished(url, bytes: download.data.count, metrics: download.response.metrics))
     }
 
     private static func transfer(recorded request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,

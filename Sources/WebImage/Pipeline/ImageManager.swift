@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Loads images: memory cache, then disk cache, then the loader; decodes, transforms and
 /// stores them (SDWebImage's `SDWebImageManager`).
@@ -35,8 +34,8 @@ public final class ImageManager: Sendable {
     let defaultLoadTimeout: Duration?
     /// What every plain call decides (nil with an options processor).
     let plain: PlainCalls?
-    /// What the last context passed to a call decides (see `contextSettings`).
-    let lastContext = Mutex<LastContext?>(nil)
+    /// This manager, as the contexts of its calls know it (`ImageContext.settings(for:make:)`).
+    let contextOwner = ContextOwner()
 
     /// A manager over `cache`, `loaders` and `coders`.
     public init(cache: any ImageCaching = ImageCache.shared, loaders: ImageLoaders = .shared,
