@@ -56,10 +56,15 @@ public final class MemoryCache: Sendable {
         var totalCost = 0
         var entries = LRUList<String, Entry>()
         var weakEntries: [String: WeakEntry] = [:]
+        /// The key of the last look-up that found nothing, until an entry is added: the callers
+        /// of a URL that is being loaded each ask memory first, and each one after the first
+        /// then compares one string instead of hashing it twice (strong and weak tables).
+        var lastMiss: String?
 
         init(configuration: Configuration) { self.configuration = configuration }
 
         mutating func image(forKey key: String) -> Image? {
+            if let lastMiss, lastMiss == key { return nil }
             if let node = entries.touchNode(key) {
                 if let expires = node.value.expires, expires <= .now {
                     remove(key)
@@ -67,9 +72,13 @@ public final class MemoryCache: Sendable {
                 }
                 return node.value.image
             }
-            guard configuration.usesWeakCache, let weak = weakEntries[key] else { return nil }
+            guard configuration.usesWeakCache, let weak = weakEntries[key] else {
+                lastMiss = key
+                return nil
+            }
             guard let content = weak.content else {
                 weakEntries.removeValue(forKey: key)
+                lastMiss = key
                 return nil
             }
             let image = Image(content: content, scale: weak.scale)
@@ -93,6 +102,7 @@ public final class MemoryCache: Sendable {
             case let (a, b): a ?? b
             }
             let expires = limit.map { ContinuousClock.now + $0 }
+            lastMiss = nil
             if let old = entries.set(Entry(image: image, cost: cost, expires: expires), for: key) { totalCost -= old.cost }
             totalCost += cost
             // The strong entry supersedes a weak one. An image gets its weak entry only when it is

@@ -123,27 +123,16 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
     var hasEventSubscribers: Bool { machine.withLock { $0.hasEventSubscribers } }
 
     /// Waits for the output as subscriber `id`; throws `CancellationError` when the caller's task
-    /// is cancelled, without waiting for the work. Inlined into its callers, and on their
-    /// executor: a joining caller's wait is no async level and no executor hop of its own.
+    /// is cancelled, without waiting for the work. A task cancelled before it waits has left
+    /// already (the cancellation handler runs first), and its wait finds it gone. Inlined into
+    /// its callers, and on their executor: a joining caller's wait is no async level and no
+    /// executor hop of its own.
     @inline(__always)
     nonisolated(nonsending) func wait(_ id: Int) async throws -> Output {
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: Waiter) in
-                let isCancelled = Task.isCancelled
-                let action = machine.withLock { machine -> Machine.WaitAction in
-                    let action = machine.wait(id, waiter: waiter, isCancelled: isCancelled)
-                    if case .cancelled(_, _, true) = action { self.priority.store(machine.priority) }
-                    return action
-                }
-                switch action {
-                case .suspended:
-                    break
-                case .resume(let outcome):
+                if case .resume(let outcome) = machine.withLock({ $0.wait(id, waiter: waiter) }) {
                     waiter.resume(with: outcome)
-                case .cancelled(let abandon, let worker, let changed):
-                    waiter.resume(throwing: CancellationError())
-                    if changed { priority.notify() }
-                    if abandon { abandoned(worker) }
                 }
             }
         } onCancel: {
@@ -235,7 +224,25 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
         let work: Work
         let key: Key
     }
-    private let works = Mutex<[Key: Entry]>([:])
+    /// The works by key and alias, and the last key found.
+    private struct Table {
+        var byKey: [Key: Entry] = [:]
+        /// The key of the last look-up that found a work, and what it found, until the table
+        /// changes: a thousand callers of one URL each compare one key instead of hashing it.
+        var lastKey: Key?
+        var lastEntry: Entry?
+
+        mutating func find(_ key: Key) -> Entry? {
+            if lastKey == key { return lastEntry }
+            guard let entry = byKey[key] else { return nil }
+            (lastKey, lastEntry) = (key, entry)
+            return entry
+        }
+
+        /// Forgets the last key found (the table changed).
+        mutating func changed() { (lastKey, lastEntry) = (nil, nil) }
+    }
+    private let works = Mutex<Table>(Table())
     /// The number of works (aliases not counted), kept apart so that `isEmpty` takes no lock.
     private let size = Atomic<Int>(0)
 
@@ -262,14 +269,15 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
               taskPriority: TaskPriority? = nil, lifo: Bool = false, onEvent: Work.EventHandler?,
               body: @escaping @Sendable (Work) async throws -> Output) -> (work: Work, id: Int, isNew: Bool) {
         let (work, subscription, isNew) = works.withLock { works -> (Work, Work.Subscription, Bool) in
-            if let entry = works[key], let subscription = entry.work.reserve(onEvent: onEvent, priority: priority) {
+            if let entry = works.find(key), let subscription = entry.work.reserve(onEvent: onEvent, priority: priority) {
                 return (entry.work, subscription, false)
             }
             let work = Work(replays: replays, admission: admission) { [weak self] in self?.forget(key, alias: alias) }
             let entry = Entry(work: work, key: key)
+            works.changed()
             // A work that ended and is not yet forgotten is replaced, not counted again.
-            if works.updateValue(entry, forKey: key) == nil { size.add(1, ordering: .relaxed) }
-            if let alias { works[alias] = entry }
+            if works.byKey.updateValue(entry, forKey: key) == nil { size.add(1, ordering: .relaxed) }
+            if let alias { works.byKey[alias] = entry }
             // A new work is waiting and not yet started: reserving cannot fail.
             return (work, work.reserve(onEvent: onEvent, priority: priority)!, true)
         }
@@ -287,14 +295,14 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
     /// nil: start another). Only the entry is copied out of the lock, not a subscription with
     /// it (copying and destroying that tuple cost about 450 instructions a joining caller).
     func joinIfRunning(_ key: Key, priority: (Key) -> ImageLoaderPriority, onEvent: Work.EventHandler?) -> (work: Work, id: Int, key: Key)? {
-        guard let entry = works.withLock({ $0[key] }),
+        guard let entry = works.withLock({ $0.find(key) }),
               let subscription = entry.work.reserve(onEvent: onEvent, priority: priority(entry.key)) else { return nil }
         entry.work.replay(subscription)
         return (entry.work, subscription.id, entry.key)
     }
 
     /// Whether a work is found by `key` (for tests).
-    func contains(_ key: Key) -> Bool { works.withLock { $0[key] != nil } }
+    func contains(_ key: Key) -> Bool { works.withLock { $0.byKey[key] != nil } }
 
     /// Joins (or starts) and waits for the output. With `priority`, the caller's subscription
     /// follows that handle (the work rises and falls with it).
@@ -315,11 +323,11 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
     func cancelAll() {
         let all = works.withLock { works in
             defer {
-                works = [:]
+                works = Table()
                 size.store(0, ordering: .relaxed)
             }
             // An aliased work appears twice: once under the key it was made with.
-            return works.compactMap { key, entry in key == entry.key ? entry.work : nil }
+            return works.byKey.compactMap { key, entry in key == entry.key ? entry.work : nil }
         }
         for work in all { work.cancelEverything() }
     }
@@ -328,11 +336,12 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
         // Only the work that ended is forgotten: a newer one may have taken its key. An alias
         // never outlives its work (a caller would get the old outcome).
         works.withLock { works in
-            if let entry = works[key], entry.work.isOver {
-                works[key] = nil
+            works.changed()
+            if let entry = works.byKey[key], entry.work.isOver {
+                works.byKey[key] = nil
                 size.subtract(1, ordering: .relaxed)
             }
-            if let alias, let entry = works[alias], entry.work.isOver { works[alias] = nil }
+            if let alias, let entry = works.byKey[alias], entry.work.isOver { works.byKey[alias] = nil }
         }
     }
 }

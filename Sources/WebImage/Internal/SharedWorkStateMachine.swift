@@ -15,28 +15,39 @@
 /// `waiting` owns the subscribers (and the continuations of those suspended in `wait`);
 /// `delivered` and `finished` own only the outcome, which a caller joining then gets at once.
 struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
-    /// A caller subscribed to the work.
+    /// A caller subscribed to the work. Plain bits when `Waiter` is (a continuation is): the
+    /// array of a thousand subscribers is then copied and freed without a call per element
+    /// (the event handlers and backlogs, which few callers have, are kept apart: `Watcher`).
     struct Subscriber {
-        var onEvent: Handler?
         /// Set while the caller is suspended in `wait`; resumed exactly once, by whoever takes it out.
         var waiter: Waiter?
-        /// Events sent while the subscriber was still being given the history: delivered by the
-        /// joining caller itself, before it starts receiving events directly.
-        var backlog: [Event] = []
+        /// Whether the caller is still being given the history (its new events wait in its
+        /// watcher's backlog).
         var replaying = false
         /// How urgently this caller wants the work.
         var priority: ImageLoaderPriority = .normal
+    }
+
+    /// A subscriber that watches events.
+    struct Watcher {
+        let id: Int
+        let handler: Handler
+        /// Events sent while the subscriber was still being given the history: delivered by the
+        /// joining caller itself, before it starts receiving events directly.
+        var backlog: [Event] = []
     }
 
     /// The subscribers of a work that has no outcome yet.
     struct Subscribers {
         /// By id, in the order they joined; nil for one that left.
         var byID: [Subscriber?] = []
-        var live = 0
         /// Every event sent so far, for the works that replay them to late subscribers.
         var history: [Event] = []
-        /// Live subscribers per priority.
+        /// Live subscribers per priority (their sum is the number of live subscribers; not
+        /// kept apart: one more field made every transition copy the whole state out and back).
         var perPriority = PriorityCounts()
+        /// The live subscribers that watch events, in the order they joined.
+        var watchers: [Watcher] = []
 
         /// The highest priority a live subscriber asks for (normal when none is left).
         var priority: ImageLoaderPriority {
@@ -50,6 +61,8 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     /// every change by every joining caller).
     struct PriorityCounts {
         var low = 0, normal = 0, high = 0
+
+        var total: Int { low + normal + high }
 
         subscript(_ priority: ImageLoaderPriority) -> Int {
             get {
@@ -125,8 +138,8 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
             state = .modifying
             let id = subscribers.byID.count
             let replay = onEvent != nil ? subscribers.history : []
-            subscribers.byID.append(Subscriber(onEvent: onEvent, waiter: nil, replaying: !replay.isEmpty, priority: priority))
-            subscribers.live += 1
+            subscribers.byID.append(Subscriber(waiter: nil, replaying: !replay.isEmpty, priority: priority))
+            if let onEvent { subscribers.watchers.append(Watcher(id: id, handler: onEvent)) }
             subscribers.perPriority[priority] += 1
             let changed = updatePriority(subscribers)
             state = .waiting(subscribers)
@@ -142,12 +155,13 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     /// subscriber receives events directly.
     mutating func replayed(_ id: Int) -> [Event] {
         guard case .waiting(var subscribers) = state, id >= 0, id < subscribers.byID.count,
-              var subscriber = subscribers.byID[id] else { return [] }
+              subscribers.byID[id] != nil else { return [] }
         state = .modifying
-        let backlog = subscriber.backlog
-        subscriber.backlog = []
-        subscriber.replaying = !backlog.isEmpty
-        subscribers.byID[id] = subscriber
+        var backlog: [Event] = []
+        if let index = subscribers.watchers.firstIndex(where: { $0.id == id }) {
+            swap(&backlog, &subscribers.watchers[index].backlog)
+        }
+        subscribers.byID[id]?.replaying = !backlog.isEmpty
         state = .waiting(subscribers)
         return backlog
     }
@@ -175,7 +189,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     /// Whether any subscriber watches events.
     var hasEventSubscribers: Bool {
         guard case .waiting(let subscribers) = state else { return false }
-        return subscribers.byID.contains { $0?.onEvent != nil }
+        return !subscribers.watchers.isEmpty
     }
 
     // MARK: Events
@@ -186,13 +200,11 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
         state = .modifying
         if let replays, replays(event) { subscribers.history.append(event) }
         var handlers: [Handler] = []
-        for id in subscribers.byID.indices {
-            guard var subscriber = subscribers.byID[id], let handler = subscriber.onEvent else { continue }
-            if subscriber.replaying {
-                subscriber.backlog.append(event)
-                subscribers.byID[id] = subscriber
+        for index in subscribers.watchers.indices {
+            if subscribers.byID[subscribers.watchers[index].id]?.replaying == true {
+                subscribers.watchers[index].backlog.append(event)
             } else {
-                handlers.append(handler)
+                handlers.append(subscribers.watchers[index].handler)
             }
         }
         state = .waiting(subscribers)
@@ -204,26 +216,20 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     enum WaitAction {
         /// Suspended: the waiter is kept and resumed later by another transition.
         case suspended
-        /// Resume the waiter with this now.
+        /// Resume the waiter with this now (a subscriber that already left, whose task was
+        /// cancelled before it waited, gets `CancellationError`).
         case resume(Result<Output, any Error>)
-        /// The caller was cancelled before it waited: resume it with `CancellationError`, and
-        /// cancel the work (`worker`, nil when not started) and tell the table, when it was the
-        /// last subscriber.
-        case cancelled(abandon: Bool, worker: Worker?, priorityChanged: Bool)
     }
 
-    /// Subscriber `id` waits for the outcome with `waiter`; `isCancelled` is its task's state.
-    mutating func wait(_ id: Int, waiter: Waiter, isCancelled: Bool) -> WaitAction {
+    /// Subscriber `id` waits for the outcome with `waiter`. A cancelled caller has already left
+    /// (`leave`) by the time it waits: its task's cancellation handler runs first.
+    mutating func wait(_ id: Int, waiter: Waiter) -> WaitAction {
         switch state {
         case .waiting(var subscribers):
             guard id >= 0, id < subscribers.byID.count, subscribers.byID[id] != nil else {
                 return .resume(.failure(CancellationError()))
             }
             state = .modifying
-            if isCancelled {
-                let (abandon, changed) = remove(id, from: &subscribers)
-                return .cancelled(abandon: abandon, worker: abandon ? worker : nil, priorityChanged: changed)
-            }
             subscribers.byID[id]?.waiter = waiter
             state = .waiting(subscribers)
             return .suspended
@@ -260,8 +266,8 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     private mutating func remove(_ id: Int, from subscribers: inout Subscribers) -> (abandoned: Bool, priorityChanged: Bool) {
         if let priority = subscribers.byID[id]?.priority { subscribers.perPriority[priority] -= 1 }
         subscribers.byID[id] = nil
-        subscribers.live -= 1
-        if subscribers.live == 0 {
+        if !subscribers.watchers.isEmpty { subscribers.watchers.removeAll { $0.id == id } }
+        if subscribers.perPriority.total == 0 {
             state = .abandoned
             return (true, false)
         }

@@ -68,10 +68,14 @@ struct WorkKey: Hashable, Sendable {
     static let ignoredOptions: ImageOptions = [.retryFailed, .lowPriority, .highPriority, .queryMemoryData]
 
     static func == (a: Self, b: Self) -> Bool {
-        switch (a.form, b.form) {
-        case (.plain(let x), .plain(let y)): return x == y
-        case (.request(let x), .request(let y)): return a.hash == b.hash && same(x, y)
-        default: return false
+        // One form at a time: a switch over the pair copied both keys into a tuple.
+        switch a.form {
+        case .plain(let x):
+            if case .plain(let y) = b.form { return x == y }
+            return false
+        case .request(let x):
+            if case .request(let y) = b.form { return a.hash == b.hash && same(x, y) }
+            return false
         }
     }
 

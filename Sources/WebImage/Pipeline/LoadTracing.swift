@@ -19,6 +19,10 @@ final class WorkSpans: Sendable {
     }
 
     private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+    /// Whether a tracer was at work when the manager was made (bootstrap it first, as the
+    /// metrics backend): without one, neither a load nor a joining caller reads a trace (reading
+    /// the caller's trace was a tenth of a joining caller's cost, callgrind).
+    let isTracing = WorkSpans.tracerIsAtWork
 
     /// The trace of the caller that makes a work, to run the work in: a work that waits for
     /// admission is started from another load's task, whose trace it must not inherit.
@@ -40,7 +44,7 @@ final class WorkSpans: Sendable {
     /// up once per load instead of once per span (about 10 us a load on 2 cores).
     func traced(_ request: LoadRequest, work: AnyObject, parent: ServiceContext?,
                 _ body: (_ tracing: Bool) async throws -> SharedResult) async throws -> SharedResult {
-        guard Self.tracerIsAtWork else {
+        guard isTracing else {
             let id = ObjectIdentifier(work)
             entries.withLock { _ = $0.removeValue(forKey: id) }   // links kept for a span that is not made
             return try await body(false)
@@ -65,7 +69,7 @@ final class WorkSpans: Sendable {
     /// A caller joined `work`: its trace (when it has one) becomes a link of the work's span,
     /// now or when the span starts.
     func joined(_ work: AnyObject) {
-        guard let context = ServiceContext.current else { return }
+        guard isTracing, let context = ServiceContext.current else { return }
         let id = ObjectIdentifier(work)
         let running = entries.withLock { entries -> (any Span)? in
             switch entries[id] {

@@ -17,6 +17,24 @@ import Testing
         #expect(cache.count == 3)
     }
 
+    /// The last key that missed is remembered only until an entry is added (any key): a key
+    /// that missed is found once it is stored, and its own miss is asked again after.
+    @Test func aKeyThatMissedIsFoundOnceStored() async {
+        for weak in [false, true] {
+            let cache = MemoryCache(configuration: .init(costLimit: 1 << 30, usesWeakCache: weak))
+            #expect(cache.image(forKey: "a") == nil)
+            #expect(cache.image(forKey: "a") == nil, "a second miss of the same key")
+            cache.setImage(image(), forKey: "a")
+            #expect(cache.image(forKey: "a") != nil, "stored after it missed")
+            #expect(cache.image(forKey: "b") == nil)
+            cache.setImage(image(), forKey: "c")
+            cache.setImage(image(), forKey: "b")
+            #expect(cache.image(forKey: "b") != nil, "stored after it missed, with another store between")
+            cache.removeImage(forKey: "b")
+            #expect(cache.image(forKey: "b") == nil)
+        }
+    }
+
     @Test func evictsByCount() async {
         let cache = MemoryCache(configuration: .init(costLimit: 1 << 30, countLimit: 2, usesWeakCache: false))
         for key in ["a", "b", "c"] { cache.setImage(image(), forKey: key) }

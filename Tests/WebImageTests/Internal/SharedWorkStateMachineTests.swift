@@ -24,13 +24,13 @@ import Testing
         var machine = Machine(replaysEvents: false)
         #expect(machine.started("task") == false)
         let a = subscribe(&machine), b = subscribe(&machine), c = subscribe(&machine)
-        guard case .suspended = machine.wait(b, waiter: "B", isCancelled: false),
-              case .suspended = machine.wait(a, waiter: "A", isCancelled: false) else { Issue.record("not suspended"); return }
+        guard case .suspended = machine.wait(b, waiter: "B"),
+              case .suspended = machine.wait(a, waiter: "A") else { Issue.record("not suspended"); return }
         let finish = machine.finish(.success(42))
         #expect(finish.waiters == ["A", "B"] && value(finish.outcome) == 42 && finish.ends)
         #expect(machine.isOver)
         // A subscriber that had not waited yet gets the outcome at once.
-        guard case .resume(let late) = machine.wait(c, waiter: "C", isCancelled: false) else { Issue.record("suspended after the end"); return }
+        guard case .resume(let late) = machine.wait(c, waiter: "C") else { Issue.record("suspended after the end"); return }
         #expect(value(late) == 42)
     }
 
@@ -39,7 +39,7 @@ import Testing
         _ = subscribe(&machine)
         _ = machine.finish(.failure(Failure()))
         guard case .ended(let id) = machine.reserve(onEvent: "late") else { Issue.record("joined a finished work as waiting"); return }
-        guard case .resume(let outcome) = machine.wait(id, waiter: "L", isCancelled: false) else { Issue.record("suspended"); return }
+        guard case .resume(let outcome) = machine.wait(id, waiter: "L") else { Issue.record("suspended"); return }
         #expect(throws: Failure.self) { try outcome.get() }
         #expect(machine.send("ignored").isEmpty && !machine.hasEventSubscribers)
     }
@@ -48,8 +48,8 @@ import Testing
         var machine = Machine(replaysEvents: false)
         _ = machine.started("task")
         let a = subscribe(&machine), b = subscribe(&machine)
-        _ = machine.wait(a, waiter: "A", isCancelled: false)
-        _ = machine.wait(b, waiter: "B", isCancelled: false)
+        _ = machine.wait(a, waiter: "A")
+        _ = machine.wait(b, waiter: "B")
         guard case .resume("A", priorityChanged: false) = machine.leave(a) else { Issue.record("A was not resumed alone"); return }
         #expect(!machine.isOver)
         guard case .abandon("B", worker: "task") = machine.leave(b) else { Issue.record("not abandoned"); return }
@@ -73,26 +73,24 @@ import Testing
         var machine = Machine(replaysEvents: false)
         _ = machine.started("task")
         let a = subscribe(&machine), b = subscribe(&machine)
-        guard case .cancelled(abandon: false, worker: nil, priorityChanged: false) = machine.wait(a, waiter: "A", isCancelled: true) else {
-            Issue.record("a cancelled waiter was suspended"); return
-        }
-        guard case .cancelled(abandon: true, worker: "task", priorityChanged: false) = machine.wait(b, waiter: "B", isCancelled: true) else {
-            Issue.record("the last cancelled waiter did not abandon"); return
-        }
-        // A subscriber that already left and then waits is resumed with CancellationError.
-        var other = Machine(replaysEvents: false)
-        let c = subscribe(&other), d = subscribe(&other)
-        _ = other.leave(c)
-        guard case .resume(let outcome) = other.wait(c, waiter: "C", isCancelled: false) else { Issue.record("suspended"); return }
+        // A cancelled caller leaves (its cancellation handler runs first), then waits: it is
+        // resumed with CancellationError at once, and the work goes on for the other.
+        guard case .none(priorityChanged: false) = machine.leave(a) else { Issue.record("the first to leave abandoned"); return }
+        guard case .resume(let outcome) = machine.wait(a, waiter: "A") else { Issue.record("a cancelled waiter was suspended"); return }
         #expect(throws: CancellationError.self) { try outcome.get() }
-        _ = d
+        #expect(!machine.isOver)
+        // The last one to leave abandons the work and its task, and its wait is not suspended.
+        guard case .abandon(nil, worker: "task") = machine.leave(b) else { Issue.record("the last to leave did not abandon"); return }
+        guard case .resume(let last) = machine.wait(b, waiter: "B") else { Issue.record("suspended after abandoning"); return }
+        #expect(throws: CancellationError.self) { try last.get() }
+        #expect(machine.isOver)
     }
 
     @Test func cancelDuringDeliverAndJoinDuringTheStore() {
         var machine = Machine(replaysEvents: false)
         _ = machine.started("task")
         let a = subscribe(&machine), b = subscribe(&machine)
-        _ = machine.wait(a, waiter: "A", isCancelled: false)
+        _ = machine.wait(a, waiter: "A")
         // B is cancelled while the output is being delivered: it had not waited, so it is not
         // among the waiters, and leaving now changes nothing.
         let delivered = machine.deliver(7)
@@ -101,15 +99,15 @@ import Testing
         #expect(!machine.isOver, "a delivered work still runs its store")
         // A caller joining during the store gets the delivered output at once.
         guard case .ended(let late) = machine.reserve(onEvent: nil),
-              case .resume(let outcome) = machine.wait(late, waiter: "L", isCancelled: false) else { Issue.record("not ended"); return }
+              case .resume(let outcome) = machine.wait(late, waiter: "L") else { Issue.record("not ended"); return }
         #expect(value(outcome) == 7)
         // With a late output (a load's memory hit), the waiters get the output and later callers the late one.
         var other = Machine(replaysEvents: false)
         let w = subscribe(&other)
-        _ = other.wait(w, waiter: "W", isCancelled: false)
+        _ = other.wait(w, waiter: "W")
         #expect(other.deliver(1, late: 2) == ["W"])
         guard case .ended(let joiner) = other.reserve(onEvent: nil),
-              case .resume(let lateOutcome) = other.wait(joiner, waiter: "J", isCancelled: false) else { Issue.record("not ended"); return }
+              case .resume(let lateOutcome) = other.wait(joiner, waiter: "J") else { Issue.record("not ended"); return }
         #expect(value(lateOutcome) == 2)
         // The body's own result after delivery does not replace what was delivered.
         let finish = machine.finish(.failure(Failure()))
@@ -124,8 +122,8 @@ import Testing
         var machine = Machine(replaysEvents: false)
         _ = machine.started("task")
         let a = subscribe(&machine), b = subscribe(&machine)
-        _ = machine.wait(a, waiter: "A", isCancelled: false)
-        _ = machine.wait(b, waiter: "B", isCancelled: false)
+        _ = machine.wait(a, waiter: "A")
+        _ = machine.wait(b, waiter: "B")
         let (waiters, worker) = machine.cancelEverything()
         #expect(waiters == ["A", "B"] && worker == "task")
         #expect(machine.isOver)
@@ -173,7 +171,7 @@ import Testing
         guard case .subscribed(let low2, _, priorityChanged: false) = machine.reserve(onEvent: nil, priority: .low) else {
             Issue.record("a low subscriber changed a high work"); return
         }
-        _ = machine.wait(high, waiter: "H", isCancelled: false)
+        _ = machine.wait(high, waiter: "H")
         // The high caller leaves: the work falls back to low.
         guard case .resume("H", priorityChanged: true) = machine.leave(high) else { Issue.record("did not fall back"); return }
         #expect(machine.priority == .low)
@@ -189,9 +187,10 @@ import Testing
         // Cancelled before waiting: the leaving high caller lowers the work too.
         let urgent = subscribe(&machine, priority: .high)
         #expect(machine.priority == .high)
-        guard case .cancelled(abandon: false, worker: nil, priorityChanged: true) = machine.wait(urgent, waiter: "U", isCancelled: true) else {
-            Issue.record("a cancelled high waiter did not lower the work"); return
+        guard case .none(priorityChanged: true) = machine.leave(urgent) else {
+            Issue.record("a cancelled high caller did not lower the work"); return
         }
+        guard case .resume = machine.wait(urgent, waiter: "U") else { Issue.record("a cancelled high caller was suspended"); return }
         #expect(machine.priority == .low)
         // After the end nothing changes.
         _ = machine.finish(.success(1))

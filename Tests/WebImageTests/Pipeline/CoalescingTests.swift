@@ -20,6 +20,36 @@ import Testing
         return (ContinuousClock.now - start, nil)
     }
 
+    /// A work that ended is never joined again, however it was found while it ran (the table's
+    /// last key, its key, its alias): each call after the end loads afresh.
+    @Test func aCallAfterTheWorkEndedLoadsAgain() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .delayed(.milliseconds(50), .respond(body: ManagerHarness.png)))
+        let manager = h.manager, url = h.url("/a.png")
+        // Two callers, the second joining the first's work; then the work's end (a work stays
+        // joinable until its last step, a store, is done).
+        func twoCallers(_ options: ImageOptions) async throws {
+            async let first = manager.image(for: url, options: options)
+            for _ in 0..<400 where manager.pipeline.works.isEmpty { try await Task.sleep(for: .milliseconds(1)) }
+            async let second = manager.image(for: url, options: options)
+            _ = try await (first, second)
+            await manager.waitForPendingStores()
+            for _ in 0..<400 where !manager.pipeline.works.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(manager.pipeline.works.isEmpty)
+        }
+        // With options: found by the work's key.
+        try await twoCallers(.fromLoaderOnly)
+        try await twoCallers(.fromLoaderOnly)
+        #expect(h.server.requestCount("/a.png") == 2)
+        // Plain calls (found by their alias), with the caches emptied before each pair.
+        await h.cache.clear(.all)
+        try await twoCallers([])
+        await h.cache.clear(.all)
+        try await twoCallers([])
+        #expect(h.server.requestCount("/a.png") == 4)
+        await h.finish()
+    }
+
     @Test func concurrentCallersOfOneURLShareOneTransfer() async throws {
         let h = try await ManagerHarness()
         h.server.route("/a.png", .delayed(.milliseconds(150), .respond(body: ManagerHarness.png)))
