@@ -6,8 +6,7 @@ import Synchronization
 final class PauseGate: Sendable {
     private struct State {
         var closed = false
-        var waiters: [(id: Int, continuation: CheckedContinuation<Bool, Never>)] = []
-        var nextID = 0
+        var waiters = WaiterQueue()
     }
     private let state = Mutex(State())
 
@@ -15,11 +14,9 @@ final class PauseGate: Sendable {
     var isClosed: Bool {
         get { state.withLock { $0.closed } }
         set {
-            let waiters = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            let waiters = state.withLock { state -> [WaiterQueue.Waiter] in
                 state.closed = newValue
-                guard !newValue else { return [] }
-                defer { state.waiters = [] }
-                return state.waiters.map(\.continuation)
+                return newValue ? [] : state.waiters.takeAll()
             }
             for waiter in waiters { waiter.resume(returning: true) }
         }
@@ -28,28 +25,20 @@ final class PauseGate: Sendable {
     /// Returns at once while the gate is open; otherwise waits until it opens (true) or the
     /// calling task is cancelled (false).
     func pass() async -> Bool {
-        let id = state.withLock { state -> Int? in
-            guard state.closed else { return nil }
-            state.nextID += 1
-            return state.nextID
-        }
+        let id = state.withLock { state -> Int? in state.closed ? state.waiters.makeID() : nil }
         guard let id else { return true }
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            await withCheckedContinuation { (continuation: WaiterQueue.Waiter) in
                 let now = state.withLock { state -> Bool? in
                     if Task.isCancelled { return false }
                     guard state.closed else { return true }
-                    state.waiters.append((id, continuation))
+                    state.waiters.append(id, continuation)
                     return nil
                 }
                 if let now { continuation.resume(returning: now) }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiters.remove(at: index).continuation
-            }
-            waiter?.resume(returning: false)
+            state.withLock { $0.waiters.remove(id) }?.resume(returning: false)
         }
     }
 }

@@ -14,8 +14,8 @@ extension ImagePipeline {
         let body: @Sendable (SharedWork<DownloadEvent, Download>) async throws -> Download = { transfer in
             var loaderRequest = request.loaderRequest(validators: validators, priority: transfer.priority)
             loaderRequest.backlog = backlog
-            metrics.transfersInFlight.record(downloads.count)
-            defer { metrics.transfersInFlight.record(downloads.count - 1) }
+            metrics.transfers(downloads.count)
+            defer { metrics.transfers(downloads.count - 1) }
             return try await ImagePipeline.transfer(loaderRequest, loader: loader, streaming: transfer.hasEventSubscribers,
                                                     transfer: transfer, retry: request.settings.retry, limiter: limiter, metrics: metrics,
                                                     events: events)
@@ -141,7 +141,7 @@ extension ImagePipeline {
     private static func finished(_ download: inout Download, _ url: URL, recorder: TransferMetricsRecorder, metrics: LoadMetrics,
                                  events: LoadEventHub) {
         if download.response.metrics == nil { download.response.metrics = recorder.metrics }
-        metrics.downloadedBytes.increment(by: download.data.count)
+        metrics.downloaded(download.data.count)
         if let measured = download.response.metrics { metrics.recordTransfer(measured) }
         events.send(.downloadFinished(url, bytes: download.data.count, metrics: download.response.metrics))
     }

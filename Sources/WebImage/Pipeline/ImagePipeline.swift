@@ -225,13 +225,13 @@ struct ImagePipeline: Sendable {
             default: throw error
             }
         }
-        metrics.decodes.increment()
+        metrics.decoded()
         metrics.record(.decode, .now - decodeStart)
         try Task.checkCancellation()
         let transformStart = ContinuousClock.now
         let image = request.transformer == nil ? original : try traceStage("webimage.transform", tracing) { try transform(original, request: request) }
         if request.transformer != nil {
-            metrics.transforms.increment()
+            metrics.transformed()
             metrics.record(.transform, .now - transformStart)
         }
         // Every caller may have left while the transform ran: then nothing of it is stored.

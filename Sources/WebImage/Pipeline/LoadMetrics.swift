@@ -37,19 +37,19 @@ struct LoadMetrics: Sendable {
     /// The `error` dimension: what kind of failure ended a load.
     static let errorKinds = ["cancelled", "timed_out", "network", "bad_status", "decoding", "not_in_cache", "invalid_url", "other"]
 
-    let memoryHits = Counter(label: "webimage_loads_total", dimensions: [("source", "memory")])
-    let diskHits = Counter(label: "webimage_loads_total", dimensions: [("source", "disk")])
-    let downloads = Counter(label: "webimage_loads_total", dimensions: [("source", "network")])
+    private let memoryHits = Counter(label: "webimage_loads_total", dimensions: [("source", "memory")])
+    private let diskHits = Counter(label: "webimage_loads_total", dimensions: [("source", "disk")])
+    private let downloads = Counter(label: "webimage_loads_total", dimensions: [("source", "network")])
     private let failures: [String: Counter] = Dictionary(uniqueKeysWithValues: LoadMetrics.errorKinds.map {
         ($0, Counter(label: "webimage_loads_total", dimensions: [("source", "error"), ("error", $0)]))
     })
-    let downloadedBytes = Counter(label: "webimage_downloaded_bytes_total")
-    let decodes = Counter(label: "webimage_decodes_total")
-    let transforms = Counter(label: "webimage_transforms_total")
+    private let downloadedBytes = Counter(label: "webimage_downloaded_bytes_total")
+    private let decodes = Counter(label: "webimage_decodes_total")
+    private let transforms = Counter(label: "webimage_transforms_total")
     private let stages: [CoreMetrics.Timer] = Stage.allCases.map {
         CoreMetrics.Timer(label: "webimage_stage_duration_seconds", dimensions: [("stage", $0.rawValue)])
     }
-    let transfersInFlight = Gauge(label: "webimage_transfers_in_flight")
+    private let transfersInFlight = Gauge(label: "webimage_transfers_in_flight")
     /// Whether the metrics go to a backend: false when none was bootstrapped before this
     /// manager was made (every metric is bound to the no-op handler for good), and nothing is
     /// then counted or converted: a memory hit does not call into the no-op handler.
@@ -69,6 +69,30 @@ struct LoadMetrics: Sendable {
     func failed(_ error: any Error) {
         guard hasBackend else { return }
         failures[LoadMetrics.kind(of: error)]?.increment()
+    }
+
+    /// A body of `bytes` downloaded.
+    func downloaded(_ bytes: Int) {
+        guard hasBackend else { return }
+        downloadedBytes.increment(by: bytes)
+    }
+
+    /// An image decoded.
+    func decoded() {
+        guard hasBackend else { return }
+        decodes.increment()
+    }
+
+    /// An image transformed.
+    func transformed() {
+        guard hasBackend else { return }
+        transforms.increment()
+    }
+
+    /// The number of transfers running now.
+    func transfers(_ count: Int) {
+        guard hasBackend else { return }
+        transfersInFlight.record(count)
     }
 
     /// How long `stage` took.
