@@ -2,6 +2,12 @@ import Foundation
 
 /// The marker segments of a JPEG header, read without libjpeg (to find EXIF and the frame size).
 enum JPEGSegments {
+    /// The names that open the APP segments read here, made once (building one from a string
+    /// literal on every read cost more than the walk: about 1,000 instructions a decode).
+    private static let exifName = Data("Exif\0\0".utf8)
+    private static let iccName = Data("ICC_PROFILE\0".utf8)
+    private static let xmpName = Data("http://ns.adobe.com/xap/1.0/\0".utf8)
+
     /// Calls `body` with each marker and its payload range, up to the first scan; stops when
     /// `body` returns false or the data ends.
     static func walk(_ data: Data, _ body: (UInt8, Range<Int>) -> Bool) {
@@ -27,7 +33,7 @@ enum JPEGSegments {
         var block: Data?
         walk(data) { marker, payload in
             let start = data.startIndex + payload.lowerBound
-            if marker == 0xE1, payload.count >= 6, data[start..<(start + 6)] == Data("Exif\0\0".utf8) {
+            if marker == 0xE1, payload.count >= 6, data[start..<(start + 6)] == exifName {
                 block = data[(start + 6)..<(data.startIndex + payload.upperBound)]
                 return false
             }
@@ -39,7 +45,7 @@ enum JPEGSegments {
     /// The ICC profile of the APP2 `ICC_PROFILE` segments (a profile over 64 KB is split across
     /// several, numbered), or nil when there is none or a piece is missing.
     static func iccProfile(_ data: Data) -> Data? {
-        let tag = Data("ICC_PROFILE\0".utf8)
+        let tag = iccName
         var pieces: [Int: Data] = [:]
         var expected = 0, total = 0
         walk(data) { marker, payload in
@@ -60,7 +66,7 @@ enum JPEGSegments {
 
     /// The XMP packet of the APP1 segment named `http://ns.adobe.com/xap/1.0/`, if any.
     static func xmpPacket(_ data: Data) -> Data? {
-        let signature = Data("http://ns.adobe.com/xap/1.0/\0".utf8)
+        let signature = xmpName
         var packet: Data?
         walk(data) { marker, payload in
             let start = data.startIndex + payload.lowerBound
