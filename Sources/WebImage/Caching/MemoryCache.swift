@@ -58,7 +58,8 @@ public final class MemoryCache: Sendable {
         var weakEntries: [String: WeakEntry] = [:]
         /// The key of the last look-up that found nothing, until an entry is added: the callers
         /// of a URL that is being loaded each ask memory first, and each one after the first
-        /// then compares one string instead of hashing it twice (strong and weak tables).
+        /// then compares one string instead of hashing it (in the strong table, and in the weak
+        /// table when it holds entries).
         var lastMiss: String?
 
         init(configuration: Configuration) { self.configuration = configuration }
