@@ -44,6 +44,7 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolera
         return err.truncated ? WI_ERR_TRUNCATED : status;
     }
     jpeg_create_decompress(&cinfo);
+    wi_jpeg_limit_scans(&cinfo, &err);
     jpeg_mem_src(&cinfo, data, (unsigned long)length);
     jpeg_read_header(&cinfo, TRUE);
     if ((uint64_t)cinfo.image_width * cinfo.image_height > max_pixels) {

@@ -33,6 +33,24 @@ void wi_jpeg_setup_errors(wi_jpeg_error *err, int tolerate) {
     err->tolerate_truncation = tolerate;
 }
 
+int wi_jpeg_too_many_scans(j_decompress_ptr cinfo, wi_jpeg_error *err) {
+    if (cinfo->input_scan_number <= WI_JPEG_MAX_SCANS) return 0;
+    snprintf(err->message, sizeof err->message, "more than %d scans", WI_JPEG_MAX_SCANS);
+    return 1;
+}
+
+/// libjpeg calls this before each step of absorbing a multi-scan file (and each row read).
+static void jpeg_scan_monitor(j_common_ptr common) {
+    wi_jpeg_error *err = (wi_jpeg_error *)common->err;
+    if (common->is_decompressor && wi_jpeg_too_many_scans((j_decompress_ptr)common, err)) longjmp(err->jump, 1);
+}
+
+void wi_jpeg_limit_scans(j_decompress_ptr cinfo, wi_jpeg_error *err) {
+    memset(&err->progress, 0, sizeof err->progress);
+    err->progress.progress_monitor = jpeg_scan_monitor;
+    cinfo->progress = &err->progress;
+}
+
 static inline uint8_t mul255(uint32_t a, uint32_t b) {
     uint32_t v = a * b + 128;
     return (uint8_t)((v + (v >> 8)) >> 8);

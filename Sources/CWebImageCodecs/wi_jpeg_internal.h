@@ -8,8 +8,14 @@
 #include <jerror.h>
 #include <setjmp.h>
 
+/// Progressive scans a file may have. Each scan walks every block of the image however few
+/// bytes it holds, so a file of many tiny scans costs seconds per megabyte (libjpeg-turbo's own
+/// fuzzers and tools cap scans at 500 for that reason); encoders write about 10.
+#define WI_JPEG_MAX_SCANS 500
+
 typedef struct {
     struct jpeg_error_mgr base;
+    struct jpeg_progress_mgr progress;
     jmp_buf jump;
     int tolerate_truncation;
     int truncated;
@@ -18,6 +24,11 @@ typedef struct {
 } wi_jpeg_error;
 
 void wi_jpeg_setup_errors(wi_jpeg_error *err, int tolerate);
+/// Fails the decompression (through `err`'s jump) once the file has more than
+/// WI_JPEG_MAX_SCANS scans. Call after jpeg_create_decompress, which clears `progress`.
+void wi_jpeg_limit_scans(j_decompress_ptr cinfo, wi_jpeg_error *err);
+/// Whether the scan being read is over WI_JPEG_MAX_SCANS; sets the message when it is.
+int wi_jpeg_too_many_scans(j_decompress_ptr cinfo, wi_jpeg_error *err);
 /// Converts `rows` rows of libjpeg CMYK (Adobe-inverted when `inverted`) to opaque RGBA.
 void wi_jpeg_cmyk_rows(const uint8_t *cmyk, uint8_t *rgba, uint32_t width, uint32_t rows, int inverted);
 #endif

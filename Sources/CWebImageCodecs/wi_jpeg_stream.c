@@ -64,6 +64,7 @@ wi_jpeg_stream *wi_jpeg_stream_create(uint64_t max_pixels) {
         return NULL;
     }
     jpeg_create_decompress(&stream->cinfo);
+    wi_jpeg_limit_scans(&stream->cinfo, &stream->err);
     stream->cinfo.client_data = stream;
     stream->source.init_source = source_init;
     stream->source.fill_input_buffer = source_fill;
@@ -168,6 +169,10 @@ static int advance(wi_jpeg_stream *stream) {
             }
             for (;;) {
                 int status = jpeg_consume_input(cinfo);
+                if (wi_jpeg_too_many_scans(cinfo, &stream->err)) {
+                    wi_set_message(stream->message, stream->err.message);
+                    return WI_ERR_CORRUPT;
+                }
                 if (status == JPEG_SUSPENDED) return WI_NEED_MORE;
                 if (status == JPEG_SCAN_COMPLETED) stream->completed_scans = cinfo->input_scan_number;
                 if (status == JPEG_REACHED_EOI) {
