@@ -109,6 +109,10 @@ int wi_png_decoder_snapshot(const wi_png_decoder *d, wi_image *out) {
     return WI_OK;
 }
 
+uint64_t wi_png_decoder_progress(const wi_png_decoder *d) {
+    return d->pixels ? ((uint64_t)d->pass << 32) | d->rows : 0;
+}
+
 int wi_png_decoder_rows_complete(const wi_png_decoder *d) {
     // Every row of the last pass arrived, even if IEND (or the zlib checksum) did not.
     return d->done || (d->pixels && d->pass == d->passes - 1 && d->rows == d->height);

@@ -229,6 +229,12 @@ int wi_webp_incremental_snapshot(const wi_webp_incremental *d, wi_image *out) {
     return WI_OK;
 }
 
+uint32_t wi_webp_incremental_rows(const wi_webp_incremental *d) {
+    int last_y = 0, w = 0, h = 0, stride = 0;
+    if (!WebPIDecGetRGB(d->decoder, &last_y, &w, &h, &stride) || last_y < 0) return 0;
+    return (uint32_t)last_y;
+}
+
 void wi_webp_incremental_destroy(wi_webp_incremental *d) {
     if (!d) return;
     WebPIDelete(d->decoder);

@@ -25,17 +25,24 @@ public enum Fuzz {
     }
 
     /// Feeds `data` to `coder`'s incremental decoder in pieces whose sizes come from the first
-    /// bytes, asking for a preview after each, then finishes.
+    /// bytes, then finishes. A preview is asked for after the piece that crosses each 64th of
+    /// the input (and after the first): about 64 in all, as the manager asks at most once per
+    /// preview interval. A preview shows the whole image so far, so one after every byte of a
+    /// large file is quadratic by design; the pieces still come as small as one byte.
     public static func stream(_ data: Data, with coder: any ImageCoder) {
         guard data.count > 2, let decoder = coder.makeIncrementalDecoder(options: limited) else { return }
         let sizes = [Int(data[data.startIndex]) + 1, Int(data[data.startIndex + 1]) * 16 + 1]
         let body = data.dropFirst(2)
-        var offset = body.startIndex, turn = 0
+        let spacing = max(1, body.count / 64)
+        var offset = body.startIndex, turn = 0, nextPreview = body.startIndex
         do {
             while offset < body.endIndex {
                 let end = min(body.endIndex, offset + sizes[turn % 2])
                 try decoder.append(Data(body[offset..<end]))
-                _ = try decoder.preview()
+                if end > nextPreview {
+                    _ = try decoder.preview()
+                    nextPreview = end + spacing - 1
+                }
                 offset = end
                 turn += 1
             }

@@ -88,6 +88,9 @@ int wi_png_decoder_push(wi_png_decoder *decoder, const uint8_t *data, size_t len
 void wi_png_decoder_size(const wi_png_decoder *decoder, uint32_t *width, uint32_t *height, int *interlaced);
 /// A copy of the pixels decoded so far (NULL pixels before the header).
 int wi_png_decoder_snapshot(const wi_png_decoder *decoder, wi_image *out);
+/// How far decoding got: the pass (0 for a plain PNG) times 2^32 plus the rows of that pass;
+/// it grows with every new row, so an unchanged value means a snapshot would show nothing new.
+uint64_t wi_png_decoder_progress(const wi_png_decoder *decoder);
 /// Whether every row of the image arrived (IEND may still be missing).
 int wi_png_decoder_rows_complete(const wi_png_decoder *decoder);
 /// Moves the finished pixel buffer into `out` (after WI_OK).
@@ -175,6 +178,8 @@ typedef struct wi_webp_incremental wi_webp_incremental;
 wi_webp_incremental *wi_webp_incremental_create(void);
 int wi_webp_incremental_append(wi_webp_incremental *decoder, const uint8_t *data, size_t length);
 int wi_webp_incremental_snapshot(const wi_webp_incremental *decoder, wi_image *out);
+/// Rows decoded so far (0 before the header): a snapshot shows nothing new while it is unchanged.
+uint32_t wi_webp_incremental_rows(const wi_webp_incremental *decoder);
 void wi_webp_incremental_destroy(wi_webp_incremental *decoder);
 
 /// `icc` (may be NULL) is embedded as an ICCP chunk (an extended VP8X file).

@@ -106,8 +106,12 @@ final class GIFRenderer: FrameRenderer {
     }
 }
 
-/// Shows a GIF while it downloads: each preview holds the frames that arrived complete.
+/// Shows a GIF while it downloads: each preview holds the frames that arrived complete, and
+/// is made only when a new frame completed since the last one.
 final class GIFIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder {
+    private var frames = GIFFrameCounter()
+    private var framesShown = 0
+
     func append(_ chunk: Data) throws {
         data.append(chunk)
         if data.count >= 10, data.count - chunk.count < 10, let (w, h) = GIFCoder.screenSize(data), w * h > options.pixelLimit {
@@ -118,6 +122,9 @@ final class GIFIncrementalDecoder: AccumulatingDecoder, IncrementalImageDecoder 
     func preview() throws -> PartialImage? {
         guard hasNewData else { return nil }
         previewedCount = data.count
+        frames.advance(in: data)
+        guard frames.completeFrames > framesShown else { return nil }
+        framesShown = frames.completeFrames
         guard let image = try? GIFCoder.decode(data, options: options, tolerateTruncation: true) else { return nil }
         return PartialImage(image: image, rowsDecoded: image.height, scans: 0)
     }

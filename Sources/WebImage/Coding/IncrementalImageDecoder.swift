@@ -11,8 +11,9 @@ public protocol IncrementalImageDecoder: AnyObject {
     /// Adds the next bytes of the image.
     /// - Throws: `ImageError` as soon as the data is known to be corrupt or too large.
     func append(_ data: Data) throws
-    /// The best image that the data so far gives, or nil when nothing new can be shown (and,
-    /// for JPEG and still PNG and WebP, once every byte is in: the final image would be the same).
+    /// The best image that the data so far gives, or nil when nothing new can be shown since the
+    /// last preview (no new rows, pass, scan or frame: deciding that costs a few comparisons) and,
+    /// for JPEG and still PNG and WebP, once every byte is in (the final image would be the same).
     /// Previews are never cached; they may have fewer frames and lower quality than the final image.
     func preview() throws -> PartialImage?
     /// The complete image from all appended data.

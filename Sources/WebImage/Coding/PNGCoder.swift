@@ -97,6 +97,12 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder {
     /// Whether the file is an APNG: known once the first IDAT arrived (acTL must come before
     /// it); until then, and for a still PNG after, previews skip the chunk walk.
     private var isAnimation: Bool?
+    /// The progress (pass and rows) the last preview showed: a preview shows new rows or none.
+    private var shownProgress: UInt64 = 0
+    /// An APNG's chunk headers walked so far (it is kept whole): the offset of the next chunk,
+    /// whether the default image's IDAT went by, and how many fcTL or IEND chunks followed it
+    /// complete (each closes a frame). A preview decodes only when that count grew.
+    private var walked = 8, walkedPastIDAT = false, framesClosed = 0, framesShown = 0
 
     /// The bytes kept: the whole file for an APNG, else its skeleton.
     private var data: Data { skeleton.bytes }
@@ -140,6 +146,10 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder {
         if let animation = animationPreview() { return animation }
         // Every row is in: the final image follows, and a preview would be the same.
         if wi_png_decoder_rows_complete(decoder) != 0 { return nil }
+        // No new row (or nothing decoded yet, only the header): no preview, not the same one again.
+        let progress = wi_png_decoder_progress(decoder)
+        guard progress != shownProgress else { return nil }
+        shownProgress = progress
         var out = wi_image()
         guard wi_png_decoder_snapshot(decoder, &out) == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else { return nil }
         // Nothing decoded yet (only the header arrived): no preview, rather than an empty one.
@@ -177,19 +187,43 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder {
 
     /// An APNG whose default image has fully arrived previews as an animation of the frames
     /// received so far (as GIF previews do): the complete chunks, closed with an IEND, decoded;
-    /// a frame still arriving is left out. nil before that, or for a still PNG.
+    /// a frame still arriving is left out. nil before that, when no frame was closed (by the
+    /// next fcTL or the IEND) since the last preview, or for a still PNG.
     private func animationPreview() -> PartialImage? {
         if isAnimation == false { return nil }
-        let chunks = PNGChunks(data).chunks
         if isAnimation == nil {
+            let chunks = PNGChunks(data).chunks
             guard chunks.contains(where: { $0.type == "IDAT" }) else { return nil }
             isAnimation = chunks.contains { $0.type == "acTL" }
         }
-        guard isAnimation == true, let lastIDAT = chunks.lastIndex(where: { $0.type == "IDAT" }),
-              lastIDAT + 1 < chunks.count, let end = chunks.last?.whole.upperBound else { return nil }
+        guard isAnimation == true else { return nil }
+        walkChunkHeaders()
+        guard framesClosed > framesShown else { return nil }
+        framesShown = framesClosed
+        let chunks = PNGChunks(data).chunks
+        guard let lastIDAT = chunks.lastIndex(where: { $0.type == "IDAT" }), lastIDAT + 1 < chunks.count,
+              let end = chunks.last?.whole.upperBound else { return nil }
         var complete = data.prefix(end)
         if chunks.last?.type != "IEND" { complete.append(APNGEncoder.chunk("IEND", [])) }
         guard let image = try? PNGCoder().decode(complete, options: options) else { return nil }
         return PartialImage(image: image, rowsDecoded: image.height, scans: 0)
+    }
+
+    /// Reads the headers of the chunks that arrived complete since the last call (an APNG is
+    /// kept whole, so offsets are the file's); each is read once.
+    private func walkChunkHeaders() {
+        let bytes = data
+        while walked <= bytes.count - 12 {
+            let start = bytes.startIndex + walked
+            let length = bytes[start..<start + 4].reduce(0) { $0 << 8 | Int($1) }
+            guard length <= bytes.count - walked - 12 else { return }
+            let type = bytes[start + 4..<start + 8]
+            if type.elementsEqual("IDAT".utf8) {
+                walkedPastIDAT = true
+            } else if walkedPastIDAT, type.elementsEqual("fcTL".utf8) || type.elementsEqual("IEND".utf8) {
+                framesClosed += 1
+            }
+            walked += 12 + length
+        }
     }
 }

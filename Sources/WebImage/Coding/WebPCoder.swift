@@ -153,6 +153,11 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
     private var unsupported = false
     /// libwebp has every row of a still image.
     private var complete = false
+    /// Rows the last preview showed: a preview shows new rows or none.
+    private var shownRows: UInt32 = 0
+    /// The file's length from its RIFF header: a file decoded whole (an animation) is not tried
+    /// before it is all there.
+    private var fileLength = Int.max
 
     /// The bytes kept: the whole file for an animation, else the metadata chunks.
     private var data: Data { skeleton.bytes }
@@ -182,6 +187,10 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
     private func readInfo() throws {
         var found = wi_webp_info()
         _ = header.withBytePointer { wi_webp_read_info($0, $1, &found) }
+        if header.count >= 8 {
+            let start = header.startIndex
+            fileLength = 8 + header[start + 4..<start + 8].reversed().reduce(0) { $0 << 8 | Int($1) }
+        }
         info = found
         header = Data()
         if options.exceedsPixelLimit(width: Int(found.width), height: Int(found.height)) {
@@ -194,9 +203,12 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
         guard let decoder, received != previewedCount, !complete else { return nil }
         previewedCount = received
         if unsupported {
-            guard let image = try? WebPCoder().decode(data, options: options) else { return nil }
+            guard received >= fileLength, let image = try? WebPCoder().decode(data, options: options) else { return nil }
             return PartialImage(image: image, rowsDecoded: image.height, scans: 0)
         }
+        let decodedRows = wi_webp_incremental_rows(decoder)
+        guard decodedRows > shownRows else { return nil }
+        shownRows = decodedRows
         var out = wi_image()
         guard wi_webp_incremental_snapshot(decoder, &out) == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else { return nil }
         let finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: nil, options: options)
