@@ -190,13 +190,13 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
         for waiter in waiters { waiter.resume(throwing: CancellationError()) }
     }
 
-    /// Gives `output` to every subscriber now, while the work still has steps to finish (a
-    /// store): the work stays joinable, and a caller that joins before it ends gets `late`
-    /// (by default `output`) at once.
-    /// Returns how many subscribers it resumed.
+    /// Gives `output` to every subscriber waiting now, while the work still has steps to finish
+    /// (a store): the work stays joinable, and a caller that joins before it ends gets `late`
+    /// at once; a subscriber that had joined but not yet started waiting gets `early` (both by
+    /// default `output`). Returns how many subscribers it resumed.
     @discardableResult
-    func deliver(_ output: Output, late: Output? = nil) -> Int {
-        let waiters = machine.withLock { $0.deliver(output, late: late) }
+    func deliver(_ output: Output, late: Output? = nil, early: Output? = nil) -> Int {
+        let waiters = machine.withLock { $0.deliver(output, late: late, early: early) }
         for waiter in waiters { waiter.resume(returning: output) }
         return waiters.count
     }

@@ -103,6 +103,11 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     /// work waits; a transition that changes it says so (`priorityChanged`), and the holder
     /// passes the new value on (to the work's own requests).
     private(set) var priority: ImageLoaderPriority = .normal
+    /// After `deliver`: what a subscriber that had joined by then but was not yet waiting gets
+    /// (`early`), and the first id given after it (subscribers from there on get `late`). Kept
+    /// beside the state, which stays small: every transition moves it.
+    private var early: Output?
+    private var firstLateID = 0
 
     /// A machine that replays to late subscribers the events `replays` accepts (none when nil).
     init(replays: ((Event) -> Bool)?) { self.replays = replays }
@@ -234,6 +239,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
             state = .waiting(subscribers)
             return .suspended
         case .delivered(let outcome), .finished(let outcome):
+            if let early, id >= 0, id < firstLateID { return .resume(.success(early)) }
             return .resume(outcome)
         case .abandoned, .modifying:
             return .resume(.failure(CancellationError()))
@@ -278,12 +284,17 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
 
     // MARK: Ending
 
-    /// Hands `output` to every waiting subscriber now; the work keeps running, and a subscriber
-    /// joining from now on (or one that joined but had not started waiting) gets `late` (by
-    /// default `output`: for a load, the same image as a memory hit). Returns the waiters to resume with `output`, in the order they joined.
-    mutating func deliver(_ output: Output, late: Output? = nil) -> [Waiter] {
+    /// Hands `output` to every waiting subscriber now; the work keeps running. A subscriber
+    /// that had joined but not started waiting gets `early` when it waits, and one joining from
+    /// now on gets `late` (both by default `output`; for a load, `late` is the image as a memory
+    /// hit gives it, and `early` the result without the pickup count, which only the waiters
+    /// resumed here are part of). Returns the waiters to resume with `output`, in the order
+    /// they joined.
+    mutating func deliver(_ output: Output, late: Output? = nil, early: Output? = nil) -> [Waiter] {
         guard case .waiting(let subscribers) = state else { return [] }
         state = .delivered(.success(late ?? output))
+        self.early = early ?? output
+        firstLateID = subscribers.byID.count
         return subscribers.byID.compactMap { $0?.waiter }
     }
 

@@ -265,7 +265,11 @@ struct ImagePipeline: Sendable {
             let late = request.cacheKey != nil && request.memoryStoreType.includesMemory
                 ? SharedResult(ImageResult(image: image, data: result.result.data, cacheType: .memory, url: request.resultURL))
                 : SharedResult(result.result)
-            resumed = work.deliver(result, late: late)
+            // A caller that joined before now but was not yet waiting (the work outran it) is
+            // one of the load's callers: it gets the load's result (cacheType .none, not a
+            // memory hit), though not counted among the pickups (deliver counts only waiters).
+            let early = result.countsPickups ? SharedResult(result.result) : result
+            resumed = work.deliver(result, late: late, early: early)
         }
         if !storesFirst { _ = await storeInMemory(request, image: image, lifetime: lifetime) }
         // The image is in memory; a large one is also in the hands of every caller before the

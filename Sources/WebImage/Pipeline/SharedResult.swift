@@ -20,7 +20,7 @@ final class SharedResult: Sendable {
 
     /// Whether pickups are counted (only for a result a work will wait on: the others cost
     /// their callers no shared write).
-    private let countsPickups: Bool
+    let countsPickups: Bool
 
     init(_ result: ImageResult, countsPickups: Bool = false) {
         self.result = result

@@ -118,6 +118,28 @@ import Testing
         #expect(!machine.finish(.success(9)).ends)
     }
 
+    /// A subscriber that joined before the delivery but had not started waiting (the work
+    /// outran its caller) is one of the work's callers: it gets `early` (a load's own result),
+    /// also once the work has finished; only subscribers that join after the delivery get
+    /// `late` (a load's memory hit).
+    @Test func aSubscriberThatJoinedBeforeTheDeliveryButWaitsAfterItGetsTheEarlyOutput() {
+        var machine = Machine(replaysEvents: false)
+        _ = machine.started("task")
+        let waiting = subscribe(&machine), outrun = subscribe(&machine), outrunAfterEnd = subscribe(&machine)
+        _ = machine.wait(waiting, waiter: "W")
+        #expect(machine.deliver(1, late: 2, early: 3) == ["W"])
+        guard case .resume(let early) = machine.wait(outrun, waiter: "O") else { Issue.record("suspended"); return }
+        #expect(value(early) == 3)
+        guard case .ended(let joiner) = machine.reserve(onEvent: nil),
+              case .resume(let late) = machine.wait(joiner, waiter: "J") else { Issue.record("not ended"); return }
+        #expect(value(late) == 2)
+        _ = machine.finish(.success(1))
+        guard case .resume(let afterEnd) = machine.wait(outrunAfterEnd, waiter: "E"),
+              case .ended(let lastJoiner) = machine.reserve(onEvent: nil),
+              case .resume(let lastLate) = machine.wait(lastJoiner, waiter: "L") else { Issue.record("not ended"); return }
+        #expect(value(afterEnd) == 3 && value(lastLate) == 2)
+    }
+
     @Test func cancelEverythingResumesEveryWaiterAndCancelsTheTask() {
         var machine = Machine(replaysEvents: false)
         _ = machine.started("task")
