@@ -176,7 +176,3 @@ extension ImageManager {
         return ImageResult(hit, url: request.url)
     }
 }
-
-/// A manager's identity for the settings its calls' contexts keep (`ImageContext.settings(for:make:)`):
-/// held weakly there, and never retained on a call's path.
-final class ContextOwner: Sendable {}

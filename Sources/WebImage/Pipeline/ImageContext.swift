@@ -229,7 +229,7 @@ public struct ImageContext: Sendable {
         } else if !isKnownUniquelyReferenced(&storage) {
             storage = Storage(storage!.fields)
         } else {
-            storage!.memo.withLock { $0 = nil }   // worked out for the values before the change
+            storage!.version &+= 1   // what managers kept for the values before the change no longer holds
         }
         change(&storage!.fields)
     }
@@ -344,32 +344,40 @@ public struct ImageContext: Sendable {
     // referenced by one context alone (copy on write); shared storage is never written.
     private final class Storage: @unchecked Sendable {
         var fields: Fields
-        /// What the last manager that used these values worked out (see `settings(for:make:)`).
-        let memo = Mutex<Memo?>(nil)
+        /// Counts the changes made in place (when no other context shares these values).
+        var version = 0
+        /// The managers that keep settings for these values (held weakly): told when they go.
+        private let owners = Mutex<[WeakOwner]>([])
         init(_ fields: Fields) { self.fields = fields }
+
+        /// Notes that `owner` keeps settings for these values.
+        func kept(by owner: ContextOwner) {
+            owners.withLock { owners in
+                owners.removeAll { $0.owner == nil }
+                if !owners.contains(where: { $0.owner === owner }) { owners.append(WeakOwner(owner: owner)) }
+            }
+        }
+
+        deinit {
+            let id = ObjectIdentifier(self)
+            for entry in owners.withLock({ $0 }) { entry.owner?.forget(id) }
+        }
+    }
+
+    private struct WeakOwner {
+        weak var owner: ContextOwner?
     }
 
     /// The settings of a call with this context, worked out by `make` (given a copy of this
-    /// context) once per `owner` (a manager) and kept with the context's values: a context
-    /// passed to many calls (as most callers that pass one do: copies share their values) is
-    /// merged once, not on every call (merging and reading a context cost about 16,000
-    /// instructions a call, callgrind). The context keeps only the last owner's, and holds the
-    /// owner weakly; the settings it keeps are made from a copy of its values, so that they do
-    /// not hold the context that holds them.
-    func settings(for owner: AnyObject, make: (ImageContext) -> (LoadRequest.Settings, Bool)) -> (LoadRequest.Settings, Bool) {
+    /// context) once per manager (`owner`), which keeps them by this context's values (see
+    /// `ContextOwner`). They are made from a copy of the values, so that they do not hold the
+    /// context they are kept for.
+    func settings(for owner: ContextOwner, make: (ImageContext) -> (LoadRequest.Settings, Bool)) -> (LoadRequest.Settings, Bool) {
         guard let storage else { return make(self) }
-        if let memo = storage.memo.withLock({ $0 }), memo.owner === owner { return (memo.settings, memo.isShareable) }
-        let made = make(ImageContext(storage: Storage(storage.fields)))
-        storage.memo.withLock { $0 = Memo(owner: owner, settings: made.0, isShareable: made.1) }
-        return made
-    }
-
-    /// What a manager (`owner`) worked out from a context's values.
-    private struct Memo: @unchecked Sendable {
-        // Sendable by hand: `owner` is only compared, never used.
-        weak var owner: AnyObject?
-        let settings: LoadRequest.Settings
-        let isShareable: Bool
+        return owner.settings(for: storage, version: storage.version) {
+            storage.kept(by: owner)
+            return make(ImageContext(storage: Storage(storage.fields)))
+        }
     }
 }
 

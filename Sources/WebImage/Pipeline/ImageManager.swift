@@ -34,7 +34,7 @@ public final class ImageManager: Sendable {
     let defaultLoadTimeout: Duration?
     /// What every plain call decides (nil with an options processor).
     let plain: PlainCalls?
-    /// This manager, as the contexts of its calls know it (`ImageContext.settings(for:make:)`).
+    /// What this manager worked out from each context its calls passed (`ImageContext.settings(for:make:)`).
     let contextOwner = ContextOwner()
 
     /// A manager over `cache`, `loaders` and `coders`.

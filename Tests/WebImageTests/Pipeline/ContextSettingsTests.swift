@@ -2,10 +2,10 @@ import Foundation
 import Testing
 @testable import WebImage
 
-/// A context keeps what a manager worked out from it (`ImageContext.settings(for:make:)`), so
-/// that the same context passed again is merged once: a context changed since, a copy changed
-/// apart, or the same context given to another manager is always read again, and the context
-/// keeps neither the manager nor itself alive.
+/// A manager keeps what it worked out from each context (`ImageContext.settings(for:make:)`,
+/// `ContextOwner`), so that the same context passed again is merged once: a context changed
+/// since, a copy changed apart, or the same context given to another manager is always read
+/// again, and the context keeps neither the manager, nor its cache, nor itself alive.
 @Suite(.serialized) struct ContextSettingsTests {
     @Test func aContextPassedAgainIsReadAgainOnceItChanged() async throws {
         let h = try await ManagerHarness()
@@ -65,5 +65,59 @@ import Testing
         for _ in 0..<200 where weakHandle != nil { try await Task.sleep(for: .milliseconds(10)) }
         #expect(weakHandle == nil, "the settings the context kept do not hold the context")
         await h.finish()
+    }
+
+    /// What a context kept for a manager goes with the manager: a context that outlives its
+    /// manager (a static one, passed to managers made per tenant) does not keep that manager's
+    /// cache, with the images in its memory, alive.
+    @Test func aContextDoesNotKeepTheCacheOfAManagerThatIsGone() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        weak var weakCache: ImageCache?
+        var context = ImageContext()
+        context.imageScaleFactor = 2
+        do {
+            let cache = ImageCache(namespace: "gone", directory: h.directory.url.appendingPathComponent("gone"),
+                                   config: .init(cleanupInterval: nil))
+            weakCache = cache
+            let manager = ImageManager(cache: cache, loaders: ImageLoaders([h.loader]))
+            _ = try await manager.image(for: h.url("/a.png"), context: context)
+            await manager.waitForPendingStores()
+        }
+        for _ in 0..<200 where weakCache != nil { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(weakCache == nil, "the context still holds the settings of a manager that is gone")
+        #expect(context.imageScaleFactor == 2)
+        await h.finish()
+    }
+
+    /// A manager keeps an entry per context its calls passed, until the context goes; a
+    /// context changed in place is worked out again.
+    @Test func aContextsEntryGoesWithIt() {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let settings = ImageManager(cache: ImageCache(namespace: "entries", directory: directory.url,
+                                                      config: .init(cleanupInterval: nil))).defaultSettings
+        let owner = ContextOwner()
+        var kept = ImageContext()
+        kept.imageScaleFactor = 2
+        _ = kept.settings(for: owner) { _ in (settings, true) }
+        do {
+            var contexts = (0..<100).map { index -> ImageContext in
+                var context = ImageContext()
+                context.imageScaleFactor = Double(index + 3)
+                return context
+            }
+            for context in contexts { _ = context.settings(for: owner) { _ in (settings, true) } }
+            #expect(owner.entryCount == 101)
+            contexts.removeAll()
+        }
+        #expect(owner.entryCount == 1)
+        var made = false
+        _ = kept.settings(for: owner) { _ in made = true; return (settings, true) }
+        #expect(!made, "a live context's entry was dropped")
+        kept.imageScaleFactor = 3
+        _ = kept.settings(for: owner) { _ in made = true; return (settings, true) }
+        #expect(made, "a context changed in place was found under its old values")
+        #expect(owner.entryCount == 1)
     }
 }
