@@ -68,7 +68,9 @@ public final class MemoryCache: Sendable {
             if let lastMiss, lastMiss == key { return nil }
             if let node = entries.touchNode(key) {
                 if let expires = node.value.expires, expires <= .now {
+                    // An expired entry has no weak one (a strong entry supersedes it): a miss.
                     remove(key)
+                    lastMiss = key
                     return nil
                 }
                 return node.value.image

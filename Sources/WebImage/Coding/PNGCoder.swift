@@ -99,10 +99,13 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder {
     private var isAnimation: Bool?
     /// The progress (pass and rows) the last preview showed: a preview shows new rows or none.
     private var shownProgress: UInt64 = 0
-    /// An APNG's chunk headers walked so far (it is kept whole): the offset of the next chunk,
-    /// whether the default image's IDAT went by, and how many fcTL or IEND chunks followed it
-    /// complete (each closes a frame). A preview decodes only when that count grew.
-    private var walked = 8, walkedPastIDAT = false, framesClosed = 0, framesShown = 0
+    /// An APNG's chunk headers walked so far (it is kept whole): the offset of the next chunk
+    /// (the end of the complete chunks), whether the default image's IDAT went by, whether a
+    /// chunk followed the last IDAT, whether the IEND was reached, and how many fcTL or IEND
+    /// chunks followed the IDAT complete (each closes a frame). A preview decodes only when that
+    /// count grew.
+    private var walked = 8, walkedPastIDAT = false, chunkAfterIDAT = false, walkedToIEND = false
+    private var framesClosed = 0, framesShown = 0
 
     /// The bytes kept: the whole file for an APNG, else its skeleton.
     private var data: Data { skeleton.bytes }
@@ -200,11 +203,10 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder {
         walkChunkHeaders()
         guard framesClosed > framesShown else { return nil }
         framesShown = framesClosed
-        let chunks = PNGChunks(data).chunks
-        guard let lastIDAT = chunks.lastIndex(where: { $0.type == "IDAT" }), lastIDAT + 1 < chunks.count,
-              let end = chunks.last?.whole.upperBound else { return nil }
-        var complete = data.prefix(end)
-        if chunks.last?.type != "IEND" { complete.append(APNGEncoder.chunk("IEND", [])) }
+        // The walk knows where the complete chunks end: no second walk (with CRCs) per preview.
+        guard chunkAfterIDAT else { return nil }
+        var complete = data.prefix(walked)
+        if !walkedToIEND { complete.append(APNGEncoder.chunk("IEND", [])) }
         guard let image = try? PNGCoder().decode(complete, options: options) else { return nil }
         return PartialImage(image: image, rowsDecoded: image.height, scans: 0)
     }
@@ -213,17 +215,21 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder {
     /// kept whole, so offsets are the file's); each is read once.
     private func walkChunkHeaders() {
         let bytes = data
-        while walked <= bytes.count - 12 {
-            let start = bytes.startIndex + walked
-            let length = bytes[start..<start + 4].reduce(0) { $0 << 8 | Int($1) }
+        while !walkedToIEND, walked <= bytes.count - 12 {
+            let length = Int(bytes.bigEndianUInt32(at: walked))
             guard length <= bytes.count - walked - 12 else { return }
+            let start = bytes.startIndex + walked
             let type = bytes[start + 4..<start + 8]
+            let isIEND = type.elementsEqual("IEND".utf8)
             if type.elementsEqual("IDAT".utf8) {
                 walkedPastIDAT = true
-            } else if walkedPastIDAT, type.elementsEqual("fcTL".utf8) || type.elementsEqual("IEND".utf8) {
-                framesClosed += 1
+                chunkAfterIDAT = false
+            } else if walkedPastIDAT {
+                chunkAfterIDAT = true
+                if isIEND || type.elementsEqual("fcTL".utf8) { framesClosed += 1 }
             }
             walked += 12 + length
+            walkedToIEND = isIEND
         }
     }
 }

@@ -46,8 +46,18 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
         /// Live subscribers per priority (their sum is the number of live subscribers; not
         /// kept apart: one more field made every transition copy the whole state out and back).
         var perPriority = PriorityCounts()
-        /// The live subscribers that watch events, in the order they joined.
+        /// The live subscribers that watch events, in the order they joined (so by id).
         var watchers: [Watcher] = []
+
+        /// Where subscriber `id` is in `watchers` (a binary search: ids grow as they join).
+        func watcherIndex(_ id: Int) -> Int? {
+            var low = 0, high = watchers.count
+            while low < high {
+                let middle = (low + high) / 2
+                if watchers[middle].id < id { low = middle + 1 } else { high = middle }
+            }
+            return low < watchers.count && watchers[low].id == id ? low : nil
+        }
 
         /// The highest priority a live subscriber asks for (normal when none is left).
         var priority: ImageLoaderPriority {
@@ -163,7 +173,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
               subscribers.byID[id] != nil else { return [] }
         state = .modifying
         var backlog: [Event] = []
-        if let index = subscribers.watchers.firstIndex(where: { $0.id == id }) {
+        if let index = subscribers.watcherIndex(id) {
             swap(&backlog, &subscribers.watchers[index].backlog)
         }
         subscribers.byID[id]?.replaying = !backlog.isEmpty
@@ -272,7 +282,7 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     private mutating func remove(_ id: Int, from subscribers: inout Subscribers) -> (abandoned: Bool, priorityChanged: Bool) {
         if let priority = subscribers.byID[id]?.priority { subscribers.perPriority[priority] -= 1 }
         subscribers.byID[id] = nil
-        if !subscribers.watchers.isEmpty { subscribers.watchers.removeAll { $0.id == id } }
+        if let index = subscribers.watcherIndex(id) { subscribers.watchers.remove(at: index) }
         if subscribers.perPriority.total == 0 {
             state = .abandoned
             return (true, false)

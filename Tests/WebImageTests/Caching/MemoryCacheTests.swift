@@ -105,6 +105,10 @@ import Testing
         try await Task.sleep(for: .milliseconds(80))
         #expect(cache.image(forKey: "a") == nil)
         #expect(cache.totalCost == 0)
+        // The expired key is remembered as the last miss until an entry is added.
+        #expect(cache.image(forKey: "a") == nil, "a second miss after the expiry")
+        cache.setImage(image(), forKey: "a")
+        #expect(cache.image(forKey: "a") != nil, "stored again after it expired")
     }
 
     @Test func trimAndRemoveAll() async {
