@@ -78,7 +78,7 @@ extension ImagePipeline {
                 }
             }
             let download = try await group.next()!
-            return (download, previewer.decoder)
+            return (download, previewer.finished())
         }
     }
 

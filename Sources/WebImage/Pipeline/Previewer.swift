@@ -5,9 +5,19 @@ import Foundation
 /// sooner shows no preview: its final image comes as fast, and the decode is not spent on a
 /// preview). No preview is made from the last bytes: it would be the final image. Used by one
 /// task (the shared work) at a time.
+///
+/// Chunks are handed to the decoder in batches: when a preview is due, when `batchBytes` are
+/// waiting, with the last chunk, and at `finished()`. A decoder asked to go on from a few bytes
+/// redoes its unfinished unit each time (libwebp retries the current macroblock row), so a source
+/// that sends a byte at a time would otherwise cost a row's work per byte.
 struct Previewer {
-    private(set) var decoder: (any IncrementalImageDecoder)?
+    private var decoder: (any IncrementalImageDecoder)?
     private var prefix = Data()
+    /// Chunks not yet given to the decoder, and their size.
+    private var pending: [Data] = []
+    private var pendingBytes = 0
+    /// The most bytes kept back from the decoder between previews.
+    static let batchBytes = 256 << 10
     private var failed = false
     /// When the last preview was made, or the first bytes arrived.
     private var lastPreview: ContinuousClock.Instant?
@@ -30,6 +40,14 @@ struct Previewer {
     mutating func stop() {
         failed = true
         decoder = nil
+        pending = []
+    }
+
+    /// The decoder for the final image, given every chunk added (nil when there is none, or it
+    /// failed: the final image is then decoded from the whole body).
+    mutating func finished() -> (any IncrementalImageDecoder)? {
+        if let decoder, !failed { feedPending(decoder) }
+        return failed ? nil : decoder
     }
 
     /// Adds a chunk; returns a preview when one is due and the data so far gives one.
@@ -49,27 +67,36 @@ struct Previewer {
                 failed = true
                 return nil
             }
-            let first = prefix
+            pending = [prefix]
+            pendingBytes = prefix.count
             prefix = Data()
-            return feed(decoder, first, isLast: isLast)
-        }
-        return feed(decoder!, chunk, isLast: isLast)
-    }
-
-    private mutating func feed(_ decoder: any IncrementalImageDecoder, _ bytes: Data, isLast: Bool) -> PartialImage? {
-        do {
-            try decoder.append(bytes)
-        } catch {
-            // Corrupt or too large: no previews; the final decode reports the error.
-            failed = true
-            self.decoder = nil
-            return nil
+        } else {
+            pending.append(chunk)
+            pendingBytes += chunk.count
         }
         let now = ContinuousClock.now
-        if isLast { return nil }
-        if let lastPreview, now - lastPreview < interval { return nil }
-        guard let preview = try? decoder.preview() else { return nil }
+        let due = !isLast && lastPreview.map { now - $0 >= interval } ?? true
+        guard due || isLast || pendingBytes >= Previewer.batchBytes, let decoder else { return nil }
+        guard feedPending(decoder), due, let preview = try? decoder.preview() else { return nil }
         lastPreview = now
         return preview
+    }
+
+    /// Gives the waiting chunks to `decoder` in one piece; false when it failed (corrupt or too
+    /// large: no previews, and the final decode reports the error).
+    @discardableResult
+    private mutating func feedPending(_ decoder: any IncrementalImageDecoder) -> Bool {
+        guard !pending.isEmpty else { return true }
+        let bytes = pending.count == 1 ? pending[0] : pending.reduce(into: Data(capacity: pendingBytes)) { $0.append($1) }
+        pending = []
+        pendingBytes = 0
+        do {
+            try decoder.append(bytes)
+            return true
+        } catch {
+            failed = true
+            self.decoder = nil
+            return false
+        }
     }
 }
