@@ -63,7 +63,7 @@ struct Previewer {
             } else {
                 decoder = coders.makeIncrementalDecoder(for: prefix, options: options, context: context)
             }
-            guard let decoder else {
+            guard decoder != nil else {
                 failed = true
                 return nil
             }
