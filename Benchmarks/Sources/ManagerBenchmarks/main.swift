@@ -306,13 +306,15 @@ if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_COALESCE"].flatMap
 // WEBIMAGE_OVERHEAD=N: N interleaved rounds of the pipeline without caches and the hand-written
 // loop; prints the medians and exits.
 if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_OVERHEAD"].flatMap({ Int($0) }) {
-    var pipeline: [Double] = [], hand: [Double] = []
+    var pipeline: [Double] = [], hand: [Double] = [], handedOver: [Double] = []
     let only = ProcessInfo.processInfo.environment["WEBIMAGE_OVERHEAD_ONLY"]
     for _ in 0..<rounds {
-        pipeline.append(only == "hand" ? 0 : try await pipelineWithoutCaches())
-        hand.append(only == "pipeline" ? 0 : try await handWritten())
+        pipeline.append(only == nil || only == "pipeline" || only == "handover" ? try await pipelineWithoutCaches() : 0)
+        hand.append(only == nil || only == "hand" || only == "handover" ? try await handWritten() : 0)
+        handedOver.append(only == "handover" ? try await handWrittenHandedOver() : 0)
     }
-    print("pipeline without caches \(f(median(pipeline))) ms; by hand \(f(median(hand))) ms; \(f(median(pipeline) / median(hand)))x")
+    print("pipeline without caches \(f(median(pipeline))) ms; by hand \(f(median(hand))) ms; \(f(median(pipeline) / median(hand)))x"
+          + (only == "handover" ? "; by hand, decoded in a task of its own \(f(median(handedOver))) ms" : ""))
     finishMode()
 }
 
@@ -587,6 +589,22 @@ func handWritten() async throws -> Double {
     return ms(try await clock.measure {
         try await withThrowingTaskGroup(of: Int.self) { group in
             for url in smallURLs { group.addTask { try Image(data: try await loader.data(for: ImageLoaderRequest(url: url)).0).width } }
+            for try await _ in group {}
+        }
+    })
+}
+/// The same, with each load and decode in a task of its own whose image the caller's task
+/// takes and drops, as the pipeline's work hands its image to its caller (a diagnostic side of
+/// `WEBIMAGE_OVERHEAD`: what handing an image between tasks costs by itself).
+func handWrittenHandedOver() async throws -> Double {
+    let loader = HTTPImageLoader()
+    return ms(try await clock.measure {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for url in smallURLs {
+                group.addTask {
+                    try await Task { try Image(data: try await loader.data(for: ImageLoaderRequest(url: url)).0) }.value.width
+                }
+            }
             for try await _ in group {}
         }
     })
