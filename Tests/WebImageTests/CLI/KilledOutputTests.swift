@@ -11,9 +11,14 @@ import Testing
         let input = directory.url.appendingPathComponent("in.png")
         try Image(bitmap: Fixtures.gradient(width: 1600, height: 1200)).encoded(as: .png).write(to: input)
         let output = directory.url.appendingPathComponent("out.webp")
-        // The whole new output, from a run that is not interrupted.
+        // The whole new output, from a run that is not interrupted. Its time sets the window the
+        // kills are drawn from (half as long again), so that some come after it ended and some
+        // before, however slow the build (under ThreadSanitizer a run took longer than 400 ms).
+        let start = ContinuousClock.now
         let complete = try CLIRunner.run(["convert", input.path, output.path])
+        let elapsed = ContinuousClock.now - start
         try #require(complete.status == 0, "\(complete.stderr)")
+        let window = max(400, Int(elapsed / .milliseconds(1) * 1.5))
         let new = try Data(contentsOf: output)
         let old = try Image(bitmap: Fixtures.gradient(width: 8, height: 8)).encoded(as: .webp)
 
@@ -22,7 +27,7 @@ import Testing
         for trial in 0..<20 {
             try old.write(to: output)
             let running = try CLIRunner.start(["convert", input.path, output.path])
-            try await Task.sleep(for: .milliseconds(Int.random(in: 0...400, using: &generator)))
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...window, using: &generator)))
             running.signal(SIGKILL)
             let result = running.wait()
             if result.status != 0 { killed += 1 }
@@ -33,6 +38,6 @@ import Testing
             #expect(names == ["in.png", "out.webp"], "trial \(trial)")
         }
         // Kills that came early and late: both outcomes were seen.
-        #expect(killed > 0 && gotOld > 0 && gotNew > 0, "killed \(killed), old \(gotOld), new \(gotNew)")
+        #expect(killed > 0 && gotOld > 0 && gotNew > 0, "killed \(killed), old \(gotOld), new \(gotNew), window \(window) ms")
     }
 }
