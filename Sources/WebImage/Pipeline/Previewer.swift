@@ -9,7 +9,9 @@ import Foundation
 /// Chunks are handed to the decoder in batches: when a preview is due, when `batchBytes` are
 /// waiting, with the last chunk, and at `finished()`. A decoder asked to go on from a few bytes
 /// redoes its unfinished unit each time (libwebp retries the current macroblock row), so a source
-/// that sends a byte at a time would otherwise cost a row's work per byte.
+/// that sends a byte at a time would otherwise cost a row's work per byte. A due preview that
+/// the data cannot give yet (no new rows) is tried again a quarter of an interval later, not at
+/// the next chunk, for the same reason.
 struct Previewer {
     private var decoder: (any IncrementalImageDecoder)?
     private var prefix = Data()
@@ -19,8 +21,9 @@ struct Previewer {
     /// The most bytes kept back from the decoder between previews.
     static let batchBytes = 256 << 10
     private var failed = false
-    /// When the last preview was made, or the first bytes arrived.
-    private var lastPreview: ContinuousClock.Instant?
+    /// When the next preview is due: an interval after the first bytes or the last preview, a
+    /// quarter of one after a preview the data could not give.
+    private var nextPreview: ContinuousClock.Instant?
     private let interval: Duration
     private let options: ImageDecodingOptions
     private let coder: (any ImageCoder)?
@@ -54,7 +57,7 @@ struct Previewer {
     /// `isLast`: the chunk completes the announced length.
     mutating func add(_ chunk: Data, isLast: Bool = false) -> PartialImage? {
         guard !failed else { return nil }
-        if lastPreview == nil { lastPreview = ContinuousClock.now }
+        if nextPreview == nil { nextPreview = ContinuousClock.now + interval }
         if decoder == nil {
             prefix.append(chunk)
             guard prefix.count >= 16 else { return nil }
@@ -75,10 +78,14 @@ struct Previewer {
             pendingBytes += chunk.count
         }
         let now = ContinuousClock.now
-        let due = !isLast && lastPreview.map { now - $0 >= interval } ?? true
+        let due = !isLast && nextPreview.map { now >= $0 } ?? true
         guard due || isLast || pendingBytes >= Previewer.batchBytes, let decoder else { return nil }
-        guard feedPending(decoder), due, let preview = try? decoder.preview() else { return nil }
-        lastPreview = now
+        guard feedPending(decoder), due else { return nil }
+        guard let preview = try? decoder.preview() else {
+            nextPreview = now + interval / 4
+            return nil
+        }
+        nextPreview = now + interval
         return preview
     }
 

@@ -34,6 +34,31 @@ final class AppendCountingJPEGCoder: ImageCoder {
     }
 }
 
+/// A JPEG-recognising coder whose incremental decoders count their pieces and never have a
+/// preview to give (as a decoder fed the middle of a macroblock row).
+final class NoPreviewCoder: ImageCoder {
+    let appends = Atomic<Int>(0)
+    let previews = Atomic<Int>(0)
+    func canDecode(_ data: Data) -> Bool { JPEGCoder().canDecode(data) }
+    func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image { try JPEGCoder().decode(data, options: options) }
+    func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? { Decoder(coder: self) }
+    func canEncode(_ format: ImageFormat) -> Bool { false }
+    func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions) throws -> Data {
+        throw ImageError.encodingFailed(format, reason: "not in this test")
+    }
+
+    final class Decoder: IncrementalImageDecoder {
+        let coder: NoPreviewCoder
+        init(coder: NoPreviewCoder) { self.coder = coder }
+        func append(_ data: Data) throws { coder.appends.add(1, ordering: .relaxed) }
+        func preview() throws -> PartialImage? {
+            coder.previews.add(1, ordering: .relaxed)
+            return nil
+        }
+        func finish() throws -> Image { throw ImageError.undecodable(.jpeg, reason: "not in this test") }
+    }
+}
+
 /// The previewer hands chunks to the incremental decoder when a preview is due (or enough are
 /// waiting, or the body is complete), not one by one: a source that trickles bytes does not
 /// make the decoder redo its unfinished unit for every few bytes. Every byte still reaches it,
@@ -83,5 +108,37 @@ final class AppendCountingJPEGCoder: ImageCoder {
         #expect(coder.bytes.load(ordering: .relaxed) == body.count, "the decoder missed the last bytes")
         #expect(decodes.count.load(ordering: .relaxed) == 0, "the final image did not come from the incremental decoder")
         await h.finish()
+    }
+
+    /// A due preview the data cannot give yet is tried again a quarter of an interval later,
+    /// not at every chunk that follows: bytes trickling in after it wait in one batch.
+    @Test func aPreviewTheDataCannotGiveIsNotRetriedAtEveryChunk() async throws {
+        let directory = TemporaryDirectory("previewer-retry")
+        defer { directory.remove() }
+        let coder = NoPreviewCoder()
+        var context = ImageContext()
+        context.coder = coder
+        context.previewInterval = .milliseconds(400)
+        let cache = ImageCache(namespace: "test", directory: directory.url)
+        let url = URL(string: "http://example.com/p.jpg")!
+        let request = LoadRequest(url: url, urlString: url.absoluteString, options: [.progressiveLoad],
+                                  settings: LoadRequest.Settings(context, cache: cache), isShareable: false)
+        var previewer = Previewer(request: request, coders: .shared)
+        let body = ManagerHarness.progressiveJPEG
+        #expect(previewer.add(body.prefix(64)) == nil)
+        try await Task.sleep(for: .milliseconds(450))
+        // The preview is due: the first byte after the interval is fed and a preview asked for.
+        // The next 300 arrive within far less than a quarter interval (100 ms).
+        let start = ContinuousClock.now
+        for offset in 64..<364 { #expect(previewer.add(body[offset..<offset + 1]) == nil) }
+        let took = ContinuousClock.now - start
+        try #require(took < .milliseconds(100), "300 single-byte chunks took \(took): too slow for this test")
+        #expect(coder.previews.load(ordering: .relaxed) == 1, "previews asked: \(coder.previews.load(ordering: .relaxed))")
+        #expect(coder.appends.load(ordering: .relaxed) == 1, "pieces fed: \(coder.appends.load(ordering: .relaxed))")
+        // A quarter interval later, the waiting bytes go in one piece and a preview is asked again.
+        try await Task.sleep(for: .milliseconds(120))
+        #expect(previewer.add(body[364..<365]) == nil)
+        #expect(coder.previews.load(ordering: .relaxed) == 2)
+        #expect(coder.appends.load(ordering: .relaxed) == 2)
     }
 }
