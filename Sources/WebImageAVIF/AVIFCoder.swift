@@ -40,7 +40,8 @@ public struct AVIFCoder: ImageCoder {
             throw CodecBridge.error(status, format: .avif, message: message, width: info.coded_width,
                                     height: info.coded_height, limit: options.pixelLimit)
         }
-        let decoder = AVIFFrameRenderer(handle: handle)
+        // libavif seeks from the nearest keyframe when asked for an earlier frame.
+        let decoder = CodecFrameRenderer(handle: handle, format: .avif, render: { wi_avif_render($0, $1, $2) }, close: { wi_avif_close($0) })
         let orientation = AVIFCoder.orientation(rotation: Int(info.rotation), mirror: Int(info.mirror))
         var geometry = options
         geometry.appliesOrientation = true   // irot and imir are the image's own, not a hint
@@ -48,7 +49,7 @@ public struct AVIFCoder: ImageCoder {
                                         exifOrientation: orientation, options: geometry)
         let count = options.firstFrameOnly ? 1 : Int(info.frame_count)
         let durations = count > 1 ? (0..<count).map { wi_avif_frame_duration(handle, UInt32($0)) } : [0]
-        let colorInfo = decoder.colorInfo(info)
+        let colorInfo = AVIFCoder.colorInfo(decoder.handle, info)
         // libavif 0.11 reads no loop count (edts): a sequence plays forever, as browsers play it.
         var image = try AnimationAssembly.image(renderer: decoder, durations: durations, format: .avif,
                                                 loopCount: count > 1 ? 0 : nil, finishing: finishing,
@@ -108,26 +109,9 @@ public struct AVIFCoder: ImageCoder {
     }
 }
 
-/// Owns a libavif decoder; frames are decoded in order (libavif seeks from the nearest keyframe
-/// when asked for another).
-final class AVIFFrameRenderer: FrameRenderer {
-    private let handle: OpaquePointer
-
-    init(handle: OpaquePointer) { self.handle = handle }
-    deinit { wi_avif_close(handle) }
-
-    func render(_ index: Int) throws -> Bitmap {
-        var out = wi_image()
-        let status = wi_avif_render(handle, UInt32(index), &out)
-        guard status == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else {
-            throw CodecBridge.error(status, format: .avif, message: CodecBridge.message(out.message),
-                                    limit: ImageDecodingOptions.defaultPixelLimit)
-        }
-        return bitmap
-    }
-
-    /// The ICC profile and CICP code points of the image.
-    func colorInfo(_ info: wi_avif_info) -> ImageColorInfo {
+extension AVIFCoder {
+    /// The ICC profile and CICP code points of the image libavif's `handle` opened.
+    static func colorInfo(_ handle: OpaquePointer, _ info: wi_avif_info) -> ImageColorInfo {
         var bytes: UnsafePointer<UInt8>?
         let length = wi_avif_icc(handle, &bytes)
         let icc = length > 0 ? bytes.map { Data(bytes: $0, count: length) } : nil

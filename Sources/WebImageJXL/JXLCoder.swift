@@ -30,12 +30,13 @@ public struct JXLCoder: ImageCoder {
             throw CodecBridge.error(status, format: .jxl, message: CodecBridge.message(info.message),
                                     width: info.width, height: info.height, limit: options.pixelLimit)
         }
-        let renderer = JXLFrameRenderer(handle: handle)
+        // Frames are decoded in order; an earlier frame rewinds libjxl's decoder.
+        let renderer = CodecFrameRenderer(handle: handle, format: .jxl, render: { wi_jxl_render($0, $1, $2) }, close: { wi_jxl_close($0) })
         // libjxl turned the pixels upright already: only the size is left to finish.
         let finishing = DecodeFinishing(width: Int(info.width), height: Int(info.height), exifOrientation: nil, options: options)
         let count = options.firstFrameOnly ? 1 : Int(info.frame_count)
         let durations = count > 1 ? (0..<count).map { wi_jxl_frame_duration(handle, UInt32($0)) } : [0]
-        let colorInfo = renderer.colorInfo(info)
+        let colorInfo = JXLCoder.colorInfo(renderer.handle, info)
         if count == 1 {
             // A still image: libjxl's decoder (its own full-size planes) is let go before the
             // resampler runs, so a thumbnail never holds both.
@@ -97,28 +98,13 @@ public struct JXLCoder: ImageCoder {
     }
 }
 
-/// Owns a libjxl decoder over the file; frames are decoded in order (an earlier frame rewinds).
-final class JXLFrameRenderer: FrameRenderer {
-    private let handle: OpaquePointer
-
-    init(handle: OpaquePointer) { self.handle = handle }
-    deinit { wi_jxl_close(handle) }
-
-    func render(_ index: Int) throws -> Bitmap {
-        var out = wi_image()
-        let status = wi_jxl_render(handle, UInt32(index), &out)
-        guard status == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else {
-            throw CodecBridge.error(status, format: .jxl, message: CodecBridge.message(out.message),
-                                    limit: ImageDecodingOptions.defaultPixelLimit)
-        }
-        return bitmap
-    }
-
-    /// The ICC profile of the decoded pixels and the colour encoding's CICP code points.
-    func colorInfo(_ info: wi_jxl_info) -> ImageColorInfo {
+extension JXLCoder {
+    /// The ICC profile of the pixels libjxl's `handle` decodes and the colour encoding's CICP
+    /// code points.
+    static func colorInfo(_ handle: OpaquePointer, _ info: wi_jxl_info) -> ImageColorInfo {
         var bytes: UnsafePointer<UInt8>?
         let length = wi_jxl_icc(handle, &bytes)
-        return JXLFrameRenderer.colorInfo(icc: length > 0 ? bytes.map { Data(bytes: $0, count: length) } : nil, info)
+        return colorInfo(icc: length > 0 ? bytes.map { Data(bytes: $0, count: length) } : nil, info)
     }
 
     /// The colour description of decoded pixels: the profile libjxl gives for them and the

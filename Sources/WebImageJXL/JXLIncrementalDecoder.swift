@@ -91,6 +91,6 @@ final class JXLIncrementalDecoder: IncrementalImageDecoder {
         guard wi_jxl_stream_header(stream, &header) == WI_OK else { return ImageColorInfo() }
         var bytes: UnsafePointer<UInt8>?
         let length = wi_jxl_stream_icc(stream, &bytes)
-        return JXLFrameRenderer.colorInfo(icc: length > 0 ? bytes.map { Data(bytes: $0, count: length) } : nil, header)
+        return JXLCoder.colorInfo(icc: length > 0 ? bytes.map { Data(bytes: $0, count: length) } : nil, header)
     }
 }

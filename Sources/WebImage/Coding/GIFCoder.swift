@@ -31,7 +31,7 @@ public struct GIFCoder: ImageCoder {
             }
             throw CodecBridge.error(status, format: .gif, message: CodecBridge.message(message), limit: options.pixelLimit)
         }
-        let renderer = GIFRenderer(handle: handle)
+        let renderer = CodecFrameRenderer(handle: handle, format: .gif, render: { wi_gif_render($0, $1, $2) }, close: { wi_gif_close($0) })
         let count = options.firstFrameOnly ? 1 : Int(wi_gif_frame_count(handle))
         let durations = (0..<count).map { GIFCoder.duration(centiseconds: wi_gif_frame_delay(handle, UInt32($0))) }
         let loop = wi_gif_loop_count(handle)
@@ -85,24 +85,6 @@ public struct GIFCoder: ImageCoder {
 
     public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {
         GIFIncrementalDecoder(options: options)
-    }
-}
-
-/// Owns a parsed GIF; composites frames in order, restarting when asked for an earlier one.
-final class GIFRenderer: FrameRenderer {
-    private let handle: OpaquePointer
-
-    init(handle: OpaquePointer) { self.handle = handle }
-    deinit { wi_gif_close(handle) }
-
-    func render(_ index: Int) throws -> Bitmap {
-        var out = wi_image()
-        let status = wi_gif_render(handle, UInt32(index), &out)
-        guard status == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else {
-            throw CodecBridge.error(status, format: .gif, message: "frame \(index) could not be composited",
-                                    limit: ImageDecodingOptions.defaultPixelLimit)
-        }
-        return bitmap
     }
 }
 

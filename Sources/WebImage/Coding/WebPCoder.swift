@@ -60,7 +60,8 @@ public struct WebPCoder: ImageCoder {
         guard let handle else {
             throw CodecBridge.error(status, format: .webp, message: CodecBridge.message(message), limit: options.pixelLimit)
         }
-        let renderer = WebPAnimationRenderer(handle: handle)
+        let renderer = CodecFrameRenderer(handle: handle, format: .webp, render: { wi_webp_anim_render($0, $1, $2) },
+                                          close: { wi_webp_anim_destroy($0) })
         let count = options.firstFrameOnly ? 1 : Int(wi_webp_anim_frame_count(handle))
         let durations = (0..<count).map { Double(wi_webp_anim_frame_duration(handle, UInt32($0))) / 1000 }
         return try AnimationAssembly.image(renderer: renderer, durations: durations, format: .webp, loopCount: loopCount,
@@ -117,24 +118,6 @@ public struct WebPCoder: ImageCoder {
 
     public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {
         WebPIncrementalDecoder(options: options)
-    }
-}
-
-/// Owns a libwebp animation decoder; frames are composited in order by libwebpdemux.
-final class WebPAnimationRenderer: FrameRenderer {
-    private let handle: OpaquePointer
-
-    init(handle: OpaquePointer) { self.handle = handle }
-    deinit { wi_webp_anim_destroy(handle) }
-
-    func render(_ index: Int) throws -> Bitmap {
-        var out = wi_image()
-        let status = wi_webp_anim_render(handle, UInt32(index), &out)
-        guard status == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else {
-            throw CodecBridge.error(status, format: .webp, message: CodecBridge.message(out.message),
-                                    limit: ImageDecodingOptions.defaultPixelLimit)
-        }
-        return bitmap
     }
 }
 
