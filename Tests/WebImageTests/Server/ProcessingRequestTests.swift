@@ -107,4 +107,66 @@ struct ProcessingRequestTests {
         #expect(decoded.port == 9000 && decoded.allowedSources == ["*.example.com"] && decoded.insecure && decoded.host == "127.0.0.1")
         #expect(throws: (any Error).self) { try ServerConfiguration.decode(Data(#"{"port": "x"}"#.utf8)) }
     }
+
+    /// 20,000 paths drawn from the grammar's own words, valid and not, in any order and number:
+    /// each is a request within every limit or a 400 with a reason; none crashes or passes a
+    /// limit by combining options (a width with a device pixel ratio, a resize with w: and h:).
+    @Test func anyPathFromTheGrammarsWordsIsARequestWithinTheLimitsOrA400() {
+        var random = SeededGenerator(seed: 36)
+        // Each option's words: valid ones at the edges of its range, and a few just past them.
+        let size = ["", "0", "1", "1024", "1025", "4096", "4097", "-1", "x", "99999999999999999999"]
+        let ratio = ["1", "2", "2.5", "4", "4.0001", "0.5", "nan", "inf"]
+        let words: [String: [String]] = [
+            "rs": ["fit", "fill", "fill-crop", "exact", "stretch"] , "w": size, "width": size, "h": size, "height": size,
+            "g": ["ce", "soea", "up"], "fp": ["0", "1", "0.5", "1.1", "-0"], "dpr": ratio, "q": ["1", "100", "0", "101", "x"],
+            "f": ["webp", "jpg", "png", "avif", "bmp"], "strip": [], "bl": ["0", "100", "100.5", "nan", "-1"],
+            "rot": ["360", "-360", "-361", "1e3", "inf"], "fl": ["h", "v", "hv", "x"], "gs": [], "tint": ["ff000080", "#00ff00", "GGGGGG", "f"],
+            "rc": ["0", "4096", "4097", "-1"], "ff": [], "cs": ["srgb", "original", "p3"], "info": [], "zoom": ["2"],
+        ]
+        let names = words.keys.sorted()
+        let sources = ["plain/http://o/a.jpg", "plain/http%3A%2F%2Fo%2Fa.png@webp", "plain/", "plain/%zz",
+                       Base64URL.encode(Array("http://o/b.gif".utf8)) + ".png", "aGVsbG8", "plain/http://o/a.jpg@bmp", ""]
+        var accepted = 0
+        for _ in 0..<20_000 {
+            var segments: [String] = []
+            for _ in 0..<Int.random(in: 0...6, using: &random) {
+                let name = names.randomElement(using: &random)!
+                var option = name
+                // Mostly the number of arguments the option takes; sometimes one more or less.
+                let pool = words[name]!.isEmpty ? ["1"] : words[name]!
+                let count = name == "rs" || name == "fp" ? Int.random(in: 1...3, using: &random)
+                    : words[name]!.isEmpty ? Int.random(in: 0...5, using: &random) / 5 : Int.random(in: 0...5, using: &random) == 0 ? 2 : 1
+                for index in 0..<count {
+                    option += ":" + (name == "rs" && index > 0 ? size : pool).randomElement(using: &random)!
+                }
+                segments.append(option)
+            }
+            segments.append(sources.randomElement(using: &random)!)
+            let path = "/sig/" + segments.joined(separator: "/")
+            do {
+                let request = try ProcessingRequest.parse(path: path).request
+                accepted += 1
+                let limits = ProcessingLimits()
+                #expect((0...limits.maximumDimension).contains(request.width) && (0...limits.maximumDimension).contains(request.height), "\(path)")
+                #expect(request.pixelBox.width <= limits.maximumDimension && request.pixelBox.height <= limits.maximumDimension, "\(path)")
+                #expect((1...limits.maximumDevicePixelRatio).contains(request.devicePixelRatio), "\(path)")
+                #expect(request.blurRadius.map { $0 > 0 && $0 <= limits.maximumBlurRadius } ?? true, "\(path)")
+                #expect(request.cornerRadius.map { $0 >= 0 && $0 <= Double(limits.maximumDimension) } ?? true, "\(path)")
+                #expect(request.rotation.map { $0.isFinite && abs($0) <= 360 } ?? true, "\(path)")
+                #expect(request.quality.map { (1...100).contains($0) } ?? true, "\(path)")
+                // After options only (a word with neither a colon nor a flag's name begins a
+                // base64url source, as in imgproxy), the source is the one the path ends with.
+                // A scheme is the source policy's to check: "hello" is refused there, with a 403.
+                let expected = ["plain/http://o/a.jpg": "http://o/a.jpg", "plain/http%3A%2F%2Fo%2Fa.png@webp": "http://o/a.png",
+                                Base64URL.encode(Array("http://o/b.gif".utf8)) + ".png": "http://o/b.gif", "aGVsbG8": "hello"]
+                if segments.dropLast().allSatisfy({ $0.contains(":") || ProcessingRequest.flags.contains($0) }) {
+                    #expect(request.source.absoluteString == expected[segments.last!], "\(path)")
+                }
+            } catch {
+                #expect(error.status == 400 && !error.reason.isEmpty, "\(path)")
+            }
+        }
+        // The draw reaches both outcomes often: the test is not all refusals.
+        #expect(accepted > 500, "accepted \(accepted) of 20,000")
+    }
 }
