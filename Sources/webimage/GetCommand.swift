@@ -42,7 +42,17 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: "Re-encode as jpg, jpeg, png, webp or gif (default: the -o file's extension, else the source format).")
     var format: OutputFormat?
 
-    @OptionGroup var loading: LoadingOptions
+    @Option(help: "Give up on a URL after this many seconds in all (as curl's --max-time).")
+    var maxTime: Double?
+
+    @Option(help: "Try a URL up to this many more times after a transient failure (timeout, reset, 408, 429, 5xx), as curl's --retry.")
+    var retries: Int = 0
+
+    @Option(help: "Start at most N new downloads a second after a burst of 25 (N/s or N; 0: no limit).")
+    var rateLimit: RateLimitOption = RateLimitOption(argument: "80")!
+
+    @Option(help: "A fleet's shared cache tier behind the disk cache: memcached://HOST:PORT,HOST:PORT (the port defaults to 11211). An unreachable node is a miss, not an error.")
+    var sharedCache: SharedCacheOption?
 
     @Flag(help: "Print each download's timings (queue, DNS, connect, TLS, first byte, total), bytes, connection reuse and HTTP version.")
     var verbose = false
@@ -50,11 +60,20 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Decode while downloading and report progressive previews.")
     var progressive = false
 
+    @Option(help: CachePolicyOption.help)
+    var cachePolicy: CachePolicyOption = .respect
+
     @Flag(help: "Neither read nor write the caches.")
     var noCache = false
 
+    @Option(help: "The cache namespace: a plain name (no '/', no leading dot).")
+    var namespace: String = "cli"
+
     func validate() throws {
         if let resize { _ = try ResizeSpec(parsing: resize) }
+        if let problem = Deadline.validate(maxTime) { throw ValidationError.sentence(problem) }
+        if let problem = Retries.validate(retries) { throw ValidationError.sentence(problem) }
+        try CacheNamespace.validate(namespace)
         if let output, case .file = OutputTarget.of(output, outputDir: outputDir), urls.count > 1 {
             throw ValidationError.sentence("-o \(output) names one file, but \(urls.count) URLs were given: use --output-dir DIR or -O to keep their names")
         }
@@ -77,7 +96,10 @@ struct GetCommand: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         }
-        let manager = try loading.manager(cache: ImageCache(namespace: loading.namespace))
+        let cache = try SharedCacheOption.cache(ImageCache(namespace: namespace), tier: sharedCache)
+        var configuration = rateLimit.configuration
+        configuration.defaultContext.httpCachePolicy = cachePolicy.policy
+        let manager = ImageManager(cache: cache, configuration: configuration)
         // The process ends right after: disk writes must be done before it does.
         var options: ImageOptions = .waitStoreCache
         var context = ImageContext()
@@ -93,10 +115,10 @@ struct GetCommand: AsyncParsableCommand {
             // A new size of an image fetched before is made from the cached original.
             if !noCache { context.originalQueryCacheType = .disk }
         }
-        context = loading.context(context)
+        context = Retries.context(context, retries)
         let jobs = OutputNames.assign(urls, target: target, format: format?.imageFormat)
         let display = ProgressDisplay(silent: target == .file("-"))
-        let loadOptions = options, loadContext = context, deadline = loading.maxTime, verbose = self.verbose
+        let loadOptions = options, loadContext = context, deadline = maxTime, verbose = self.verbose
         let failures = try await Interrupt.run {
             await withTaskGroup(of: Bool.self) { group in
                 for job in jobs {

@@ -20,7 +20,20 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Option(help: "Loads at once.")
     var concurrency: Int = 3
 
-    @OptionGroup var loading: LoadingOptions
+    @Option(help: "Give up on a URL after this many seconds in all.")
+    var maxTime: Double?
+
+    @Option(help: "Try a URL up to this many more times after a transient failure (timeout, reset, 408, 429, 5xx).")
+    var retries: Int = 0
+
+    @Option(help: "Start at most N new downloads a second after a burst of 25 (N/s or N; 0: no limit).")
+    var rateLimit: RateLimitOption = RateLimitOption(argument: "80")!
+
+    @Option(help: "A fleet's shared cache tier behind the disk cache: memcached://HOST:PORT,HOST:PORT (the port defaults to 11211). An unreachable node is a miss, not an error.")
+    var sharedCache: SharedCacheOption?
+
+    @Option(help: CachePolicyOption.help)
+    var cachePolicy: CachePolicyOption = .respect
 
     @Flag(help: "Download and store the bytes on disk only, without decoding them (a later load decodes them).")
     var diskOnly = false
@@ -28,8 +41,14 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Flag(help: "Report each failure as it happens.")
     var verbose = false
 
+    @Option(help: "The cache namespace: a plain name (no '/', no leading dot).")
+    var namespace: String = "cli"
+
     func validate() throws {
         guard (1...256).contains(concurrency) else { throw ValidationError.sentence("--concurrency must be between 1 and 256, not \(concurrency)") }
+        if let problem = Deadline.validate(maxTime) { throw ValidationError.sentence(problem) }
+        if let problem = Retries.validate(retries) { throw ValidationError.sentence(problem) }
+        try CacheNamespace.validate(namespace)
     }
 
     /// One URL that was not prefetched, and why.
@@ -48,12 +67,14 @@ struct PrefetchCommand: AsyncParsableCommand {
         }
         let (urls, badLines) = URLList.parse(text, name: file == "-" ? "standard input" : file)
         for line in badLines { Terminal.error(line) }
-        let cache = ImageCache(namespace: loading.namespace)
-        let manager = try loading.manager(cache: cache)
+        let cache = ImageCache(namespace: namespace)
+        var configuration = rateLimit.configuration
+        configuration.defaultContext.httpCachePolicy = cachePolicy.policy
+        let manager = ImageManager(cache: try SharedCacheOption.cache(cache, tier: sharedCache), configuration: configuration)
         let display = ProgressDisplay()
         let start = ContinuousClock.now
-        let (width, deadline, verbose, diskOnly) = (concurrency, loading.maxTime, self.verbose, self.diskOnly)
-        let loadContext = loading.context(ImageContext())
+        let (width, deadline, verbose, diskOnly) = (concurrency, maxTime, self.verbose, self.diskOnly)
+        let loadContext = Retries.context(ImageContext(), retries)
         let failures = try await Interrupt.run {
             let bar = display.add("prefetch", unit: .items("URLs"))
             display.update(bar, ImageProgress(receivedBytes: 0, expectedBytes: Int64(urls.count)))
