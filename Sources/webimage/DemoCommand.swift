@@ -78,8 +78,22 @@ struct DemoRun: Sendable {
     let thumbnails: URL?
     let verbose: Bool
 
+    /// The four phases; returns only when the disk cache has written what they stored (the
+    /// thumbnails are stored in the background), so that removing the cache folder afterwards
+    /// removes everything: a store still running would write into it again.
     func run() async throws -> [DemoCommand.Row] {
         let manager = ImageManager(cache: ImageCache(namespace: "demo", directory: cacheFolder, config: .init(cleanupInterval: nil)))
+        do {
+            let rows = try await phases(manager)
+            await manager.waitForPendingStores()
+            return rows
+        } catch {
+            await manager.waitForPendingStores()
+            throw error
+        }
+    }
+
+    private func phases(_ manager: ImageManager) async throws -> [DemoCommand.Row] {
         let names = samples.keys.sorted()
         let base = "http://127.0.0.1:\(server.port)/"
         print("Serving \(names.count) sample images on \(base) (throttled to about 130 KB/s per transfer).")
