@@ -16,10 +16,20 @@ findings="$root/Tests/WebImageTests/Fixtures/FuzzFindings"
 pillow_suite=${WEBIMAGE_PILLOW_SUITE_DIR:-/opt/webimage-pillow-suite}
 fuzz_seeds="$root/Fuzz/.build/fuzz-seeds"
 
+# `all` builds every target first, one after the other (SwiftPM builds one product at a time in a
+# folder), then runs them two at a time, one per core: the same seconds of fuzzing each, in half
+# the time. Any finding fails the whole run.
 if [ "$target" = all ]; then
-  for each in png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff; do bash "$0" "$each" "$seconds"; done
+  targets=(png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff)
+  for each in "${targets[@]}"; do FUZZ_STEP=build bash "$0" "$each" "$seconds"; done
+  printf '%s\n' "${targets[@]}" | FUZZ_STEP=run xargs -P "${FUZZ_JOBS:-2}" -I{} bash "$0" {} "$seconds" || {
+    echo "fuzz: at least one target failed (see above)" >&2
+    exit 1
+  }
   exit 0
 fi
+# FUZZ_STEP=build only builds (and checks) the target; FUZZ_STEP=run only runs its last build.
+step=${FUZZ_STEP:-both}
 case $target in
   png) product=FuzzPNG; seeds="$corpus/png $corpus/apng"; dict=png ;;
   jpeg) product=FuzzJPEG; seeds="$corpus/jpeg"; dict=jpeg ;;
@@ -52,14 +62,17 @@ build() {
     --product "$product" --no-color-diagnostics 2>&1 \
     | grep -vE "Cannot export local symbol|found 1 file\(s\) which are unhandled" | grep -E "error|warning|Compiling|Build" | tail -3
 }
-build
-# Checked, not assumed: the library's objects carry both the coverage counters and ASan's checks.
-counters=$(nm ".build/release/$product" | grep -c sancov_gen || true)
-checks=$(nm .build/release/WebImage.build/DiskCache.swift.o | grep -c __asan_report || true)
-if [ "$counters" -lt 100 ] || [ "$checks" -eq 0 ]; then
-  echo "fuzz $target: the build is not instrumented ($counters coverage arrays, $checks ASan checks in DiskCache)" >&2
-  exit 1
+if [ "$step" != run ]; then
+  build
+  # Checked, not assumed: the library's objects carry both the coverage counters and ASan's checks.
+  counters=$(nm ".build/release/$product" | grep -c sancov_gen || true)
+  checks=$(nm .build/release/WebImage.build/DiskCache.swift.o | grep -c __asan_report || true)
+  if [ "$counters" -lt 100 ] || [ "$checks" -eq 0 ]; then
+    echo "fuzz $target: the build is not instrumented ($counters coverage arrays, $checks ASan checks in DiskCache)" >&2
+    exit 1
+  fi
 fi
+[ "$step" = build ] && exit 0
 work="$root/Fuzz/.build/fuzz-corpus/$target"; artifacts="$root/Fuzz/.build/fuzz-findings/$target/"
 mkdir -p "$work" "$artifacts"
 log="$root/Fuzz/.build/fuzz-$target.log"

@@ -23,11 +23,13 @@ if ! swift test --no-parallel --no-color-diagnostics 2>&1 | tee .test-output.log
   exit 1
 fi
 # Coverage-guided fuzzing of every decoder entry and of the HTTP response path under
-# AddressSanitizer, FUZZ_SECONDS each (default 30, so that the whole command stays under 40
-# minutes on 2 cores); any finding fails the run and is kept in Tests/WebImageTests/Fixtures/FuzzFindings.
+# AddressSanitizer, FUZZ_SECONDS each (default 30), two targets at a time (one per core), so that
+# the whole command stays under 40 minutes on 2 cores; any finding fails the run and is kept in
+# Tests/WebImageTests/Fixtures/FuzzFindings.
 bash scripts/fuzz.sh all "${FUZZ_SECONDS:-30}"
-# The whole suite again under ThreadSanitizer, then under AddressSanitizer (with UBSan's checks
-# in the C shim): about 9 minutes each on 2 cores. Any report fails the run.
+# The whole suite again under ThreadSanitizer (less the corpus sweeps that run on one thread),
+# then under AddressSanitizer (with UBSan's checks in the C shim): about 12-15 minutes each on 2
+# cores, build included. Any report fails the run.
 bash scripts/sanitize.sh thread
 bash scripts/sanitize.sh address
 # The loader against a real nginx (keep-alive, HTTP/2 over TLS, gzip).
