@@ -16,19 +16,29 @@ findings="$root/Tests/WebImageTests/Fixtures/FuzzFindings"
 pillow_suite=${WEBIMAGE_PILLOW_SUITE_DIR:-/opt/webimage-pillow-suite}
 fuzz_seeds="$root/Fuzz/.build/fuzz-seeds"
 
-# `all` builds every target first, one after the other (SwiftPM builds one product at a time in a
-# folder), then runs them two at a time, one per core: the same seconds of fuzzing each, in half
-# the time. Any finding fails the whole run.
+# SwiftPM hands each --sanitize to swiftc as its own -sanitize= flag, in the order of a Set (it
+# changes between runs), and the Swift driver keeps only the last: the Swift code was built either
+# with coverage and no ASan, or with ASan and no coverage (the fuzzer ran blind). One combined
+# -Xswiftc flag comes after them and wins. SwiftPM's own flags stay for the C targets and the link.
+# build [PRODUCT]: one target's product, or without one every target of the Fuzz package.
+build() {
+  (cd "$root/Fuzz" && swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address \
+    ${1:+--product "$1"} --no-color-diagnostics 2>&1 \
+    | grep -vE "Cannot export local symbol|found 1 file\(s\) which are unhandled" | grep -E "error|warning|Compiling|Build" | tail -3)
+}
+
+# `all` builds every target in one build, then runs them two at a time, one per core: the same
+# seconds of fuzzing each, in half the time. Any finding fails the whole run.
 if [ "$target" = all ]; then
-  targets=(png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff)
-  for each in "${targets[@]}"; do FUZZ_STEP=build bash "$0" "$each" "$seconds"; done
-  printf '%s\n' "${targets[@]}" | FUZZ_STEP=run xargs -P "${FUZZ_JOBS:-2}" -I{} bash "$0" {} "$seconds" || {
+  build
+  printf '%s\n' png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff \
+    | FUZZ_STEP=run xargs -P "${FUZZ_JOBS:-2}" -I{} bash "$0" {} "$seconds" || {
     echo "fuzz: at least one target failed (see above)" >&2
     exit 1
   }
   exit 0
 fi
-# FUZZ_STEP=build only builds (and checks) the target; FUZZ_STEP=run only runs its last build.
+# FUZZ_STEP=run runs the target's last build without building it again (as `all` does).
 step=${FUZZ_STEP:-both}
 case $target in
   png) product=FuzzPNG; seeds="$corpus/png $corpus/apng"; dict=png ;;
@@ -53,26 +63,14 @@ case $target in
   *) echo "unknown target $target (png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff all)" >&2; exit 2 ;;
 esac
 cd Fuzz
-# SwiftPM hands each --sanitize to swiftc as its own -sanitize= flag, in the order of a Set (it
-# changes between runs), and the Swift driver keeps only the last: the Swift code was built either
-# with coverage and no ASan, or with ASan and no coverage (the fuzzer ran blind). One combined
-# -Xswiftc flag comes after them and wins. SwiftPM's own flags stay for the C targets and the link.
-build() {
-  swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address \
-    --product "$product" --no-color-diagnostics 2>&1 \
-    | grep -vE "Cannot export local symbol|found 1 file\(s\) which are unhandled" | grep -E "error|warning|Compiling|Build" | tail -3
-}
-if [ "$step" != run ]; then
-  build
-  # Checked, not assumed: the library's objects carry both the coverage counters and ASan's checks.
-  counters=$(nm ".build/release/$product" | grep -c sancov_gen || true)
-  checks=$(nm .build/release/WebImage.build/DiskCache.swift.o | grep -c __asan_report || true)
-  if [ "$counters" -lt 100 ] || [ "$checks" -eq 0 ]; then
-    echo "fuzz $target: the build is not instrumented ($counters coverage arrays, $checks ASan checks in DiskCache)" >&2
-    exit 1
-  fi
+[ "$step" = run ] || build "$product"
+# Checked, not assumed: the library's objects carry both the coverage counters and ASan's checks.
+counters=$(nm ".build/release/$product" | grep -c sancov_gen || true)
+checks=$(nm .build/release/WebImage.build/DiskCache.swift.o | grep -c __asan_report || true)
+if [ "$counters" -lt 100 ] || [ "$checks" -eq 0 ]; then
+  echo "fuzz $target: the build is not instrumented ($counters coverage arrays, $checks ASan checks in DiskCache)" >&2
+  exit 1
 fi
-[ "$step" = build ] && exit 0
 work="$root/Fuzz/.build/fuzz-corpus/$target"; artifacts="$root/Fuzz/.build/fuzz-findings/$target/"
 mkdir -p "$work" "$artifacts"
 log="$root/Fuzz/.build/fuzz-$target.log"
