@@ -27,11 +27,11 @@ fi
 # the whole command stays under 40 minutes on 2 cores; any finding fails the run and is kept in
 # Tests/WebImageTests/Fixtures/FuzzFindings.
 bash scripts/fuzz.sh all "${FUZZ_SECONDS:-30}"
-# The whole suite again under ThreadSanitizer (less the corpus sweeps that run on one thread),
-# then under AddressSanitizer (with UBSan's checks in the C shim): about 12-15 minutes each on 2
-# cores, build included. Any report fails the run.
-bash scripts/sanitize.sh thread
-bash scripts/sanitize.sh address
+# The whole suite again under ThreadSanitizer (less the corpus sweeps that run on one thread)
+# and under AddressSanitizer (with UBSan's checks in the C shim): built one after the other
+# (about 6 minutes each on 2 cores), then the two suites side by side (each keeps under one core
+# busy; about 9 minutes). Any report fails the run.
+bash scripts/sanitize.sh thread address
 # The loader against a real nginx (keep-alive, HTTP/2 over TLS, gzip).
 bash scripts/nginx-integration.sh
 # The documentation builds with no warnings.

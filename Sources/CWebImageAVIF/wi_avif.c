@@ -1,17 +1,7 @@
 #include "wi_avif.h"
 #include <avif/avif.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void say(char *message, const char *format, ...) {
-    if (!message) return;
-    va_list args;
-    va_start(args, format);
-    vsnprintf(message, WI_MESSAGE_SIZE, format, args);
-    va_end(args);
-}
 
 struct wi_avif {
     avifDecoder *decoder;
@@ -32,8 +22,8 @@ static int status_of(avifResult result) {
 }
 
 static void describe(char *message, avifResult result, const avifDiagnostics *diag) {
-    if (diag && diag->error[0]) say(message, "%s (%s)", avifResultToString(result), diag->error);
-    else say(message, "%s", avifResultToString(result));
+    if (diag && diag->error[0]) wi_say(message, "%s (%s)", avifResultToString(result), diag->error);
+    else wi_say(message, "%s", avifResultToString(result));
 }
 
 wi_avif *wi_avif_open(const uint8_t *data, size_t length, uint64_t max_pixels, wi_avif_info *info, int *status) {
@@ -74,13 +64,13 @@ wi_avif *wi_avif_open(const uint8_t *data, size_t length, uint64_t max_pixels, w
     info->coded_width = image->width;
     info->coded_height = image->height;
     if (image->width == 0 || image->height == 0) {
-        say(info->message, "zero image dimension");
+        wi_say(info->message, "zero image dimension");
         *status = WI_ERR_CORRUPT;
         wi_avif_close(avif);
         return NULL;
     }
     if (max_pixels && (uint64_t)image->width * image->height > max_pixels) {
-        say(info->message, "%ux%u is over the pixel limit", image->width, image->height);
+        wi_say(info->message, "%ux%u is over the pixel limit", image->width, image->height);
         *status = WI_ERR_TOO_LARGE;
         wi_avif_close(avif);
         return NULL;
@@ -132,7 +122,7 @@ int wi_avif_render(wi_avif *avif, uint32_t index, wi_image *out) {
     // Every frame of a sequence must have the size the container declared (libavif lets a later
     // frame change it; the callers size their canvases from the declared one).
     if (image->width != avif->width || image->height != avif->height) {
-        say(out->message, "frame %u is %ux%u, not the declared %ux%u", index, image->width, image->height, avif->width, avif->height);
+        wi_say(out->message, "frame %u is %ux%u, not the declared %ux%u", index, image->width, image->height, avif->width, avif->height);
         return WI_ERR_CORRUPT;
     }
     uint32_t width = avif->cropped ? avif->crop.width : image->width;
@@ -142,7 +132,7 @@ int wi_avif_render(wi_avif *avif, uint32_t index, wi_image *out) {
     const avifImage *source = image;
     if (avif->cropped) {
         if (avif->crop.x + (uint64_t)avif->crop.width > image->width || avif->crop.y + (uint64_t)avif->crop.height > image->height) {
-            say(out->message, "a frame is smaller than the clean aperture");
+            wi_say(out->message, "a frame is smaller than the clean aperture");
             return WI_ERR_CORRUPT;
         }
         result = avifImageSetViewRect(&view, image, &avif->crop);
@@ -163,7 +153,7 @@ int wi_avif_render(wi_avif *avif, uint32_t index, wi_image *out) {
     if (!rgb.pixels) return WI_ERR_NO_MEMORY;
     if (rgb.width != width || rgb.height != height) {
         free(rgb.pixels);
-        say(out->message, "frame %u is %ux%u, not the declared %ux%u", index, rgb.width, rgb.height, width, height);
+        wi_say(out->message, "frame %u is %ux%u, not the declared %ux%u", index, rgb.width, rgb.height, width, height);
         return WI_ERR_CORRUPT;
     }
     result = avifImageYUVToRGB(source, &rgb);

@@ -1,5 +1,7 @@
 #include "wi_codecs.h"
 #include "wi_internal.h"
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -30,6 +32,14 @@ void wi_set_message(char *message, const char *text) {
     if (!message) return;
     strncpy(message, text ? text : "", WI_MESSAGE_SIZE - 1);
     message[WI_MESSAGE_SIZE - 1] = 0;
+}
+
+void wi_say(char *message, const char *format, ...) {
+    if (!message) return;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, WI_MESSAGE_SIZE, format, args);
+    va_end(args);
 }
 
 uint8_t *wi_alloc_bytes(size_t size, int zeroed) {

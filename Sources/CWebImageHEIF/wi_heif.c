@@ -1,18 +1,8 @@
 #include "wi_heif.h"
 #include <libheif/heif.h>
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void say(char *message, const char *format, ...) {
-    if (!message) return;
-    va_list args;
-    va_start(args, format);
-    vsnprintf(message, WI_MESSAGE_SIZE, format, args);
-    va_end(args);
-}
 
 // ---- The canvases of derived images (grid, iovl), read before libheif allocates them.
 // libheif 1.15 allocates a grid's or overlay's canvas from the size its item data declares, not
@@ -175,8 +165,8 @@ wi_heif *wi_heif_open(const uint8_t *data, size_t length, uint64_t max_pixels, w
         info->coded_width = (uint32_t)(canvas_width > UINT32_MAX ? UINT32_MAX : canvas_width);
         info->coded_height = (uint32_t)(canvas_height > UINT32_MAX ? UINT32_MAX : canvas_height);
         int described = canvas_width && canvas_height;
-        if (described) say(info->message, "a derived image's canvas is %llux%llu", (unsigned long long)canvas_width, (unsigned long long)canvas_height);
-        else say(info->message, "a derived image (grid or overlay) is described outside the file");
+        if (described) wi_say(info->message, "a derived image's canvas is %llux%llu", (unsigned long long)canvas_width, (unsigned long long)canvas_height);
+        else wi_say(info->message, "a derived image (grid or overlay) is described outside the file");
         *status = described ? WI_ERR_TOO_LARGE : WI_ERR_CORRUPT;
         wi_heif_close(heif);
         return NULL;
@@ -186,7 +176,7 @@ wi_heif *wi_heif_open(const uint8_t *data, size_t length, uint64_t max_pixels, w
     if (error.code == heif_error_Ok) error = heif_context_get_primary_image_handle(heif->context, &heif->primary);
     if (error.code != heif_error_Ok) {
         *status = status_of(error);
-        say(info->message, "%s", error.message ? error.message : "corrupt data");
+        wi_say(info->message, "%s", error.message ? error.message : "corrupt data");
         wi_heif_close(heif);
         return NULL;
     }
@@ -197,13 +187,13 @@ wi_heif *wi_heif_open(const uint8_t *data, size_t length, uint64_t max_pixels, w
     info->coded_width = coded_width > 0 ? (uint32_t)coded_width : 0;
     info->coded_height = coded_height > 0 ? (uint32_t)coded_height : 0;
     if (width <= 0 || height <= 0 || coded_width <= 0 || coded_height <= 0) {
-        say(info->message, "zero image dimension");
+        wi_say(info->message, "zero image dimension");
         *status = WI_ERR_CORRUPT;
         wi_heif_close(heif);
         return NULL;
     }
     if (max_pixels && (uint64_t)coded_width * (uint64_t)coded_height > max_pixels) {
-        say(info->message, "%dx%d is over the pixel limit", coded_width, coded_height);
+        wi_say(info->message, "%dx%d is over the pixel limit", coded_width, coded_height);
         *status = WI_ERR_TOO_LARGE;
         wi_heif_close(heif);
         return NULL;
@@ -241,7 +231,7 @@ int wi_heif_render(wi_heif *heif, wi_image *out) {
                                                 deep ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RGBA, options);
     heif_decoding_options_free(options);
     if (error.code != heif_error_Ok || !image) {
-        say(out->message, "%s", error.message ? error.message : "corrupt data");
+        wi_say(out->message, "%s", error.message ? error.message : "corrupt data");
         heif_image_release(image);
         return status_of(error);
     }
@@ -250,7 +240,7 @@ int wi_heif_render(wi_heif *heif, wi_image *out) {
     const uint8_t *plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride);
     if (!plane || width <= 0 || height <= 0) {
         heif_image_release(image);
-        say(out->message, "the decoder returned no pixels");
+        wi_say(out->message, "the decoder returned no pixels");
         return WI_ERR_CORRUPT;
     }
     uint8_t *pixels = wi_alloc_pixels((uint32_t)width, (uint32_t)height, 0);
@@ -358,7 +348,7 @@ int wi_heif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int has
     if (error.code != heif_error_Ok) status = status_of(error);
 done:
     if (status != WI_OK) {
-        say(out->message, "%s", error.message && error.message[0] ? error.message : "the encoder refused the image");
+        wi_say(out->message, "%s", error.message && error.message[0] ? error.message : "the encoder refused the image");
         free(out->data);
         out->data = NULL;
         out->size = out->capacity = 0;

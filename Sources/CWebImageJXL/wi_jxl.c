@@ -1,25 +1,15 @@
 #include "wi_jxl.h"
 #include <jxl/decode.h>
 #include <jxl/encode.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void say(char *message, const char *format, ...) {
-    if (!message) return;
-    va_list args;
-    va_start(args, format);
-    vsnprintf(message, WI_MESSAGE_SIZE, format, args);
-    va_end(args);
-}
 
 static const JxlPixelFormat rgba8 = { 4, JXL_TYPE_UINT8, JXL_NATIVE_ENDIAN, 0 };
 
 /// Fills the displayed size, alpha, animation and limit facts from the basic info.
 static int read_basic_info(const JxlBasicInfo *basic, uint64_t max_pixels, wi_jxl_info *info) {
     if (basic->xsize == 0 || basic->ysize == 0) {
-        say(info->message, "zero image dimension");
+        wi_say(info->message, "zero image dimension");
         return WI_ERR_CORRUPT;
     }
     int swap = basic->orientation > 4;
@@ -31,7 +21,7 @@ static int read_basic_info(const JxlBasicInfo *basic, uint64_t max_pixels, wi_jx
     info->has_animation = basic->have_animation ? 1 : 0;
     info->loop_count = basic->have_animation ? basic->animation.num_loops : 0;
     if (max_pixels && (uint64_t)basic->xsize * basic->ysize > max_pixels) {
-        say(info->message, "%ux%u is over the pixel limit", basic->xsize, basic->ysize);
+        wi_say(info->message, "%ux%u is over the pixel limit", basic->xsize, basic->ysize);
         return WI_ERR_TOO_LARGE;
     }
     return WI_OK;
@@ -105,12 +95,12 @@ wi_jxl *wi_jxl_open(const uint8_t *data, size_t length, uint64_t max_pixels, wi_
         JxlDecoderStatus event = JxlDecoderProcessInput(decoder);
         if (event == JXL_DEC_SUCCESS) break;
         if (event == JXL_DEC_ERROR) {
-            say(info->message, "corrupt JPEG XL data");
+            wi_say(info->message, "corrupt JPEG XL data");
             result = WI_ERR_CORRUPT;
             goto done;
         }
         if (event == JXL_DEC_NEED_MORE_INPUT) {
-            say(info->message, "the data is truncated");
+            wi_say(info->message, "the data is truncated");
             result = WI_ERR_TRUNCATED;
             goto done;
         }
@@ -142,7 +132,7 @@ wi_jxl *wi_jxl_open(const uint8_t *data, size_t length, uint64_t max_pixels, wi_
         }
     }
     if (jxl->frame_count == 0) {
-        say(info->message, "no frame");
+        wi_say(info->message, "no frame");
         result = WI_ERR_CORRUPT;
         goto done;
     }
@@ -178,7 +168,7 @@ int wi_jxl_render(wi_jxl *jxl, uint32_t index, wi_image *out) {
         if (event == JXL_DEC_NEED_IMAGE_OUT_BUFFER) {
             size_t needed = 0;
             if (JxlDecoderImageOutBufferSize(jxl->decoder, &rgba8, &needed) != JXL_DEC_SUCCESS || needed != size) {
-                say(out->message, "frame %u does not have the declared size", index);
+                wi_say(out->message, "frame %u does not have the declared size", index);
                 free(pixels);
                 restart(jxl);
                 return WI_ERR_CORRUPT;
@@ -200,7 +190,7 @@ int wi_jxl_render(wi_jxl *jxl, uint32_t index, wi_image *out) {
         } else {
             free(pixels);
             int status = event == JXL_DEC_NEED_MORE_INPUT ? WI_ERR_TRUNCATED : WI_ERR_CORRUPT;
-            say(out->message, event == JXL_DEC_NEED_MORE_INPUT ? "the data is truncated" : "corrupt JPEG XL data");
+            wi_say(out->message, event == JXL_DEC_NEED_MORE_INPUT ? "the data is truncated" : "corrupt JPEG XL data");
             restart(jxl);
             return status;
         }
@@ -255,7 +245,7 @@ wi_jxl_stream *wi_jxl_stream_create(uint64_t max_pixels) {
 
 static int fail(wi_jxl_stream *stream, int status, const char *text) {
     stream->failed = status;
-    say(stream->message, "%s", text);
+    wi_say(stream->message, "%s", text);
     return status;
 }
 
@@ -408,7 +398,7 @@ wi_jxl_encoder *wi_jxl_encoder_create(uint32_t width, uint32_t height, int has_a
     wi_jxl_encoder *e = calloc(1, sizeof *e);
     if (!e || !(e->encoder = JxlEncoderCreate(NULL))) {
         free(e);
-        say(message, "out of memory");
+        wi_say(message, "out of memory");
         return NULL;
     }
     if (quality >= 100) lossless = 1;   // cjxl's rule: quality 100 is distance 0, lossless
@@ -444,7 +434,7 @@ wi_jxl_encoder *wi_jxl_encoder_create(uint32_t width, uint32_t height, int has_a
     if (ok && !lossless) ok = JxlEncoderSetFrameDistance(e->settings, distance_for(quality)) == JXL_ENC_SUCCESS;
     if (ok && effort > 0) ok = JxlEncoderFrameSettingsSetOption(e->settings, JXL_ENC_FRAME_SETTING_EFFORT, effort) == JXL_ENC_SUCCESS;
     if (!ok) {
-        say(message, "libjxl refused the settings (error %d)", (int)JxlEncoderGetError(e->encoder));
+        wi_say(message, "libjxl refused the settings (error %d)", (int)JxlEncoderGetError(e->encoder));
         wi_jxl_encoder_destroy(e);
         return NULL;
     }
@@ -486,7 +476,7 @@ int wi_jxl_encoder_finish(wi_jxl_encoder *e, wi_buffer *out) {
         out->size = (size_t)(next - out->data);
         if (status == JXL_ENC_SUCCESS) break;
         if (status != JXL_ENC_NEED_MORE_OUTPUT) {
-            say(out->message, "libjxl could not encode the image (error %d)", (int)JxlEncoderGetError(e->encoder));
+            wi_say(out->message, "libjxl could not encode the image (error %d)", (int)JxlEncoderGetError(e->encoder));
             free(out->data);
             out->data = NULL;
             out->size = 0;

@@ -1,7 +1,6 @@
 #include "wi_svg.h"
 #include <cairo.h>
 #include <glib-object.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,20 +23,16 @@ struct wi_svg {
     RsvgHandle *handle;
 };
 
-static void say(char *message, const char *text) {
-    if (message) snprintf(message, WI_MESSAGE_SIZE, "%s", text);
-}
-
 wi_svg *wi_svg_open(const uint8_t *data, size_t length, wi_svg_info *info, int *status) {
     memset(info, 0, sizeof *info);
     *status = WI_ERR_CORRUPT;
-    if (!data || length == 0) { say(info->message, "no data"); return NULL; }
+    if (!data || length == 0) { wi_say(info->message, "no data"); return NULL; }
     GError *error = NULL;
     // No base file: nothing but data: URIs can be referenced. No RSVG_HANDLE_FLAG_UNLIMITED:
     // libxml2's limits on entities and depth stay on.
     RsvgHandle *handle = rsvg_handle_new_from_data(data, length, &error);
     if (!handle) {
-        say(info->message, error && error->message ? error->message : "the SVG document does not parse");
+        wi_say(info->message, "%s", error && error->message ? error->message : "the SVG document does not parse");
         if (error) g_error_free(error);
         return NULL;
     }
@@ -66,7 +61,7 @@ int wi_svg_render(wi_svg *svg, uint32_t width, uint32_t height, wi_image *out) {
     cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)width, (int)height);
     if (cairo_surface_status(surface) != CAIRO_STATUS_SUCCESS) {
         cairo_surface_destroy(surface);
-        say(out->message, "out of memory");
+        wi_say(out->message, "out of memory");
         return WI_ERR_NO_MEMORY;
     }
     cairo_t *cr = cairo_create(surface);
@@ -76,13 +71,13 @@ int wi_svg_render(wi_svg *svg, uint32_t width, uint32_t height, wi_image *out) {
     cairo_destroy(cr);
     cairo_surface_flush(surface);
     if (!ok) {
-        say(out->message, error && error->message ? error->message : "the SVG document does not render");
+        wi_say(out->message, "%s", error && error->message ? error->message : "the SVG document does not render");
         if (error) g_error_free(error);
         cairo_surface_destroy(surface);
         return WI_ERR_CORRUPT;
     }
     uint8_t *pixels = wi_alloc_pixels(width, height, 0);
-    if (!pixels) { cairo_surface_destroy(surface); say(out->message, "out of memory"); return WI_ERR_NO_MEMORY; }
+    if (!pixels) { cairo_surface_destroy(surface); wi_say(out->message, "out of memory"); return WI_ERR_NO_MEMORY; }
     const uint8_t *source = cairo_image_surface_get_data(surface);
     int stride = cairo_image_surface_get_stride(surface);
     // Cairo's ARGB32 is premultiplied, one native-endian 32-bit word a pixel.

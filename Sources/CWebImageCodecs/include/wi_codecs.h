@@ -26,6 +26,10 @@ enum {
 
 #define WI_MESSAGE_SIZE 160
 
+/// Formats a decoder's message into `message` (WI_MESSAGE_SIZE bytes, cut to fit); nothing when
+/// `message` is NULL. For the shims of the coder plug-ins, which report as the built-in ones do.
+void wi_say(char *message, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
 /// A decoded RGBA8 image (or a part of one) and what the decoder said.
 typedef struct {
     uint8_t *pixels;          // malloc'd, owned by the caller; NULL on failure

@@ -14,8 +14,11 @@ enum Corpus {
     }()
 
     /// Every manifest entry (parsed on each call: keep the result).
-    static func entries() -> [[String: Any]] {
-        let url = directory.appendingPathComponent("manifest.json")
+    static func entries() -> [[String: Any]] { manifestEntries(in: directory) }
+
+    /// The `files` of the manifest in `folder` (this corpus's or the modern one's).
+    static func manifestEntries(in folder: URL) -> [[String: Any]] {
+        let url = folder.appendingPathComponent("manifest.json")
         guard let data = try? Data(contentsOf: url),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               let files = object["files"] as? [[String: Any]] else {

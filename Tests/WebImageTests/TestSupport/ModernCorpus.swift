@@ -14,15 +14,7 @@ enum ModernCorpus {
     static let coders = ImageCoders([AVIFCoder(), HEIFCoder(), JXLCoder()] + ImageCoders.builtIn)
 
     /// Every manifest entry.
-    static func entries() -> [[String: Any]] {
-        let url = directory.appendingPathComponent("manifest.json")
-        guard let data = try? Data(contentsOf: url),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let files = object["files"] as? [[String: Any]] else {
-            fatalError("cannot read \(url.path): the corpus must be beside the project in ../shared/testdata")
-        }
-        return files
-    }
+    static func entries() -> [[String: Any]] { Corpus.manifestEntries(in: directory) }
 
     /// The entries of the AVIF, HEIC and JPEG XL folders (the plug-ins' files).
     static func plugInEntries() -> [[String: Any]] {
