@@ -29,9 +29,7 @@ int wi_buffer_append(wi_buffer *buffer, const uint8_t *data, size_t length) {
 }
 
 void wi_set_message(char *message, const char *text) {
-    if (!message) return;
-    strncpy(message, text ? text : "", WI_MESSAGE_SIZE - 1);
-    message[WI_MESSAGE_SIZE - 1] = 0;
+    wi_say(message, "%s", text ? text : "");
 }
 
 void wi_say(char *message, const char *format, ...) {
