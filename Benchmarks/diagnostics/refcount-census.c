@@ -8,7 +8,8 @@
          -L/opt/swift/usr/lib/swift/linux -lswiftCore
      RC_OUT=/tmp/census.txt LD_PRELOAD=/tmp/refcount-census.so \
          WEBIMAGE_OVERHEAD=3 WEBIMAGE_OVERHEAD_ONLY=pipeline .build/release/ManagerBenchmarks FIXTURES ANCHORS URL
-     swift demangle --simplified < /tmp/census.txt */
+     swift demangle --simplified < /tmp/census.txt
+   RC_TOP=N lists the N most counted objects (40 by default). */
 // The table is fixed (4 M slots, open addressing, 64 probes): an object that finds no slot is
 // not counted. An address freed and reused by another object adds to the same row.
 #define _GNU_SOURCE
@@ -86,7 +87,9 @@ __attribute__((destructor)) static void report(void) {
     if (!out) return;
     fprintf(out, "objects %u, retains and releases %llu, of them on objects seen by more than one thread %llu\n",
             used, (unsigned long long)total, (unsigned long long)shared);
-    for (uint32_t rank = 0; rank < used && rank < 40; rank++) {
+    const char *top = getenv("RC_TOP");
+    uint32_t listed = top ? (uint32_t)strtoul(top, NULL, 10) : 40;
+    for (uint32_t rank = 0; rank < used && rank < listed; rank++) {
         uint32_t slot = order[rank];
         Dl_info info;
         char name[300] = "?";
