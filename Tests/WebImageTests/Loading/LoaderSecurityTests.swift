@@ -96,12 +96,8 @@ import Testing
             #expect(run.status == 0, "\(run.stderr)")
             #expect(try Data(contentsOf: output) == ManagerHarness.png)
             #expect(canary.connections == 0, "the request went to the environment's proxy")
-            let curl = Process()
-            curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            curl.arguments = ["-s", "-o", "/dev/null", "--max-time", "1", server.url("/img.png").absoluteString]
-            curl.environment = environment
-            try curl.run()
-            curl.waitUntilExit()
+            _ = try await ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "1", server.url("/img.png").absoluteString],
+                                           environment: environment)
             #expect(canary.connections == 1, "the environment names the canary")
         }
     }
