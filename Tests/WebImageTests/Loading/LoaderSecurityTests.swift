@@ -96,8 +96,12 @@ import Testing
             #expect(run.status == 0, "\(run.stderr)")
             #expect(try Data(contentsOf: output) == ManagerHarness.png)
             #expect(canary.connections == 0, "the request went to the environment's proxy")
-            _ = try await ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "1", server.url("/img.png").absoluteString],
-                                           environment: environment)
+            let curl = Process()
+            curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            curl.arguments = ["-s", "-o", "/dev/null", "--max-time", "1", server.url("/img.png").absoluteString]
+            curl.environment = environment
+            try curl.run()
+            curl.waitUntilExit()
             #expect(canary.connections == 1, "the environment names the canary")
         }
     }

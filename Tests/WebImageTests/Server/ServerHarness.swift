@@ -66,23 +66,25 @@ enum Curl {
         var body: Data
     }
 
-    /// The reply to `method` on `url` with `headers`; status 0 when curl got none (within 30 s).
-    /// Awaited without holding a thread of the cooperative pool, which this process's server
-    /// needs to answer (`ChildProcess`).
-    static func get(_ url: URL, headers: [String: String] = [:], method: String = "GET") async throws -> Reply {
-        let folder = TemporaryDirectory("curl")
-        defer { folder.remove() }
-        let run = try await ChildProcess.run("/usr/bin/curl", ["-s", "--path-as-is", "-o", folder.url.appendingPathComponent("body").path,
-                                                                "-D", folder.url.appendingPathComponent("headers").path, "-w", "%{http_code}",
-                                                                "--max-time", "30", "-X", method]
-                                                + headers.flatMap { ["-H", "\($0.key): \($0.value)"] } + [url.absoluteString])
-        let status = Int(String(decoding: run.stdout, as: UTF8.self)) ?? 0
+    static func get(_ url: URL, headers: [String: String] = [:], method: String = "GET") throws -> Reply {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("curl-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-s", "--path-as-is", "-o", folder.appendingPathComponent("body").path, "-D", folder.appendingPathComponent("headers").path,
+                             "-w", "%{http_code}", "--max-time", "30", "-X", method] + headers.flatMap { ["-H", "\($0.key): \($0.value)"] } + [url.absoluteString]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let status = Int(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)) ?? 0
+        process.waitUntilExit()
         var fields: [String: String] = [:]
-        let text = (try? String(contentsOf: folder.url.appendingPathComponent("headers"), encoding: .utf8)) ?? ""
+        let text = (try? String(contentsOf: folder.appendingPathComponent("headers"), encoding: .utf8)) ?? ""
         for line in text.split(separator: "\r\n") {
             guard let colon = line.firstIndex(of: ":") else { continue }
             fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
-        return Reply(status: status, headers: fields, body: (try? Data(contentsOf: folder.url.appendingPathComponent("body"))) ?? Data())
+        return Reply(status: status, headers: fields, body: (try? Data(contentsOf: folder.appendingPathComponent("body"))) ?? Data())
     }
 }
