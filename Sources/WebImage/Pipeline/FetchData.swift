@@ -12,11 +12,10 @@ extension ImagePipeline {
         let key = DownloadKey(request)
         let (backlog, limiter, metrics, downloads, events) = (self.backlog, rateLimiter, self.metrics, self.downloads, self.events)
         let body: @Sendable (SharedWork<DownloadEvent, Download>) async throws -> Download = { transfer in
-            var loaderRequest = request.loaderRequest(validators: validators, priority: transfer.priority)
-            loaderRequest.backlog = backlog
             metrics.transfers(downloads.count)
             defer { metrics.transfers(downloads.count - 1) }
-            return try await ImagePipeline.transfer(loaderRequest, loader: loader, streaming: transfer.hasEventSubscribers,
+            return try await ImagePipeline.transfer(request.loaderRequest(validators: validators, priority: transfer.priority, backlog: backlog),
+                                                    loader: loader, streaming: transfer.hasEventSubscribers,
                                                     transfer: transfer, retry: request.settings.retry, limiter: limiter, metrics: metrics,
                                                     events: events)
         }
@@ -95,7 +94,17 @@ extension ImagePipeline {
             return try await self.transfer(request, loader: loader, streaming: streaming, transfer: transfer, metrics: metrics,
                                            events: events)
         }
-        return try await retry.run { recorder in
+        return try await retried(request, loader: loader, streaming: streaming, transfer: transfer, retry: retry, limiter: limiter,
+                                 metrics: metrics, events: events)
+    }
+
+    /// The transfer, tried again as `retry` says. Apart (never inlined): the retry's closures
+    /// would size the frame of every transfer.
+    @inline(never)
+    private static func retried(_ request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,
+                                transfer: SharedWork<DownloadEvent, Download>, retry: RetryStrategy, limiter: RateLimiter?,
+                                metrics: LoadMetrics, events: LoadEventHub) async throws -> Download {
+        try await retry.run { recorder in
             try await limiter?.wait()
             var attempt = request
             attempt.rejectedResponse = recorder
@@ -149,24 +158,35 @@ extension ImagePipeline {
     private static func transfer(recorded request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,
                                  transfer: SharedWork<DownloadEvent, Download>) async throws -> Download {
         var download = try await self.transfer(unmodified: request, loader: loader, streaming: streaming, transfer: transfer)
-        // A loader that does not apply the response modifier itself has it applied here: the
-        // response the stages act on is the modified one, whoever loaded it.
-        if let modifier = request.responseModifier, !loader.capabilities.contains(.appliesResponseModifier) {
-            guard let modified = modifier(download.response) else {
-                throw ImageError.network(url: request.url, reason: "the response modifier refused the response")
-            }
-            download.response = modified
-        }
+        if request.responseModifier != nil { try modify(&download, request, loader: loader) }
         return download
+    }
+
+    /// A loader that does not apply the response modifier itself has it applied here: the
+    /// response the stages act on is the modified one, whoever loaded it.
+    @inline(never)
+    private static func modify(_ download: inout Download, _ request: ImageLoaderRequest, loader: any ImageLoader) throws {
+        guard let modifier = request.responseModifier, !loader.capabilities.contains(.appliesResponseModifier) else { return }
+        guard let modified = modifier(download.response) else {
+            throw ImageError.network(url: request.url, reason: "the response modifier refused the response")
+        }
+        download.response = modified
     }
 
     private static func transfer(unmodified request: ImageLoaderRequest, loader: any ImageLoader, streaming: Bool,
                                  transfer: SharedWork<DownloadEvent, Download>) async throws -> Download {
-        if !streaming {
+        guard streaming else {
             let (data, response) = try await loader.data(for: request)
             transfer.send(.progress(ImageProgress(receivedBytes: Int64(data.count), expectedBytes: Int64(data.count))))
             return Download(data: data, response: response)
         }
+        return try await streamed(request, loader: loader, transfer: transfer)
+    }
+
+    /// A transfer whose chunks and progress go to the work's subscribers as they come.
+    @inline(never)
+    private static func streamed(_ request: ImageLoaderRequest, loader: any ImageLoader,
+                                 transfer: SharedWork<DownloadEvent, Download>) async throws -> Download {
         var offset: Int64 = 0
         let (body, response) = try await loader.gatherBody(of: request) { event in
             switch event {

@@ -123,16 +123,33 @@ struct ImagePipeline: Sendable {
     }
 
     /// The stages of `load`, in the load's span (each stage in a span of its own when `tracing`).
+    /// The synchronous steps between the stages are functions of their own: written inline,
+    /// their temporaries sized this async frame (3 KB a load) though no suspension needs them.
     private func loadStages(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders,
                             work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
-        let options = request.options
         // 2. Disk (the manager looked in memory).
-        let cached: ImageCacheResult?
-        switch try await traceStage("webimage.disk", tracing, { try await queryDisk(request, loader: loader, coders: coders) }) {
-        case .hit(let result): return result
-        case .miss(let entry): cached = entry
+        var cached: ImageCacheResult?
+        if request.queriesDisk {
+            switch try await traceStage("webimage.disk", tracing, { try await queryDisk(request, loader: loader, coders: coders) }) {
+            case .hit(let result): return result
+            case .miss(let entry): cached = entry
+            }
         }
-        if options.contains(.fromCacheOnly) {
+        if let ended = try endsBeforeTransfer(request, cached: cached, work: work) { return ended }
+        do {
+            return try await transferAndDecode(request, cached: cached, loader: loader, coders: coders, work: work, tracing: tracing)
+        } catch where triesAlternatives(after: error, request) {
+            return try await loadAlternative(request, failure: error, coders: coders, work: work, tracing: tracing)
+        }
+    }
+
+    /// What ends a load before its transfer: a cache-only load (its cached entry, or
+    /// `notInCache`), a URL `shouldDownload` refuses, cancellation. Refreshing, the callers
+    /// watching events see the cached image before the network answers.
+    @inline(never)
+    private func endsBeforeTransfer(_ request: LoadRequest, cached: ImageCacheResult?,
+                                    work: SharedWork<ImageEvent, SharedResult>) throws -> SharedResult? {
+        if request.options.contains(.fromCacheOnly) {
             if let cached { return SharedResult(ImageResult(cached, url: request.url)) }
             throw ImageError.notInCache(key: request.cacheKey ?? request.url.absoluteString)
         }
@@ -141,21 +158,33 @@ struct ImagePipeline: Sendable {
             throw ImageError.downloadNotAllowed(request.url)
         }
         try Task.checkCancellation()
-        // 3. Data. Refreshing: the callers watching events see the cached image before the network answers.
-        if let cached, options.contains(.refreshCached) { work.send(.cached(ImageResult(cached, url: request.url))) }
+        if let cached, request.options.contains(.refreshCached) { work.send(.cached(ImageResult(cached, url: request.url))) }
+        return nil
+    }
 
-        // Download (shared), with previews when asked.
-        let validators = cached?.extendedData.flatMap(CacheEntryMetadata.init(stored:))?.validators
-        let progressive = options.contains(.progressiveLoad) && !options.contains(.avoidDecodeImage)
-        do {
-            let (download, incremental) = try await traceStage("webimage.download", tracing) {
-                try await fetch(request, loader: loader, coders: coders, validators: validators, progressive: progressive, work: work)
-            }
-            return try await decodeAndStore(request, download: download, incremental: incremental, cached: cached,
-                                            loader: loader, coders: coders, work: work, tracing: tracing)
-        } catch where !(error is CancellationError) && !Task.isCancelled && request.context.alternativeSources?.isEmpty == false {
-            return try await loadAlternative(request, failure: error, coders: coders, work: work, tracing: tracing)
+    /// Whether a failed load goes on to the context's alternative sources.
+    @inline(never)
+    private func triesAlternatives(after error: any Error, _ request: LoadRequest) -> Bool {
+        !(error is CancellationError) && !Task.isCancelled && request.context.alternativeSources?.isEmpty == false
+    }
+
+    /// Stage 3, the download (shared, with previews when asked), then stages 4 to 6.
+    @inline(never)
+    private func transferAndDecode(_ request: LoadRequest, cached: ImageCacheResult?, loader: any ImageLoader, coders: ImageCoders,
+                                   work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
+        let validators = Self.validators(of: cached)
+        let progressive = request.options.contains(.progressiveLoad) && !request.options.contains(.avoidDecodeImage)
+        let (download, incremental) = try await traceStage("webimage.download", tracing) {
+            try await fetch(request, loader: loader, coders: coders, validators: validators, progressive: progressive, work: work)
         }
+        return try await decodeAndStore(request, download: download, incremental: incremental, cached: cached,
+                                        loader: loader, coders: coders, work: work, tracing: tracing)
+    }
+
+    /// The validators stored with a cached entry, to revalidate it.
+    @inline(never)
+    private static func validators(of cached: ImageCacheResult?) -> CacheValidators? {
+        cached?.extendedData.flatMap(CacheEntryMetadata.init(stored:))?.validators
     }
 
     /// The alternative sources in order, after the asked URL failed with `failure` (thrown
@@ -182,38 +211,98 @@ struct ImagePipeline: Sendable {
     /// function's frame is sized for all of its suspension points, and every load waiting in
     /// the loader's queue holds the frame of `load`. 10,000 loads at once held about 20 KB of
     /// task frames each (heaptrack: 198 MB; 182 MB with this split and `fetchWithPreviews`).
+    /// Only the suspensions are written here; what runs between them is in synchronous
+    /// functions (`decoded`, `deliver`), whose temporaries stay on the thread's stack instead
+    /// of in this frame (5,616 bytes with them inline: a slab of task memory allocated for
+    /// every load).
     @inline(never)
     private func decodeAndStore(_ request: LoadRequest, download: Download, incremental: (any IncrementalImageDecoder)?,
                                 cached: ImageCacheResult?, loader: any ImageLoader, coders: ImageCoders,
                                 work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
-        let options = request.options
         // The body waits for a decode slot: counted by the loader as its transfer ended, or here.
         let waiting = download.response.backlogClaim ?? backlog.claim(download.data.count)
         defer { waiting.release() }
         if download.response.statusCode == 304, let cached {
-            // Not modified: the entry's freshness is refreshed, and a disk hit that waited for
-            // this answer goes into memory now.
-            var result = ImageResult(cached, url: request.url)
-            if let key = request.cacheKey {
-                let refreshed = await refreshEntry(key, stored: cached.extendedData, notModified: download.response, request)
-                let (freshness, lifetime) = memoryTerms(refreshed, request)
-                result.freshness = freshness
-                if cached.cacheType == .disk, request.settings.respectsHTTPHeaders {
-                    _ = await storeInMemory(request, image: cached.image, lifetime: lifetime)
-                }
-            }
-            return SharedResult(result)
+            return await notModified(request, cached: cached, response: download.response)
         }
-        guard download.response.statusCode != 304 else { throw ImageError.badStatusCode(304, url: request.url) }
-        guard !download.data.isEmpty else { throw ImageError.decodingFailed(.emptyData, source: request.url.absoluteString, byteCount: 0) }
+        try Self.checkBody(download, request)
 
-        // 4. Decode (a failure names the URL and the byte count), 5. process: one load per core
-        // at a time, until its callers are resumed.
+        // 4. Decode, 5. process: one load per core at a time, until its callers are resumed.
         try Task.checkCancellation()
         guard await decodeSlots.acquire() else { throw CancellationError() }
         waiting.release()
         var holdsSlot = true
         defer { if holdsSlot { decodeSlots.release() } }
+        let decoded = try decoded(request, download: download, incremental: incremental, loader: loader, coders: coders, tracing: tracing)
+
+        // 6. Store. A cache with synchronous memory takes the image before any caller is resumed
+        // (a lock): a call made as soon as one returns finds it there, whatever its options
+        // (a call that cannot join this work, such as a plain one after a progressive one,
+        // went to the network again). Another `ImageCaching` may suspend: the callers get the
+        // image now (unless they wait for the stores) while its memory store runs, and the
+        // work stays in the table until it is done, so a caller that joins meanwhile gets the
+        // image as a memory hit.
+        if decoded.storesFirst { _ = await storeInMemory(request, image: decoded.image, lifetime: decoded.lifetime) }
+        let (result, resumed, reservation) = deliver(decoded, request, download: download, work: work)
+        if !decoded.storesFirst { _ = await storeInMemory(request, image: decoded.image, lifetime: decoded.lifetime) }
+        // The image is in memory; a large one is also in the hands of every caller before the
+        // next decode starts (a resumed caller's task may wait behind a burst's jobs, holding
+        // the bitmap). With .waitStoreCache the callers wait for the disk: their number, not
+        // this slot, bounds what waits.
+        await result.waitForPickups(resumed)
+        decodeSlots.release()
+        holdsSlot = false
+        let failure = await storeOnDisk(request, original: decoded.original, image: decoded.image, data: download.data,
+                                        derived: decoded.derived, coders: coders, metadata: .entry(decoded.metadata),
+                                        storable: decoded.storable, reservation: reservation)
+        // With .waitStoreCache the callers wait for the stores: they learn whether they failed.
+        guard let failure else { return result }
+        var failed = result.result
+        failed.storeFailure = failure
+        return SharedResult(failed)
+    }
+
+    /// A 304 to a revalidation: the entry's freshness is refreshed, and a disk hit that waited
+    /// for this answer goes into memory now.
+    @inline(never)
+    private func notModified(_ request: LoadRequest, cached: ImageCacheResult, response: ImageLoaderResponse) async -> SharedResult {
+        var result = ImageResult(cached, url: request.url)
+        if let key = request.cacheKey {
+            let refreshed = await refreshEntry(key, stored: cached.extendedData, notModified: response, request)
+            let (freshness, lifetime) = memoryTerms(refreshed, request)
+            result.freshness = freshness
+            if cached.cacheType == .disk, request.settings.respectsHTTPHeaders {
+                _ = await storeInMemory(request, image: cached.image, lifetime: lifetime)
+            }
+        }
+        return SharedResult(result)
+    }
+
+    /// Fails a body that cannot be decoded before it waits for a decode slot.
+    private static func checkBody(_ download: Download, _ request: LoadRequest) throws {
+        guard download.response.statusCode != 304 else { throw ImageError.badStatusCode(304, url: request.url) }
+        guard !download.data.isEmpty else { throw ImageError.decodingFailed(.emptyData, source: request.url.absoluteString, byteCount: 0) }
+    }
+
+    /// A decoded and processed image, with what its stores need.
+    private struct Decoded {
+        let original: Image
+        let image: Image
+        /// Whether `image` differs from what the bytes decode to (stored apart from the original).
+        let derived: Bool
+        let metadata: CacheEntryMetadata
+        let storable: Bool
+        let freshness: HTTPFreshness?
+        let lifetime: Duration?
+        /// Whether memory takes the image before the callers are resumed.
+        let storesFirst: Bool
+    }
+
+    /// Stages 4 and 5 (synchronous): the body decoded (a failure names the URL and the byte
+    /// count) and transformed, with the response's cache terms. Checks cancellation after each.
+    @inline(never)
+    private func decoded(_ request: LoadRequest, download: Download, incremental: (any IncrementalImageDecoder)?,
+                         loader: any ImageLoader, coders: ImageCoders, tracing: Bool) throws -> Decoded {
         let original: Image
         let decodeStart = ContinuousClock.now
         do {
@@ -236,55 +325,39 @@ struct ImagePipeline: Sendable {
         }
         // Every caller may have left while the transform ran: then nothing of it is stored.
         try Task.checkCancellation()
-        let derived = request.isDerived && !(image.isAnimated && !options.contains(.transformAnimatedImage) && !request.settings.reducesDecode)
-
-        // 6. Store. A cache with synchronous memory takes the image before any caller is resumed
-        // (a lock): a call made as soon as one returns finds it there, whatever its options
-        // (a call that cannot join this work, such as a plain one after a progressive one,
-        // went to the network again). Another `ImageCaching` may suspend: the callers get the
-        // image now (unless they wait for the stores) while its memory store runs, and the
-        // work stays in the table until it is done, so a caller that joins meanwhile gets the
-        // image as a memory hit.
+        let derived = request.isDerived && !(image.isAnimated && !request.options.contains(.transformAnimatedImage) && !request.settings.reducesDecode)
         let (metadata, storable) = metadata(of: download.response, request, loader: loader)
         let (freshness, lifetime) = memoryTerms(metadata, request)
-        let storesFirst = request.settings.hasSynchronousMemory
-        if storesFirst { _ = await storeInMemory(request, image: image, lifetime: lifetime) }
-        var loaded = ImageResult(image: image, data: derived ? nil : download.data, cacheType: .none, url: request.resultURL)
+        return Decoded(original: original, image: image, derived: derived, metadata: metadata, storable: storable,
+                       freshness: freshness, lifetime: lifetime, storesFirst: request.settings.hasSynchronousMemory)
+    }
+
+    /// The callers waiting now resumed with the loaded image (unless they wait for the stores);
+    /// returns the result, how many were resumed, and the background disk write's reservation.
+    @inline(never)
+    private func deliver(_ decoded: Decoded, _ request: LoadRequest, download: Download,
+                         work: SharedWork<ImageEvent, SharedResult>) -> (SharedResult, resumed: Int, PendingStores.Reservation?) {
+        let image = decoded.image
+        var loaded = ImageResult(image: image, data: decoded.derived ? nil : download.data, cacheType: .none, url: request.resultURL)
         loaded.sourceURL = request.url
         loaded.transferMetrics = download.response.metrics
-        loaded.freshness = freshness
+        loaded.freshness = decoded.freshness
         let result = SharedResult(loaded, countsPickups: image.memoryCost >= ImagePipeline.pickupWaitCost)
         // The background disk write is registered before any caller is resumed, so that a
         // `waitForPendingStores()` called as soon as the load returns waits for it.
-        let reservation = options.contains(.waitStoreCache) ? nil : pendingStores.reserve(key: derived ? request.originalKey : nil)
-        var resumed = 0
-        if !options.contains(.waitStoreCache) {
-            // Callers that join from now get their own result, never `result`: only the callers
-            // resumed here count as its pickups (a late joiner's pickup before the count is set
-            // would leave the work waiting for one that never comes).
-            let late = request.cacheKey != nil && request.memoryStoreType.includesMemory
-                ? SharedResult(ImageResult(image: image, data: result.result.data, cacheType: .memory, url: request.resultURL))
-                : SharedResult(result.result)
-            // A caller that joined before now but was not yet waiting (the work outran it) is
-            // one of the load's callers: it gets the load's result (cacheType .none, not a
-            // memory hit), though not counted among the pickups (deliver counts only waiters).
-            let early = result.countsPickups ? SharedResult(result.result) : result
-            resumed = work.deliver(result, late: late, early: early)
-        }
-        if !storesFirst { _ = await storeInMemory(request, image: image, lifetime: lifetime) }
-        // The image is in memory; a large one is also in the hands of every caller before the
-        // next decode starts (a resumed caller's task may wait behind a burst's jobs, holding
-        // the bitmap). With .waitStoreCache the callers wait for the disk: their number, not
-        // this slot, bounds what waits.
-        await result.waitForPickups(resumed)
-        decodeSlots.release()
-        holdsSlot = false
-        let failure = await storeOnDisk(request, original: original, image: image, data: download.data, derived: derived,
-                                        coders: coders, metadata: .entry(metadata), storable: storable, reservation: reservation)
-        // With .waitStoreCache the callers wait for the stores: they learn whether they failed.
-        guard let failure else { return result }
-        var failed = result.result
-        failed.storeFailure = failure
-        return SharedResult(failed)
+        let waitsForStores = request.options.contains(.waitStoreCache)
+        let reservation = waitsForStores ? nil : pendingStores.reserve(key: decoded.derived ? request.originalKey : nil)
+        guard !waitsForStores else { return (result, 0, nil) }
+        // Callers that join from now get their own result, never `result`: only the callers
+        // resumed here count as its pickups (a late joiner's pickup before the count is set
+        // would leave the work waiting for one that never comes).
+        let late = request.cacheKey != nil && request.memoryStoreType.includesMemory
+            ? SharedResult(ImageResult(image: image, data: result.result.data, cacheType: .memory, url: request.resultURL))
+            : SharedResult(result.result)
+        // A caller that joined before now but was not yet waiting (the work outran it) is
+        // one of the load's callers: it gets the load's result (cacheType .none, not a
+        // memory hit), though not counted among the pickups (deliver counts only waiters).
+        let early = result.countsPickups ? SharedResult(result.result) : result
+        return (result, work.deliver(result, late: late, early: early), reservation)
     }
 }

@@ -232,6 +232,8 @@ final class LoadRequest: Sendable {
     /// Whether a memory hit is answered without suspending: the cache's memory answers at once
     /// and the call wants no data from disk with the hit.
     var answersMemoryAtOnce: Bool { settings.hasSynchronousMemory && !options.contains(.queryMemoryData) }
+    /// Whether the work asks the disk cache (or the cached original) before the loader.
+    var queriesDisk: Bool { cacheKey != nil && !options.contains(.fromLoaderOnly) }
     /// The priority the caller subscribes with: its handle's, else its options'.
     var callerPriority: ImageLoaderPriority { settings.priorityHandle?.value ?? priority }
 
@@ -248,8 +250,11 @@ final class LoadRequest: Sendable {
         decodeReducesPlainKey ? ImageCacheType(memory: false, disk: storeType.includesDisk) : storeType
     }
 
-    /// The request sent to the loader; `validators` make it conditional (`.refreshCached`).
-    func loaderRequest(validators: CacheValidators?, priority handle: LoadPriority? = nil) -> ImageLoaderRequest {
+    /// The request sent to the loader; `validators` make it conditional (`.refreshCached`);
+    /// `backlog` is the manager's (see `ImageLoaderRequest.backlog`). Never inlined: its
+    /// temporaries would size the async frame of every transfer.
+    @inline(never)
+    func loaderRequest(validators: CacheValidators?, priority handle: LoadPriority? = nil, backlog: BacklogGate? = nil) -> ImageLoaderRequest {
         var request = ImageLoaderRequest(
             url: url, timeout: timeout, priority: handle?.value ?? priority,
             allowsInvalidCertificates: options.contains(.allowInvalidSSLCertificates),
@@ -260,6 +265,7 @@ final class LoadRequest: Sendable {
         request.responseModifier = context.responseModifier
         request.decryptor = context.decryptor
         request.context = context
+        request.backlog = backlog
         if let validators {
             request.acceptsNotModified = true
             if let etag = validators.etag { request.headers["If-None-Match"] = etag }

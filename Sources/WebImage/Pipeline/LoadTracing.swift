@@ -92,10 +92,17 @@ final class WorkSpans: Sendable {
 }
 
 /// A stage of a load as a child span of the load's, when a tracer is at work (`tracing`).
+/// The span is opened one call away: inlined, its temporaries took space in the async frame
+/// of every load, traced or not.
 @inline(__always)
 func traceStage<T>(_ name: String, _ tracing: Bool, _ body: () async throws -> T) async throws -> T {
     guard tracing else { return try await body() }
-    return try await withSpan(name) { _ in try await body() }
+    return try await tracedStage(name, body)
+}
+
+@inline(never)
+private func tracedStage<T>(_ name: String, _ body: () async throws -> T) async throws -> T {
+    try await withSpan(name) { _ in try await body() }
 }
 
 /// A synchronous stage of a load as a child span of the load's, when a tracer is at work (`tracing`).

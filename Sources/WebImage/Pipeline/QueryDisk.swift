@@ -19,7 +19,7 @@ extension ImagePipeline {
     /// miss carrying it), and one made for other request headers (`Vary`) is a plain miss.
     func queryDisk(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders) async throws -> DiskQuery {
         let options = request.options
-        guard let key = request.cacheKey, !options.contains(.fromLoaderOnly) else { return .miss(cached: nil) }
+        guard request.queriesDisk, let key = request.cacheKey else { return .miss(cached: nil) }
         try Task.checkCancellation()
         let refreshing = options.contains(.refreshCached)
         let checksFreshness = request.settings.respectsHTTPHeaders && !refreshing

@@ -8,9 +8,18 @@ extension ImagePipeline {
     /// Puts the loaded image into memory, as the request's store type allows, for at most
     /// `lifetime` (its response's freshness; zero: not at all); true when it went there. A
     /// failure is logged: the callers still get the image.
+    /// Inlined: a store that does not suspend (none, or a cache with synchronous memory) takes
+    /// no async frame of its own.
+    @inline(__always)
     func storeInMemory(_ request: LoadRequest, image: Image, lifetime: Duration? = nil) async -> Bool {
         guard let key = request.cacheKey, request.memoryStoreType.includesMemory else { return false }
         if request.settings.hasSynchronousMemory { return request.cache.storeInMemoryNow(image, forKey: key, lifetime: lifetime) }
+        return await storeInMemorySuspending(request, key: key, image: image, lifetime: lifetime)
+    }
+
+    /// `storeInMemory` through a cache whose memory store may suspend.
+    @inline(never)
+    private func storeInMemorySuspending(_ request: LoadRequest, key: String, image: Image, lifetime: Duration?) async -> Bool {
         if let lifetime, lifetime <= .zero { return false }
         do {
             try await request.cache.store(image, data: nil, extendedData: nil, forKey: key, to: .memory, context: request.context)
@@ -28,10 +37,24 @@ extension ImagePipeline {
     /// bytes is encoded with the context's `cacheEncoding` by `coders`. `metadata` (validators and freshness) is written with each
     /// entry; `storable` false (a `no-store` response under `.respectHeaders`) writes nothing.
     /// Failures are logged: the caller still gets the image.
-    @discardableResult
+    /// Inlined: only a write the callers wait for (`.waitStoreCache`) suspends; any other is
+    /// planned and started in the background synchronously, with no async frame.
+    @discardableResult @inline(__always)
     func storeOnDisk(_ request: LoadRequest, original: Image, image: Image, data: Data?, derived: Bool, coders: ImageCoders,
                      metadata: StoredMetadata, storable: Bool = true, storesOriginal: Bool = true,
                      reservation: PendingStores.Reservation? = nil) async -> ImageError? {
+        guard let write = diskWrite(request, original: original, image: image, data: data, derived: derived, coders: coders,
+                                    metadata: metadata, storable: storable, storesOriginal: storesOriginal, reservation: reservation)
+        else { return nil }
+        return await write()
+    }
+
+    /// The disk write of `storeOnDisk`: started in the background (in place of `reservation`)
+    /// and nil, or with `.waitStoreCache` returned to be awaited; nil when nothing is written.
+    @inline(never)
+    private func diskWrite(_ request: LoadRequest, original: Image, image: Image, data: Data?, derived: Bool, coders: ImageCoders,
+                           metadata: StoredMetadata, storable: Bool, storesOriginal: Bool,
+                           reservation: PendingStores.Reservation?) -> (@Sendable () async -> ImageError?)? {
         // A reservation not handed to a write is released, whichever way this returns.
         var started = false
         defer { if let reservation, !started { pendingStores.release(reservation) } }
@@ -90,7 +113,7 @@ extension ImagePipeline {
                 return error as? ImageError ?? ImageError.cacheWriteFailed(path: key, reason: "\(error)")
             }
         }
-        if request.options.contains(.waitStoreCache) { return await disk() }
+        if request.options.contains(.waitStoreCache) { return disk }
         pendingStores.start({ _ = await disk() }, reservation: reservation)
         started = true
         return nil
