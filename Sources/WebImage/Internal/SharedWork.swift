@@ -130,13 +130,19 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
     @inline(__always)
     nonisolated(nonsending) func wait(_ id: Int) async throws -> Output {
         try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (waiter: Waiter) in
-                if case .resume(let outcome) = machine.withLock({ $0.wait(id, waiter: waiter) }) {
-                    waiter.resume(with: outcome)
-                }
-            }
+            try await withUnsafeThrowingContinuation { (waiter: Waiter) in park(id, waiter) }
         } onCancel: {
             leave(id)
+        }
+    }
+
+    /// Subscriber `id` waits with `waiter`, resumed at once when the outcome is in. Apart from
+    /// `wait` (never inlined): the state machine's answer would take room in the async frame
+    /// of every waiting caller.
+    @inline(never)
+    private func park(_ id: Int, _ waiter: Waiter) {
+        if case .resume(let outcome) = machine.withLock({ $0.wait(id, waiter: waiter) }) {
+            waiter.resume(with: outcome)
         }
     }
 

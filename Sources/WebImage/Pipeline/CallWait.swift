@@ -115,8 +115,19 @@ extension ImageManager {
     }
 
     /// Joins or starts the shared work of `request` (disk, download, decode, transform, store)
-    /// and waits for it. Works wait for their start in the order of the loader's own queue.
+    /// and waits for it.
     private func run(_ request: LoadRequest, loader: any ImageLoader, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
+        let (work, id) = joinOrStart(request, loader: loader, onEvent: onEvent)
+        return try await work.wait(id)
+    }
+
+    /// The shared work of `request`, joined or started, and this caller's subscription to it.
+    /// Works wait for their start in the order of the loader's own queue. Synchronous and
+    /// apart from `run`: the work's body and the join stay out of the frame every waiting
+    /// caller keeps.
+    @inline(never)
+    private func joinOrStart(_ request: LoadRequest, loader: any ImageLoader,
+                             onEvent: (@Sendable (ImageEvent) -> Void)?) -> (SharedWork<ImageEvent, SharedResult>, Int) {
         let (coders, pipeline) = (self.coders, self.pipeline)
         let trace = WorkSpans.creatorContext()
         let (work, id, isNew) = pipeline.works.join(
@@ -127,7 +138,7 @@ extension ImageManager {
         }
         followPriority(of: request, in: work, id: id)
         if !isNew { pipeline.spans.joined(work) }
-        return try await work.wait(id)
+        return (work, id)
     }
 
     /// A caller that gave a priority handle moves its subscription when the handle changes.
