@@ -124,7 +124,7 @@ struct ImagePipeline: Sendable {
 
     /// The stages of `load`, in the load's span (each stage in a span of its own when `tracing`).
     /// The synchronous steps between the stages are functions of their own: written inline,
-    /// their temporaries sized this async frame (3 KB a load) though no suspension needs them.
+    /// their temporaries sized this async frame though no suspension needs them.
     private func loadStages(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders,
                             work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
         // 2. Disk (the manager looked in memory).
@@ -209,12 +209,10 @@ struct ImagePipeline: Sendable {
 
     /// Stages 4 to 6, once the body is in. A function of its own (never inlined): an async
     /// function's frame is sized for all of its suspension points, and every load waiting in
-    /// the loader's queue holds the frame of `load`. 10,000 loads at once held about 20 KB of
-    /// task frames each (heaptrack: 198 MB; 182 MB with this split and `fetchWithPreviews`).
-    /// Only the suspensions are written here; what runs between them is in synchronous
-    /// functions (`decoded`, `deliver`), whose temporaries stay on the thread's stack instead
-    /// of in this frame (5,616 bytes with them inline: a slab of task memory allocated for
-    /// every load).
+    /// the loader's queue holds the frame of `load`. Only the suspensions are written here;
+    /// what runs between them is in synchronous functions (`decoded`, `deliver`), whose
+    /// temporaries stay on the thread's stack instead of in this frame (Benchmarks/README.md,
+    /// "Task memory of a load").
     @inline(never)
     private func decodeAndStore(_ request: LoadRequest, download: Download, incremental: (any IncrementalImageDecoder)?,
                                 cached: ImageCacheResult?, loader: any ImageLoader, coders: ImageCoders,
