@@ -117,7 +117,12 @@ public struct ImageLoaderResponse: Sendable {
     /// What the transfer took (`HTTPImageLoader`, in the response of `data(for:)` and in the
     /// manager's `ImageResult.transferMetrics`); nil from other loaders and in a streamed
     /// response, which is sent before the transfer ends.
-    public var metrics: TransferMetrics?
+    public var metrics: TransferMetrics? {
+        get { measured?.metrics }
+        set { measured = newValue.map(MeasuredTransfer.init) }
+    }
+    /// The metrics, boxed: every stage of a load holds and copies the response.
+    var measured: MeasuredTransfer?
     /// The MIME type without parameters, when known.
     public var mimeType: String? { headers["content-type"]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }
 

@@ -51,3 +51,11 @@ final class TransferMetricsRecorder: Sendable {
 
     func record(_ metrics: TransferMetrics) { value.withLock { $0 = metrics } }
 }
+
+/// A transfer's metrics in a box of their own, so that a response or a result that carries
+/// them is one reference larger, not the size of every field (see
+/// `ImageLoaderResponse.metrics` and `ImageResult.transferMetrics`).
+final class MeasuredTransfer: Sendable {
+    let metrics: TransferMetrics
+    init(_ metrics: TransferMetrics) { self.metrics = metrics }
+}

@@ -149,9 +149,9 @@ extension ImagePipeline {
     @inline(never)
     private static func finished(_ download: inout Download, _ url: URL, recorder: TransferMetricsRecorder, metrics: LoadMetrics,
                                  events: LoadEventHub) {
-        if download.response.metrics == nil { download.response.metrics = recorder.metrics }
+        if download.response.measured == nil, let measured = recorder.metrics { download.response.measured = MeasuredTransfer(measured) }
         metrics.downloaded(download.data.count)
-        if let measured = download.response.metrics { metrics.recordTransfer(measured) }
+        if let measured = download.response.measured { metrics.recordTransfer(measured.metrics) }
         events.send(.downloadFinished(url, bytes: download.data.count, metrics: download.response.metrics))
     }
 

@@ -41,8 +41,9 @@ public struct ImageResult: Sendable {
         get { measured?.metrics }
         set { measured = newValue.map(MeasuredTransfer.init) }
     }
-    /// The metrics, boxed: a memory hit's result carries one nil reference, not ten fields.
-    private var measured: MeasuredTransfer?
+    /// The metrics, boxed: a memory hit's result carries one nil reference, not ten fields
+    /// (the response's box is passed on as it is).
+    var measured: MeasuredTransfer?
     /// Why the image was not cached on disk as asked (a full or read-only disk, an unwritable
     /// cache directory), when the stores ran before this result was given (`.waitStoreCache`); nil
     /// when they succeeded, or when they run in the background (then a failure is logged).
@@ -76,8 +77,3 @@ private final class BoxedFreshness: Sendable {
     init(_ value: HTTPFreshness) { self.value = value }
 }
 
-/// A transfer's metrics in a box of their own (see `ImageResult.transferMetrics`).
-private final class MeasuredTransfer: Sendable {
-    let metrics: TransferMetrics
-    init(_ metrics: TransferMetrics) { self.metrics = metrics }
-}

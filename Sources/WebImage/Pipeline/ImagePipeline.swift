@@ -338,7 +338,7 @@ struct ImagePipeline: Sendable {
         let image = decoded.image
         var loaded = ImageResult(image: image, data: decoded.derived ? nil : download.data, cacheType: .none, url: request.resultURL)
         loaded.sourceURL = request.url
-        loaded.transferMetrics = download.response.metrics
+        loaded.measured = download.response.measured
         loaded.freshness = decoded.freshness
         let result = SharedResult(loaded, countsPickups: image.memoryCost >= ImagePipeline.pickupWaitCost)
         // The background disk write is registered before any caller is resumed, so that a
