@@ -103,11 +103,9 @@ extension ImagePipeline {
         try Task.checkCancellation()
         let (backlog, revalidation, limiter, metrics, events) = (self.backlog, validators, rateLimiter, self.metrics, self.events)
         let download = try await downloads.run(DownloadKey(request), priority: work.priority, onEvent: nil) { transfer in
-            var loaderRequest = request.loaderRequest(validators: revalidation, priority: transfer.priority)
-            loaderRequest.backlog = backlog
-            return try await ImagePipeline.transfer(loaderRequest, loader: loader, streaming: false, transfer: transfer,
-                                                    retry: request.settings.retry, limiter: limiter, metrics: metrics,
-                                                    events: events)
+            try await ImagePipeline.transfer(request.loaderRequest(validators: revalidation, priority: transfer.priority, backlog: backlog),
+                                             loader: loader, streaming: false, transfer: transfer,
+                                             retry: request.settings.retry, limiter: limiter, metrics: metrics, events: events)
         }
         // No decode waits for these bytes: they leave the loader's decode backlog now.
         download.response.backlogClaim?.release()
