@@ -82,11 +82,16 @@ public final class ImageManager: Sendable {
     }
 
     /// The load as a stream: progress, previews (with `.progressiveLoad`), then `.finished`.
-    /// Cancelling the iterating task (or dropping the stream) cancels this caller's load.
+    /// Cancelling the iterating task (or dropping the stream) cancels this caller's load; a stream
+    /// made in a task already cancelled asks nothing and ends with `CancellationError`.
     public func events(for url: URL, options: ImageOptions = [], context: ImageContext = .init())
         -> AsyncThrowingStream<ImageEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream<ImageEvent, any Error>.makeStream()
+        // A caller already cancelled asks nothing: the load starts cancelled, so it ends as any
+        // cancelled call does (one `loadFailed`), before the stream is first iterated.
+        let cancelledAtCall = Task.isCancelled
         let task = Task {
+            if cancelledAtCall { withUnsafeCurrentTask { $0?.cancel() } }
             do {
                 let outcome = try await self.perform(url, options: options, context: context) { continuation.yield($0) }
                 continuation.yield(.finished(outcome.result(url)))

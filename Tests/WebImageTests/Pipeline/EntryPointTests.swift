@@ -99,6 +99,23 @@ import Testing
         await h.finish()
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aStreamMadeInACancelledTaskAsksNothingEvenBeforeItIsIterated() async throws {
+        let (h, events) = try await harness()
+        let url = h.url("/slow.png")
+        // The stream leaves its cancelled task un-iterated: its load must still start cancelled.
+        let maker = Task {
+            while !Task.isCancelled { await Task.yield() }
+            return h.manager.events(for: url)
+        }
+        maker.cancel()
+        let stream = await maker.value
+        #expect(await outcomes(events, calls: 1) == ["cancelled"])
+        await #expect(throws: CancellationError.self) { for try await _ in stream {} }
+        #expect(h.server.requestCount("/slow.png") == 0)
+        await h.finish()
+    }
+
     @Test(.timeLimit(.minutes(1)), arguments: Entry.allCases)
     func aDeadlineEndsTheCallOnce(_ entry: Entry) async throws {
         let (h, events) = try await harness(delay: .seconds(2))
