@@ -24,28 +24,20 @@ extension Decryptor {
     /// the response and progress pass through, the chunks are held, and the decrypted body
     /// comes as one chunk at the end. A decryptor that throws fails the load.
     func decrypting(_ source: AsyncThrowingStream<ImageLoaderEvent, any Error>, url: URL) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {
-        AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    var body = Data(), response: ImageLoaderResponse?
-                    for try await event in source {
-                        switch event {
-                        case .response(let first):
-                            response = first
-                            continuation.yield(event)
-                        case .data(let chunk): body.append(chunk)
-                        case .progress: continuation.yield(event)
-                        }
-                    }
-                    try Task.checkCancellation()
-                    let answered = response ?? ImageLoaderResponse(statusCode: 200, headers: [:], expectedContentLength: nil, url: url)
-                    continuation.yield(.data(try decrypt(body, answered)))
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
+        .produced { continuation in
+            var body = Data(), response: ImageLoaderResponse?
+            for try await event in source {
+                switch event {
+                case .response(let first):
+                    response = first
+                    continuation.yield(event)
+                case .data(let chunk): body.append(chunk)
+                case .progress: continuation.yield(event)
                 }
             }
-            continuation.onTermination = { _ in task.cancel() }
+            try Task.checkCancellation()
+            let answered = response ?? ImageLoaderResponse(statusCode: 200, headers: [:], expectedContentLength: nil, url: url)
+            continuation.yield(.data(try decrypt(body, answered)))
         }
     }
 }

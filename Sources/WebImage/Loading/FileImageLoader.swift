@@ -27,16 +27,8 @@ public final class FileImageLoader: ImageLoader {
 
     private func read(_ request: ImageLoaderRequest) -> AsyncThrowingStream<ImageLoaderEvent, any Error> {
         let reader = self.reader
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    try await reader.read(request.url) { event in continuation.yield(event) }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        return .produced { continuation in
+            try await reader.read(request.url) { event in continuation.yield(event) }
         }
     }
 }

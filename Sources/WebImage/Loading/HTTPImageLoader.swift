@@ -132,18 +132,10 @@ public final class HTTPImageLoader: ImageLoader {
         // The asynchronous modifier runs in a task; the transfer starts only once it returned
         // and the consumer is still there.
         let engine = self.engine
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    let ready = try await HTTPImageLoader.modified(try prepared(request), by: asyncModifier)
-                    for try await event in engine.start(ready) { continuation.yield(event) }
-                    try Task.checkCancellation()
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        return .produced { continuation in
+            let ready = try await HTTPImageLoader.modified(try self.prepared(request), by: asyncModifier)
+            for try await event in engine.start(ready) { continuation.yield(event) }
+            try Task.checkCancellation()
         }
     }
 

@@ -86,22 +86,12 @@ public final class ImageManager: Sendable {
     /// made in a task already cancelled asks nothing and ends with `CancellationError`.
     public func events(for url: URL, options: ImageOptions = [], context: ImageContext = .init())
         -> AsyncThrowingStream<ImageEvent, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<ImageEvent, any Error>.makeStream()
         // A caller already cancelled asks nothing: the load starts cancelled, so it ends as any
         // cancelled call does (one `loadFailed`), before the stream is first iterated.
-        let cancelledAtCall = Task.isCancelled
-        let task = Task {
-            if cancelledAtCall { withUnsafeCurrentTask { $0?.cancel() } }
-            do {
-                let outcome = try await self.perform(url, options: options, context: context) { continuation.yield($0) }
-                continuation.yield(.finished(outcome.result(url)))
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
+        .produced { continuation in
+            let outcome = try await self.perform(url, options: options, context: context) { continuation.yield($0) }
+            continuation.yield(.finished(outcome.result(url)))
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
     }
 
     /// The image a call of `url` with `options` and `context` would be given from memory,

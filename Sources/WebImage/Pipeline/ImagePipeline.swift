@@ -251,7 +251,7 @@ struct ImagePipeline: Sendable {
         decodeSlots.release()
         holdsSlot = false
         let failure = await storeOnDisk(request, original: decoded.original, image: decoded.image, data: download.data,
-                                        derived: decoded.derived, coders: coders, metadata: .entry(decoded.metadata),
+                                        derived: decoded.derived, coders: coders, metadata: decoded.metadata.map(StoredMetadata.entry) ?? .stored(nil),
                                         storable: decoded.storable, reservation: reservation)
         // With .waitStoreCache the callers wait for the stores: they learn whether they failed.
         guard let failure else { return result }
@@ -288,7 +288,9 @@ struct ImagePipeline: Sendable {
         let image: Image
         /// Whether `image` differs from what the bytes decode to (stored apart from the original).
         let derived: Bool
-        let metadata: CacheEntryMetadata
+        /// The response's cache metadata; nil when the load neither writes to disk nor follows
+        /// the headers (`LoadRequest.Settings.readsResponseMetadata`).
+        let metadata: CacheEntryMetadata?
         let storable: Bool
         let freshness: HTTPFreshness?
         let lifetime: Duration?
@@ -324,7 +326,9 @@ struct ImagePipeline: Sendable {
         // Every caller may have left while the transform ran: then nothing of it is stored.
         try Task.checkCancellation()
         let derived = request.isDerived && !(image.isAnimated && !request.options.contains(.transformAnimatedImage) && !request.settings.reducesDecode)
-        let (metadata, storable) = metadata(of: download.response, request, loader: loader)
+        // A load that writes nothing to disk and ignores the headers reads no cache metadata.
+        let (metadata, storable) = request.settings.readsResponseMetadata
+            ? metadata(of: download.response, request, loader: loader) : (nil, true)
         let (freshness, lifetime) = memoryTerms(metadata, request)
         return Decoded(original: original, image: image, derived: derived, metadata: metadata, storable: storable,
                        freshness: freshness, lifetime: lifetime, storesFirst: request.settings.hasSynchronousMemory)

@@ -78,6 +78,17 @@ final class LoadRequest: Sendable {
         /// Whether the decoded image is smaller than the original (a thumbnail or a fill size).
         var reducesDecode: Bool { thumbnailSize != nil || fillSize != nil }
 
+        /// Whether a load may write to disk (its entry, or its original as the data-cache
+        /// policy asks): only then, or when the origin's headers rule memory too, does a
+        /// response's cache metadata need reading.
+        var mayWriteDisk: Bool {
+            storeType.includesDisk || originalStoreType.includesDisk || dataCachePolicy == .storeOriginalData
+                || dataCachePolicy == .storeAll
+        }
+
+        /// Whether a loaded response's cache metadata (validators, freshness) is used.
+        var readsResponseMetadata: Bool { respectsHTTPHeaders || mayWriteDisk }
+
         /// The settings of `context` (merged over the defaults already); `cache` is the manager's.
         init(_ context: ImageContext, cache defaultCache: any ImageCaching) {
             self.context = context
