@@ -304,17 +304,26 @@ if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_COALESCE"].flatMap
 }
 
 // WEBIMAGE_OVERHEAD=N: N interleaved rounds of the pipeline without caches and the hand-written
-// loop; prints the medians and exits.
+// loop; prints the medians and exits. WEBIMAGE_OVERHEAD_ONLY=a,b runs only the named sides, among
+// them the diagnostic ones: `handover` (each load and decode in a task of its own whose image the
+// caller takes), `transferover` (each load in a task of its own, decoded by the caller) and
+// `widthover` (each load and decode in a task of its own that hands over the width only).
 if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_OVERHEAD"].flatMap({ Int($0) }) {
-    var pipeline: [Double] = [], hand: [Double] = [], handedOver: [Double] = []
-    let only = ProcessInfo.processInfo.environment["WEBIMAGE_OVERHEAD_ONLY"]
+    let sides: [(name: String, run: () async throws -> Double)] = [
+        ("pipeline", pipelineWithoutCaches), ("hand", handWritten), ("handover", handWrittenHandedOver),
+        ("transferover", handWrittenTransferHandedOver), ("widthover", handWrittenWidthHandedOver),
+    ]
+    let only = ProcessInfo.processInfo.environment["WEBIMAGE_OVERHEAD_ONLY"].map { Set($0.split(separator: ",").map(String.init)) }
+    let chosen = sides.filter { only?.contains($0.name) ?? ($0.name == "pipeline" || $0.name == "hand") }
+    var times = [String: [Double]]()
     for _ in 0..<rounds {
-        pipeline.append(only == nil || only == "pipeline" || only == "handover" ? try await pipelineWithoutCaches() : 0)
-        hand.append(only == nil || only == "hand" || only == "handover" ? try await handWritten() : 0)
-        handedOver.append(only == "handover" ? try await handWrittenHandedOver() : 0)
+        for side in chosen { times[side.name, default: []].append(try await side.run()) }
     }
-    print("pipeline without caches \(f(median(pipeline))) ms; by hand \(f(median(hand))) ms; \(f(median(pipeline) / median(hand)))x"
-          + (only == "handover" ? "; by hand, decoded in a task of its own \(f(median(handedOver))) ms" : ""))
+    let hand = times["hand"].map(median)
+    print(chosen.map { side in
+        let ms = median(times[side.name]!)
+        return "\(side.name) \(f(ms)) ms" + (hand.map { side.name == "hand" ? "" : " (\(f(ms / $0))x by hand)" } ?? "")
+    }.joined(separator: "; "))
     finishMode()
 }
 
@@ -606,6 +615,37 @@ func handWrittenHandedOver() async throws -> Double {
             for url in smallURLs {
                 group.addTask {
                     try await Task { try Image(data: try await loader.data(for: ImageLoaderRequest(url: url)).0) }.value.width
+                }
+            }
+            for try await _ in group {}
+        }
+    })
+}
+/// The same, with each load in a task of its own whose bytes the caller's task takes and
+/// decodes (a diagnostic side of `WEBIMAGE_OVERHEAD`: a caller that decodes what a shared
+/// transfer hands it).
+func handWrittenTransferHandedOver() async throws -> Double {
+    let loader = HTTPImageLoader()
+    return ms(try await clock.measure {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for url in smallURLs {
+                group.addTask {
+                    try Image(data: try await Task { try await loader.data(for: ImageLoaderRequest(url: url)).0 }.value).width
+                }
+            }
+            for try await _ in group {}
+        }
+    })
+}
+/// The same, with each load and decode in a task of its own that hands over the width only
+/// (a diagnostic side of `WEBIMAGE_OVERHEAD`: the task hop without the image crossing threads).
+func handWrittenWidthHandedOver() async throws -> Double {
+    let loader = HTTPImageLoader()
+    return ms(try await clock.measure {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for url in smallURLs {
+                group.addTask {
+                    try await Task { try Image(data: try await loader.data(for: ImageLoaderRequest(url: url)).0).width }.value
                 }
             }
             for try await _ in group {}

@@ -78,12 +78,13 @@ final class LoadRequest: Sendable {
         /// Whether the decoded image is smaller than the original (a thumbnail or a fill size).
         var reducesDecode: Bool { thumbnailSize != nil || fillSize != nil }
 
-        /// Whether a load may write to disk (its entry, or its original as the data-cache
-        /// policy asks): only then, or when the origin's headers rule memory too, does a
-        /// response's cache metadata need reading.
+        /// Whether a load may write to disk: its entry, or the original of a transformed or
+        /// reduced image (as `originalStoreType` or the data-cache policy asks). Only then, or
+        /// when the origin's headers rule memory too, does a response's cache metadata need
+        /// reading.
         var mayWriteDisk: Bool {
-            storeType.includesDisk || originalStoreType.includesDisk || dataCachePolicy == .storeOriginalData
-                || dataCachePolicy == .storeAll
+            storeType.includesDisk || (transformer != nil || reducesDecode)
+                && (originalStoreType.includesDisk || dataCachePolicy == .storeOriginalData || dataCachePolicy == .storeAll)
         }
 
         /// Whether a loaded response's cache metadata (validators, freshness) is used.
