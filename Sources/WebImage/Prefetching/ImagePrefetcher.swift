@@ -95,7 +95,8 @@ public final class ImagePrefetcher: Sendable {
     /// Starts loading `urls` with the prefetcher's options and context, or this batch's own
     /// (`options` replace the prefetcher's; `context` is merged over its); the stream yields
     /// the progress after each URL and ends when all are done or the batch is cancelled. An
-    /// empty batch yields one `0 of 0` value.
+    /// empty batch yields one `0 of 0` value. A batch asked for from a task that is already
+    /// cancelled loads nothing.
     public func prefetch(_ urls: [URL], options: ImageOptions? = nil, context: ImageContext? = nil) -> AsyncStream<PrefetchProgress> {
         let (stream, continuation) = AsyncStream<PrefetchProgress>.makeStream()
         guard !urls.isEmpty else {
@@ -107,7 +108,11 @@ public final class ImagePrefetcher: Sendable {
         let manager = self.manager, options = options ?? self.options, slots = self.slots, gate = self.gate
         let context = context.map { $0.merged(over: self.context) } ?? self.context
         let width = maxConcurrentPrefetchCount, batches = self.batches, destination = self.destination
+        // A batch asked for from a task already cancelled starts cancelled: it loads nothing, as
+        // every stream the library hands out (see `AsyncThrowingStream.produced(by:)`).
+        let cancelledAtCall = Task.isCancelled
         let task = Task {
+            if cancelledAtCall { withUnsafeCurrentTask { $0?.cancel() } }
             var progress = PrefetchProgress(finished: 0, skipped: 0, total: urls.count)
             await withTaskGroup(of: (URL, Bool)?.self) { group in
                 var next = urls.makeIterator()

@@ -30,6 +30,22 @@ import Testing
         await h.finish()
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aBatchAskedForFromACancelledTaskLoadsNothing() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let (manager, loader, urls) = recordingManager("c", count: 4, in: directory)
+        let prefetcher = ImagePrefetcher(manager: manager)
+        let maker = Task {
+            while !Task.isCancelled { await Task.yield() }
+            return prefetcher.prefetch(urls)
+        }
+        maker.cancel()
+        let progress = await drain(await maker.value)
+        #expect(progress.allSatisfy { $0.finished == 0 })
+        #expect(loader.requests.isEmpty, "nothing was loaded")
+    }
+
     /// A manager over a `RecordingLoader` serving `count` images named `/NAME0.png`... as
     /// `mem:` URLs, with a cache in `directory`.
     func recordingManager(_ name: String, count: Int, in directory: TemporaryDirectory, delay: Duration = .milliseconds(30),
