@@ -570,9 +570,14 @@ for (label, path) in [("12 KB JPEG", "small/0000.jpg"), ("1024x768 WebP", "photo
 //    loader alone, decoding alone and storing alone.
 func endToEnd() async throws -> Double {
     let (manager, _) = freshManager()
-    return ms(try await clock.measure {
+    return try await eachSmallURL { url in try await manager.image(for: url, options: .waitStoreCache).width }
+}
+/// The milliseconds `perURL` takes over the 1,000 small JPEGs' URLs, one task per URL in a
+/// task group (every side of the end-to-end and overhead rows runs this way).
+func eachSmallURL(_ perURL: @escaping @Sendable (URL) async throws -> Int) async throws -> Double {
+    ms(try await clock.measure {
         try await withThrowingTaskGroup(of: Int.self) { group in
-            for url in smallURLs { group.addTask { try await manager.image(for: url, options: .waitStoreCache).width } }
+            for url in smallURLs { group.addTask { try await perURL(url) } }
             for try await _ in group {}
         }
     })
@@ -588,78 +593,42 @@ func pipelineWithoutCaches() async throws -> Double {
         context.storeCacheType = ImageCacheType.none
         return context
     }()
-    return ms(try await clock.measure {
-        try await withThrowingTaskGroup(of: Int.self) { group in
-            for url in smallURLs { group.addTask { try await manager.image(for: url, options: .fromLoaderOnly, context: context).width } }
-            for try await _ in group {}
-        }
-    })
+    return try await eachSmallURL { url in try await manager.image(for: url, options: .fromLoaderOnly, context: context).width }
 }
 /// The same two stages written by hand: load, then decode, in one task per URL.
 func handWritten() async throws -> Double {
     let loader = HTTPImageLoader()
-    return ms(try await clock.measure {
-        try await withThrowingTaskGroup(of: Int.self) { group in
-            for url in smallURLs { group.addTask { try Image(data: try await loader.data(for: ImageLoaderRequest(url: url)).0).width } }
-            for try await _ in group {}
-        }
-    })
+    return try await eachSmallURL { url in try Image(data: try await loader.data(for: ImageLoaderRequest(url: url)).0).width }
 }
 /// The same, with each load and decode in a task of its own whose image the caller's task
 /// takes and drops, as the pipeline's work hands its image to its caller (a diagnostic side of
 /// `WEBIMAGE_OVERHEAD`: what handing an image between tasks costs by itself).
 func handWrittenHandedOver() async throws -> Double {
     let loader = HTTPImageLoader()
-    return ms(try await clock.measure {
-        try await withThrowingTaskGroup(of: Int.self) { group in
-            for url in smallURLs {
-                group.addTask {
-                    try await Task { try Image(data: try await loader.data(for: ImageLoaderRequest(url: url)).0) }.value.width
-                }
-            }
-            for try await _ in group {}
-        }
-    })
+    return try await eachSmallURL { url in
+        try await Task { try Image(data: try await loader.data(for: ImageLoaderRequest(url: url)).0) }.value.width
+    }
 }
 /// The same, with each load in a task of its own whose bytes the caller's task takes and
 /// decodes (a diagnostic side of `WEBIMAGE_OVERHEAD`: a caller that decodes what a shared
 /// transfer hands it).
 func handWrittenTransferHandedOver() async throws -> Double {
     let loader = HTTPImageLoader()
-    return ms(try await clock.measure {
-        try await withThrowingTaskGroup(of: Int.self) { group in
-            for url in smallURLs {
-                group.addTask {
-                    try Image(data: try await Task { try await loader.data(for: ImageLoaderRequest(url: url)).0 }.value).width
-                }
-            }
-            for try await _ in group {}
-        }
-    })
+    return try await eachSmallURL { url in
+        try Image(data: try await Task { try await loader.data(for: ImageLoaderRequest(url: url)).0 }.value).width
+    }
 }
 /// The same, with each load and decode in a task of its own that hands over the width only
 /// (a diagnostic side of `WEBIMAGE_OVERHEAD`: the task hop without the image crossing threads).
 func handWrittenWidthHandedOver() async throws -> Double {
     let loader = HTTPImageLoader()
-    return ms(try await clock.measure {
-        try await withThrowingTaskGroup(of: Int.self) { group in
-            for url in smallURLs {
-                group.addTask {
-                    try await Task { try Image(data: try await loader.data(for: ImageLoaderRequest(url: url)).0).width }.value
-                }
-            }
-            for try await _ in group {}
-        }
-    })
+    return try await eachSmallURL { url in
+        try await Task { try Image(data: try await loader.data(for: ImageLoaderRequest(url: url)).0).width }.value
+    }
 }
 func loaderAlone() async throws -> Double {
     let loader = HTTPImageLoader()
-    return ms(try await clock.measure {
-        try await withThrowingTaskGroup(of: Int.self) { group in
-            for url in smallURLs { group.addTask { try await loader.data(for: ImageLoaderRequest(url: url)).0.count } }
-            for try await _ in group {}
-        }
-    })
+    return try await eachSmallURL { url in try await loader.data(for: ImageLoaderRequest(url: url)).0.count }
 }
 func decodeAlone() async throws -> Double {
     ms(try await clock.measure {
