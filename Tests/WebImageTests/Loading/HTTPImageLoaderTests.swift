@@ -135,9 +135,16 @@ import Testing
             #expect(progress.count >= 3 && progress.count <= chunks / 2, "\(progress.count) progress events for \(chunks) chunks")
             #expect(counts == counts.sorted())
             #expect(counts.last == 40_000)
-            // Between the first (0 bytes) and the last (the total), events are at least the interval apart.
-            let middle = progress.dropFirst().dropLast()
-            for (a, b) in zip(middle, middle.dropFirst()) { #expect(b.1 - a.1 >= .milliseconds(19), "\(b.1 - a.1) between progress events") }
+            // Between the first (0 bytes) and the last (the total), the loader sends events at least the
+            // interval apart. They are timed here as they arrive, which a loaded machine delays one by one
+            // (a gap of 18.65 ms was seen under AddressSanitizer): so on average the gaps are the interval,
+            // and none is under half of it (unthrottled, the drip's gaps would be 5 ms).
+            let middle = Array(progress.dropFirst().dropLast())
+            for (a, b) in zip(middle, middle.dropFirst()) { #expect(b.1 - a.1 >= .milliseconds(10), "\(b.1 - a.1) between progress events") }
+            if let first = middle.first, let last = middle.last, middle.count > 2 {
+                let average = (last.1 - first.1) / (middle.count - 1)
+                #expect(average >= .milliseconds(19), "\(average) between progress events on average")
+            }
         }
     }
 
