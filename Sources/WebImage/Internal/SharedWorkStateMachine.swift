@@ -326,9 +326,11 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
         case abandon(Waiter?, worker: Worker?)
     }
 
-    /// Subscriber `id`'s task was cancelled.
+    /// Subscriber `id`'s task was cancelled. The runner does not leave this way: it was given
+    /// the work (its wait's cancellation came just after `takeTurn`), and leaves from the body
+    /// (`handOff`), handing over what is left when others wait.
     mutating func leave(_ id: Int) -> LeaveAction {
-        guard case .waiting(var subscribers) = state, id >= 0, id < subscribers.byID.count,
+        guard id != runner, case .waiting(var subscribers) = state, id >= 0, id < subscribers.byID.count,
               let subscriber = subscribers.byID[id] else { return .none(priorityChanged: false) }
         state = .modifying
         let (abandon, changed) = remove(id, from: &subscribers)
