@@ -50,16 +50,6 @@ final class LoadAdmission: Sendable {
         if now { start() }
     }
 
-    /// Takes a slot now when fewer than `limit` works run and none waits (true: the caller runs
-    /// the work, and calls `finished()` once when it ends); false leaves everything as it was.
-    func admitNow() -> Bool {
-        state.withLock { state in
-            guard state.running < limit && state.queue.isEmpty else { return false }
-            state.running += 1
-            return true
-        }
-    }
-
     /// A started work ended: its slot goes to the next entry, if any.
     func finished() {
         let next = state.withLock { state -> Entry? in

@@ -56,21 +56,7 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
     /// work's priority, `lifo` deciding within a level; its result or error goes to every
     /// subscriber.
     func start(priority: TaskPriority?, lifo: Bool = false, _ body: @escaping @Sendable (SharedWork) async throws -> Output) {
-        _ = start(priority: priority, lifo: lifo, here: false, body)
-    }
-
-    /// `start(priority:lifo:_:)` for a work made by subscriber `creator`; with `here`, the
-    /// creator runs the body in its own task: when the work may start at once (no admission
-    /// gate, or a free slot in it), nothing is started and the call returns true (the creator
-    /// then calls `runHere(_:_:)`); when it waits for a slot, the slot goes to the creator if it
-    /// is still waiting then (its `waitOrRun(_:_:)` runs the body), else to a task.
-    func start(priority: TaskPriority?, lifo: Bool, here: Bool, creator: Int = 0,
-               _ body: @escaping @Sendable (SharedWork) async throws -> Output) -> Bool {
-        if here, admission?.gate.admitNow() ?? true { return true }
-        guard let (gate, id) = admission else {
-            run(priority: priority, body)
-            return false
-        }
+        guard let (gate, id) = admission else { return run(priority: priority, body) }
         // Watched before it is queued: a change in between is read by the enqueue. No weak
         // reference to the work (the gate is held by the work anyway, the handle is passed in):
         // one would give the work a side table, and every retain and release of it by each of
@@ -78,135 +64,9 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
         // caller, callgrind). Moving an entry that already left the queue does nothing.
         self.priority.observe { [gate] handle in gate.move(id) { handle.value.rawValue } }
         gate.enqueue(id, level: { self.priority.value.rawValue }, lifo: lifo) { [self] in
-            if !(here && handTurn(to: creator)) { run(priority: priority, body) }
-        }
-        return false
-    }
-
-    /// Gives the admitted work to its creator, when it still waits for it: its wait ends with
-    /// `TurnToRun` and it runs the body (`waitOrRun`). False when it left or has not started
-    /// waiting yet.
-    private func handTurn(to creator: Int) -> Bool {
-        guard let waiter = machine.withLock({ $0.takeTurn(creator) }) else { return false }
-        waiter.resume(throwing: TurnToRun())
-        return true
-    }
-
-    /// Waits for the output as subscriber `id`, the work's creator; when the work is admitted
-    /// while it waits, runs `body` here instead (`runHere`).
-    func waitOrRun(_ id: Int, _ body: @escaping @Sendable (SharedWork) async throws -> Output) async throws -> Output {
-        do {
-            return try await wait(id)
-        } catch is TurnToRun {
-            return try await runHere(id, body)
+            run(priority: priority, body)
         }
     }
-
-    /// Runs the body in the calling task, that of subscriber `id`, which made the work and was
-    /// told to run it (`start(priority:lifo:here:_:)`): the work's outcome goes to the other
-    /// subscribers, and is this call's. No task is made for the work: a load then costs what a
-    /// hand-written loop does (Benchmarks/README.md, "One task a load").
-    ///
-    /// The body calls `handOff(_:)` (through `step(_:rest:)`) when this task is cancelled
-    /// while it runs: the caller then leaves at once with `CancellationError`, as a waiting
-    /// caller would, and the rest of the body goes on in a task of its own for the others.
-    func runHere(_ id: Int, _ body: @escaping @Sendable (SharedWork) async throws -> Output) async throws -> Output {
-        machine.withLock { $0.runsHere(id) }
-        let outcome: Result<Output, any Error>
-        do {
-            outcome = .success(try await body(self))
-        } catch {
-            // A failure of this cancelled caller that no step handed off: the others, if any,
-            // get the whole body run again in a task of its own.
-            if Task.isCancelled, runsInCaller { handOff { try await body(self) } }
-            outcome = .failure(error)
-        }
-        let left = machine.withLock { $0.runnerLeft }
-        switch left {
-        case .handedOff:
-            // The task that runs the rest finishes the work and frees its admission slot.
-            throw CancellationError()
-        case .abandoned:
-            admission?.gate.finished()
-            throw CancellationError()
-        case .finishedElsewhere(let waits):
-            // A task finishes the work (`finishElsewhere`); this caller has its output, or
-            // waits for the work's as any caller does (it then leaves at once if cancelled).
-            return waits ? try await wait(id) : try outcome.get()
-        case nil:
-            finish(outcome)
-            admission?.gate.finished()
-            // Everything was cancelled (`cancelEverything`) while the body ran here.
-            if case .success = outcome, machine.withLock({ $0.isAbandoned }) { throw CancellationError() }
-            return try outcome.get()
-        }
-    }
-
-    /// The runner's task was cancelled while it ran the body: the runner leaves. When other
-    /// subscribers still wait, `rest` (what is left of the body) runs in a task of its own,
-    /// whose outcome finishes the work, and this returns true; when none does, the work is
-    /// abandoned (false). A body run by a task of its own never hands off (false).
-    @discardableResult
-    func handOff(_ rest: @escaping @Sendable () async throws -> Output) -> Bool {
-        let action = machine.withLock { machine -> Machine.HandOffAction? in
-            let action = machine.handOff()
-            if case .handOff(true) = action { self.priority.store(machine.priority) }
-            return action
-        }
-        switch action {
-        case nil:
-            return false
-        case .abandon:
-            onEnd()
-            return false
-        case .handOff(let changed):
-            if changed { priority.notify() }
-            run(priority: nil) { _ in try await rest() }
-            return true
-        }
-    }
-
-    /// Called by the body before steps that may suspend for long after the others were given
-    /// the output (a memory store that suspends, the pickups): those steps (`tail`, whose output
-    /// finishes the work) run in a task of its own, and the runner returns the body's output, or
-    /// with `waits` waits for the work's (true). False when the body does not run in a caller's
-    /// task (it goes on).
-    func finishElsewhere(waits: Bool, _ tail: @escaping @Sendable () async -> Output) -> Bool {
-        guard machine.withLock({ $0.finishesElsewhere(waits: waits) }) else { return false }
-        run(priority: nil) { _ in await tail() }
-        return true
-    }
-
-    /// One step of the body: `step`'s value, or its error; when it fails in the task of a
-    /// runner that was cancelled, the runner leaves (`handOff(_:)`, with `rest` what is left
-    /// of the body from this step on) and the step throws `CancellationError`.
-    /// (`rest` makes that closure only then: a load that is not handed off allocates none.)
-    func step<T>(_ step: () async throws -> T, rest: () -> @Sendable () async throws -> Output) async throws -> T {
-        do {
-            // A work run in a caller's task has no task to cancel: a step sees the work abandoned
-            // (everything cancelled) itself.
-            if machine.withLock({ $0.runner != nil && $0.isAbandoned }) { throw CancellationError() }
-            return try await step()
-        } catch {
-            guard Task.isCancelled, runsInCaller else { throw error }
-            handOff(rest())
-            throw CancellationError()
-        }
-    }
-
-    /// Whether the runner handed the rest of the body to a task (`handOff`).
-    var handedOff: Bool {
-        machine.withLock { machine in
-            if case .handedOff = machine.runnerLeft { return true }
-            return false
-        }
-    }
-
-    /// Whether one of the work's callers runs its body in its own task now (`runHere`).
-    var runsInCaller: Bool { machine.withLock { $0.runner != nil } }
-
-    /// Subscriber `id`, which does not wait (a `KeptSubscription`), leaves.
-    func release(_ id: Int) { leave(id) }
 
     private func run(priority: TaskPriority?, _ body: @escaping @Sendable (SharedWork) async throws -> Output) {
         let gate = admission?.gate
@@ -414,16 +274,6 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
     func join(_ key: Key, alias: Key? = nil, replays: (@Sendable (Event) -> Bool)? = nil, priority: ImageLoaderPriority = .normal,
               taskPriority: TaskPriority? = nil, lifo: Bool = false, onEvent: Work.EventHandler?,
               body: @escaping @Sendable (Work) async throws -> Output) -> (work: Work, id: Int, isNew: Bool) {
-        let joined = join(key, alias: alias, replays: replays, priority: priority, taskPriority: taskPriority, lifo: lifo,
-                          here: false, onEvent: onEvent, body: body)
-        return (joined.work, joined.id, joined.isNew)
-    }
-
-    /// `join`, and with `here`, a new work that may start at once is not started: `runsHere`
-    /// is then true, and the caller runs `body` with `Work.runHere(_:_:)`.
-    func join(_ key: Key, alias: Key? = nil, replays: (@Sendable (Event) -> Bool)? = nil, priority: ImageLoaderPriority = .normal,
-              taskPriority: TaskPriority? = nil, lifo: Bool = false, here: Bool, onEvent: Work.EventHandler?,
-              body: @escaping @Sendable (Work) async throws -> Output) -> (work: Work, id: Int, isNew: Bool, runsHere: Bool) {
         let (work, subscription, isNew) = works.withLock { works -> (Work, Work.Subscription, Bool) in
             if let entry = works.find(key), let subscription = entry.work.reserve(onEvent: onEvent, priority: priority) {
                 return (entry.work, subscription, false)
@@ -438,8 +288,8 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
             return (work, work.reserve(onEvent: onEvent, priority: priority)!, true)
         }
         work.replay(subscription)
-        let runsHere = isNew && work.start(priority: taskPriority, lifo: lifo, here: here, creator: subscription.id, body)
-        return (work, subscription.id, isNew, runsHere)
+        if isNew { work.start(priority: taskPriority, lifo: lifo, body) }
+        return (work, subscription.id, isNew)
     }
 
     /// Joins the work found by `key` (its own key or an alias) when one is running; returns the
@@ -462,11 +312,10 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
 
     /// Joins (or starts) and waits for the output. With `priority`, the caller's subscription
     /// follows that handle (the work rises and falls with it).
-    func run(_ key: Key, replays: (@Sendable (Event) -> Bool)? = nil, priority: LoadPriority? = nil, keep: KeptSubscription<Event, Output>? = nil,
-             onEvent: Work.EventHandler?, body: @escaping @Sendable (Work) async throws -> Output) async throws -> Output {
+    func run(_ key: Key, replays: (@Sendable (Event) -> Bool)? = nil, priority: LoadPriority? = nil, onEvent: Work.EventHandler?,
+             body: @escaping @Sendable (Work) async throws -> Output) async throws -> Output {
         let (work, id, _) = join(key, replays: replays, priority: priority?.value ?? .normal,
                               taskPriority: Task.currentPriority, onEvent: onEvent, body: body)
-        keep?.keep(work)
         if let priority {
             // The work is captured weakly: the handle keeps its observers (and the handle is passed in).
             priority.observe { [weak work] handle in work?.setPriority(id, to: handle.value) }
@@ -502,46 +351,3 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
         }
     }
 }
-
-/// A second subscription to a shared work, that waits for nothing until it is asked to: it
-/// keeps the work going while the one that waits for it changes hands. A load run in its
-/// caller's task keeps its transfer this way: when that caller is cancelled, its own wait
-/// leaves the transfer, and the task that takes over the load waits here instead (no second
-/// request). Held at low priority: it never raises the work's.
-final class KeptSubscription<Event: Sendable, Output: Sendable>: Sendable {
-    private let held = Mutex<(work: SharedWork<Event, Output>, id: Int)?>(nil)
-
-    init() {}
-
-    /// Subscribes to `work` (once; a work that was abandoned is not kept).
-    func keep(_ work: SharedWork<Event, Output>) {
-        guard let subscription = work.reserve(onEvent: nil, priority: .low) else { return }
-        let previous = held.withLock { held in
-            defer { held = (work, subscription.id) }
-            return held
-        }
-        if let previous { previous.work.release(previous.id) }
-    }
-
-    /// Waits for the kept work's output at `priority` (followed as it changes), then lets it
-    /// go; nil when nothing is kept.
-    func wait(at priority: LoadPriority) async throws -> Output? {
-        guard let (work, id) = held.withLock({ $0 }) else { return nil }
-        defer { release() }
-        priority.observe { [weak work] handle in work?.setPriority(id, to: handle.value) }
-        work.setPriority(id, to: priority.value)
-        return try await work.wait(id)
-    }
-
-    /// Lets the kept work go (it is abandoned when nobody else waits for it).
-    func release() {
-        guard let (work, id) = held.withLock({ held in
-            defer { held = nil }
-            return held
-        }) else { return }
-        work.release(id)
-    }
-}
-
-/// The end of a creator's wait when its work is admitted: it runs the work itself.
-struct TurnToRun: Error {}

@@ -134,66 +134,6 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
         return false
     }
 
-    /// The subscriber whose own task runs the work's body (the caller that made it), while one
-    /// does; nil when the body runs in a task of its own.
-    private(set) var runner: Int?
-    /// How the runner stopped running the body before its end, if it did.
-    private(set) var runnerLeft: RunnerLeft?
-
-    enum RunnerLeft {
-        /// The rest of the body runs in a task of its own, for the subscribers still waiting.
-        case handedOff
-        /// Nobody else waited: the work was abandoned.
-        case abandoned
-        /// The steps left finish the work in a task of its own; the runner has its output, or
-        /// (`waits`) waits for the work's as any subscriber does.
-        case finishedElsewhere(waits: Bool)
-    }
-
-    /// The runner leaves the steps left to a task (and, with `waits`, waits for the outcome);
-    /// false when no caller runs the body.
-    mutating func finishesElsewhere(waits: Bool) -> Bool {
-        guard runner != nil else { return false }
-        runner = nil
-        runnerLeft = .finishedElsewhere(waits: waits)
-        return true
-    }
-
-    /// Subscriber `id` runs the body in its own task.
-    mutating func runsHere(_ id: Int) { runner = id }
-
-    /// The work was admitted while subscriber `id` (its creator) waits: its waiter, taken out to
-    /// be told to run the body, which it then does; nil when it is not waiting.
-    mutating func takeTurn(_ id: Int) -> Waiter? {
-        guard case .waiting(var subscribers) = state, id >= 0, id < subscribers.byID.count,
-              let waiter = subscribers.byID[id]?.waiter else { return nil }
-        state = .modifying
-        subscribers.byID[id]?.waiter = nil
-        state = .waiting(subscribers)
-        runner = id
-        return waiter
-    }
-
-    enum HandOffAction {
-        /// Start the rest of the body in a task of its own; `priorityChanged` when the work's
-        /// priority fell as the runner left.
-        case handOff(priorityChanged: Bool)
-        /// The runner was the last subscriber: the work is abandoned (tell the table).
-        case abandon
-    }
-
-    /// The runner's task was cancelled: it leaves the work. The others, if any, keep it (its
-    /// rest goes to a task of its own); nil when no caller runs the body (any more).
-    mutating func handOff() -> HandOffAction? {
-        guard let id = runner, case .waiting(var subscribers) = state, id >= 0, id < subscribers.byID.count,
-              subscribers.byID[id] != nil else { return nil }
-        runner = nil
-        state = .modifying
-        let (abandon, changed) = remove(id, from: &subscribers)
-        runnerLeft = abandon ? .abandoned : .handedOff
-        return abandon ? .abandon : .handOff(priorityChanged: changed)
-    }
-
     // MARK: Joining
 
     enum ReserveAction {
@@ -326,11 +266,9 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
         case abandon(Waiter?, worker: Worker?)
     }
 
-    /// Subscriber `id`'s task was cancelled. The runner does not leave this way: it was given
-    /// the work (its wait's cancellation came just after `takeTurn`), and leaves from the body
-    /// (`handOff`), handing over what is left when others wait.
+    /// Subscriber `id`'s task was cancelled.
     mutating func leave(_ id: Int) -> LeaveAction {
-        guard id != runner, case .waiting(var subscribers) = state, id >= 0, id < subscribers.byID.count,
+        guard case .waiting(var subscribers) = state, id >= 0, id < subscribers.byID.count,
               let subscriber = subscribers.byID[id] else { return .none(priorityChanged: false) }
         state = .modifying
         let (abandon, changed) = remove(id, from: &subscribers)
@@ -401,12 +339,6 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
         guard case .waiting(let subscribers) = state else { return ([], nil) }
         state = .abandoned
         return (subscribers.byID.compactMap { $0?.waiter }, worker)
-    }
-
-    /// Whether the work was abandoned (every subscriber left, or everything was cancelled).
-    var isAbandoned: Bool {
-        if case .abandoned = state { return true }
-        return false
     }
 
     /// Whether the work finished or was abandoned (a delivered work is still running).

@@ -115,34 +115,30 @@ extension ImageManager {
     }
 
     /// Joins or starts the shared work of `request` (disk, download, decode, transform, store)
-    /// and waits for it. A caller that makes the work runs it in its own task when the work may
-    /// start at once (`SharedWork.runHere`); the callers that join it wait for it as usual.
+    /// and waits for it.
     private func run(_ request: LoadRequest, loader: any ImageLoader, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
-        let (work, id, body, runsHere) = joinOrStart(request, loader: loader, onEvent: onEvent)
-        guard let body else { return try await work.wait(id) }
-        return runsHere ? try await work.runHere(id, body) : try await work.waitOrRun(id, body)
+        let (work, id) = joinOrStart(request, loader: loader, onEvent: onEvent)
+        return try await work.wait(id)
     }
 
-    /// The shared work of `request`, joined or started, and this caller's subscription to it;
-    /// with the work's body when this caller made it, and whether it runs it now (else it may,
-    /// once the work is admitted: `SharedWork.waitOrRun`). Works wait for their start in the
-    /// order of the loader's own queue. Synchronous and apart from `run`: the join stays out of
-    /// the frame every waiting caller keeps.
+    /// The shared work of `request`, joined or started, and this caller's subscription to it.
+    /// Works wait for their start in the order of the loader's own queue. Synchronous and
+    /// apart from `run`: the work's body and the join stay out of the frame every waiting
+    /// caller keeps.
     @inline(never)
-    private func joinOrStart(_ request: LoadRequest, loader: any ImageLoader, onEvent: (@Sendable (ImageEvent) -> Void)?)
-        -> (SharedWork<ImageEvent, SharedResult>, Int, (@Sendable (SharedWork<ImageEvent, SharedResult>) async throws -> SharedResult)?, Bool) {
+    private func joinOrStart(_ request: LoadRequest, loader: any ImageLoader,
+                             onEvent: (@Sendable (ImageEvent) -> Void)?) -> (SharedWork<ImageEvent, SharedResult>, Int) {
         let (coders, pipeline) = (self.coders, self.pipeline)
         let trace = WorkSpans.creatorContext()
-        let body: @Sendable (SharedWork<ImageEvent, SharedResult>) async throws -> SharedResult = { work in
-            try await pipeline.load(request, loader: loader, coders: coders, work: work, trace: trace)
-        }
-        let (work, id, isNew, runsHere) = pipeline.works.join(
+        let (work, id, isNew) = pipeline.works.join(
             WorkKey(request), alias: request.isPlain && request.queriesMemory ? WorkKey(plainURL: request.urlString) : nil,
             priority: request.callerPriority, taskPriority: Task.currentPriority,
-            lifo: loader.capabilities.contains(.startsNewestFirst), here: true, onEvent: onEvent, body: body)
+            lifo: loader.capabilities.contains(.startsNewestFirst), onEvent: onEvent) { work in
+            try await pipeline.load(request, loader: loader, coders: coders, work: work, trace: trace)
+        }
         followPriority(of: request, in: work, id: id)
         if !isNew { pipeline.spans.joined(work) }
-        return (work, id, isNew ? body : nil, runsHere)
+        return (work, id)
     }
 
     /// A caller that gave a priority handle moves its subscription when the handle changes.

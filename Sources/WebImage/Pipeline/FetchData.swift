@@ -7,10 +7,8 @@ extension ImagePipeline {
     /// piece, with progress for the works that watch it, or streamed into an incremental decoder
     /// for previews (`progressive`). This work subscribes at its own priority (the highest of
     /// its callers'), and the transfer waits in the loader's queue at the highest of its works'.
-    /// `kept`, when given, subscribes to the transfer a second time (see `KeptSubscription`).
     func fetch(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders, validators: CacheValidators?,
-               progressive: Bool, work: SharedWork<ImageEvent, SharedResult>,
-               kept: KeptSubscription<DownloadEvent, Download>? = nil) async throws -> (Download, (any IncrementalImageDecoder)?) {
+               progressive: Bool, work: SharedWork<ImageEvent, SharedResult>) async throws -> (Download, (any IncrementalImageDecoder)?) {
         let key = DownloadKey(request)
         let (backlog, limiter, metrics, downloads, events) = (self.backlog, rateLimiter, self.metrics, self.downloads, self.events)
         let body: @Sendable (SharedWork<DownloadEvent, Download>) async throws -> Download = { transfer in
@@ -22,15 +20,15 @@ extension ImagePipeline {
                                                     events: events)
         }
         guard progressive || work.hasEventSubscribers else {
-            return (try await downloads.run(key, priority: work.priority, keep: kept, onEvent: nil, body: body), nil)
+            return (try await downloads.run(key, priority: work.priority, onEvent: nil, body: body), nil)
         }
         if !progressive {
-            let download = try await downloads.run(key, replays: DownloadEvent.isReplayed, priority: work.priority, keep: kept, onEvent: { event in
+            let download = try await downloads.run(key, replays: DownloadEvent.isReplayed, priority: work.priority, onEvent: { event in
                 if case .progress(let progress) = event { work.send(.progress(progress)) }
             }, body: body)
             return (download, nil)
         }
-        return try await fetchWithPreviews(request, key: key, coders: coders, work: work, kept: kept, body: body)
+        return try await fetchWithPreviews(request, key: key, coders: coders, work: work, body: body)
     }
 
     /// A transfer streamed into an incremental decoder, previews sent as they come. Apart from
@@ -38,7 +36,7 @@ extension ImagePipeline {
     /// load waiting for its transfer holds.
     @inline(never)
     private func fetchWithPreviews(_ request: LoadRequest, key: DownloadKey, coders: ImageCoders,
-                                   work: SharedWork<ImageEvent, SharedResult>, kept: KeptSubscription<DownloadEvent, Download>?,
+                                   work: SharedWork<ImageEvent, SharedResult>,
                                    body: @escaping @Sendable (SharedWork<DownloadEvent, Download>) async throws -> Download)
         async throws -> (Download, (any IncrementalImageDecoder)?) {
         let (chunks, feed) = AsyncStream<DownloadEvent>.makeStream()
@@ -46,8 +44,7 @@ extension ImagePipeline {
         return try await withThrowingTaskGroup(of: Download.self) { group in
             group.addTask {
                 defer { feed.finish() }
-                return try await downloads.run(key, replays: DownloadEvent.isReplayed, priority: work.priority, keep: kept,
-                                               onEvent: { feed.yield($0) }, body: body)
+                return try await downloads.run(key, replays: DownloadEvent.isReplayed, priority: work.priority, onEvent: { feed.yield($0) }, body: body)
             }
             var previewer = Previewer(request: request, coders: coders)
             // The loader throttles its progress events; a preview can come before the first

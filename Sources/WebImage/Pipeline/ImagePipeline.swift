@@ -17,10 +17,8 @@ import Tracing
 ///        └─ bookkeeping (CallWait): failed-URL list, metrics, lifecycle events
 ///     data(for:) (LoadData) ── the same checks, wait and bookkeeping; one work per DataKey
 ///
-///     shared work (SharedWork, one per WorkKey ⊃ DownloadKey; it starts when LoadAdmission
-///     admits it, at most maximumConcurrentLoads at once, run by the caller that made it in
-///     its own task (SharedWork.runHere), or by a task of its own when that caller left; a
-///     runner that is cancelled hands the rest to a task (SharedWork.step, KeptSubscription))
+///     shared work (SharedWork, one per WorkKey ⊃ DownloadKey; its task starts when
+///     LoadAdmission admits it, at most maximumConcurrentLoads at once)
 ///        2. QueryDisk    disk cache (or the cached original of a derived image) ─▶ hit;
 ///                        HTTPFreshness: a stale entry goes on to be revalidated (or, within
 ///                        stale-while-revalidate, is a hit revalidated in the background)
@@ -31,9 +29,8 @@ import Tracing
 ///                        one per core, decode to delivery), disk in the background
 ///                        (PendingStores) as the data-cache policy says, with the freshness
 ///
-/// Cancellation is checked after every stage: when the last caller leaves, the work's task (or
-/// the runner's, which was that caller's) is cancelled and nothing after the current stage
-/// runs, nothing is stored.
+/// Cancellation is checked after every stage: when the last caller leaves, the work's task is
+/// cancelled and nothing after the current stage runs, nothing is stored.
 struct ImagePipeline: Sendable {
     /// Decode-transform-store works, by work key; at most `admission.limit` of them started.
     let works: InFlightTable<WorkKey, ImageEvent, SharedResult>
@@ -130,28 +127,15 @@ struct ImagePipeline: Sendable {
     /// their temporaries sized this async frame though no suspension needs them.
     private func loadStages(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders,
                             work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
-        // 2. Disk (the manager looked in memory). Each step, run in the task of a caller that is
-        // cancelled, hands what is left of the load to a task of its own (SharedWork.step).
+        // 2. Disk (the manager looked in memory).
         var cached: ImageCacheResult?
         if request.queriesDisk {
-            let outcome = try await work.step({
-                try await traceStage("webimage.disk", tracing, { try await queryDisk(request, loader: loader, coders: coders) })
-            }, rest: { { try await self.loadStages(request, loader: loader, coders: coders, work: work, tracing: tracing) } })
-            switch outcome {
+            switch try await traceStage("webimage.disk", tracing, { try await queryDisk(request, loader: loader, coders: coders) }) {
             case .hit(let result): return result
             case .miss(let entry): cached = entry
             }
         }
-        let ended = try await work.step({ try endsBeforeTransfer(request, cached: cached, work: work) }, rest: { { [cached] in
-            try await self.transferOrAlternatives(request, cached: cached, loader: loader, coders: coders, work: work, tracing: tracing)
-        } })
-        if let ended { return ended }
-        return try await transferOrAlternatives(request, cached: cached, loader: loader, coders: coders, work: work, tracing: tracing)
-    }
-
-    /// Stages 3 to 6, then the context's alternative sources when the asked URL failed.
-    private func transferOrAlternatives(_ request: LoadRequest, cached: ImageCacheResult?, loader: any ImageLoader, coders: ImageCoders,
-                                        work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
+        if let ended = try endsBeforeTransfer(request, cached: cached, work: work) { return ended }
         do {
             return try await transferAndDecode(request, cached: cached, loader: loader, coders: coders, work: work, tracing: tracing)
         } catch where triesAlternatives(after: error, request) {
@@ -190,35 +174,11 @@ struct ImagePipeline: Sendable {
                                    work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
         let validators = Self.validators(of: cached)
         let progressive = request.options.contains(.progressiveLoad) && !request.options.contains(.avoidDecodeImage)
-        // Run in a caller's task, the load keeps its transfer with a second subscription, for
-        // the task that would take the load over if that caller is cancelled.
-        let kept = work.runsInCaller ? KeptSubscription<DownloadEvent, Download>() : nil
-        let download: Download, incremental: (any IncrementalImageDecoder)?
-        do {
-            (download, incremental) = try await traceStage("webimage.download", tracing) {
-                try await fetch(request, loader: loader, coders: coders, validators: validators, progressive: progressive, work: work, kept: kept)
-            }
-        } catch {
-            if let kept, Task.isCancelled, work.handOff({ [cached] in
-                guard let download = try await kept.wait(at: work.priority) else {
-                    return try await self.transferAndDecode(request, cached: cached, loader: loader, coders: coders, work: work, tracing: tracing)
-                }
-                return try await self.decodeAndStore(request, download: download, incremental: nil, cached: cached,
-                                                     loader: loader, coders: coders, work: work, tracing: tracing)
-            }) {
-                throw CancellationError()
-            }
-            kept?.release()
-            throw error
+        let (download, incremental) = try await traceStage("webimage.download", tracing) {
+            try await fetch(request, loader: loader, coders: coders, validators: validators, progressive: progressive, work: work)
         }
-        kept?.release()
-        return try await work.step({
-            try await decodeAndStore(request, download: download, incremental: incremental, cached: cached,
-                                     loader: loader, coders: coders, work: work, tracing: tracing)
-        }, rest: { { [cached] in
-            try await self.decodeAndStore(request, download: download, incremental: nil, cached: cached,
-                                          loader: loader, coders: coders, work: work, tracing: tracing)
-        } })
+        return try await decodeAndStore(request, download: download, incremental: incremental, cached: cached,
+                                        loader: loader, coders: coders, work: work, tracing: tracing)
     }
 
     /// The validators stored with a cached entry, to revalidate it.
@@ -269,64 +229,9 @@ struct ImagePipeline: Sendable {
         try Task.checkCancellation()
         guard await decodeSlots.acquire() else { throw CancellationError() }
         waiting.release()
-        // Run in a caller's task, a decode or transform that may take long (a coder or
-        // transformer of the application's, a large body) runs in a task of its own, so that
-        // the caller, if cancelled, leaves at once: the task that takes the load over waits
-        // for it instead.
-        if work.runsInCaller, !decodesInline(request, download: download, incremental: incremental, coders: coders) {
-            let pending = PendingValue<Decoded>()
-            Task { [self] in
-                pending.fulfil(Result { try decoded(request, download: download, incremental: nil, loader: loader, coders: coders,
-                                                    tracing: tracing) })
-            }
-            let ready: Decoded
-            do {
-                ready = try await work.step({ try await pending.value() }, rest: { { [self] in
-                    do {
-                        let decoded = try await pending.value()
-                        try Task.checkCancellation()
-                        return try await storeAndDeliver(decoded, request, download: download, coders: coders, work: work)
-                    } catch {
-                        decodeSlots.release()
-                        throw error
-                    }
-                } })
-            } catch {
-                // Handed over, the slot goes with the load; else it is freed here.
-                if !work.handedOff { decodeSlots.release() }
-                throw error
-            }
-            return try await storeAndDeliver(ready, request, download: download, coders: coders, work: work)
-        }
-        let ready: Decoded
-        do {
-            ready = try self.decoded(request, download: download, incremental: incremental, loader: loader, coders: coders, tracing: tracing)
-        } catch {
-            decodeSlots.release()
-            throw error
-        }
-        return try await storeAndDeliver(ready, request, download: download, coders: coders, work: work)
-    }
-
-    /// Whether a load's caller may decode and transform its image in its own task: the library's
-    /// own coders and transformers (whose work is bounded by the image) on a body of at most
-    /// 1 MB, a few milliseconds of decoding; or a progressive load, whose decoder has the image.
-    private func decodesInline(_ request: LoadRequest, download: Download, incremental: (any IncrementalImageDecoder)?,
-                               coders: ImageCoders) -> Bool {
-        // (A progressive load's decoder stays with the task that fed it.)
-        if incremental != nil { return true }
-        if let transformer = request.transformer, !(transformer is any BoundedWork) { return false }
-        guard download.data.count <= 1 << 20 else { return false }
-        if let coder = request.coder, coder.canDecode(download.data) { return coder is any BoundedWork }
-        return coders.all.first(where: { $0.canDecode(download.data) }).map { $0 is any BoundedWork } ?? true
-    }
-
-    /// Stage 6 for a decoded image, holding a decode slot (freed here, whatever happens): the
-    /// memory store, the callers resumed, then the steps after delivery.
-    private func storeAndDeliver(_ decoded: Decoded, _ request: LoadRequest, download: Download, coders: ImageCoders,
-                                 work: SharedWork<ImageEvent, SharedResult>) async throws -> SharedResult {
         var holdsSlot = true
         defer { if holdsSlot { decodeSlots.release() } }
+        let decoded = try decoded(request, download: download, incremental: incremental, loader: loader, coders: coders, tracing: tracing)
 
         // 6. Store. A cache with synchronous memory takes the image before any caller is resumed
         // (a lock): a call made as soon as one returns finds it there, whatever its options
@@ -337,25 +242,6 @@ struct ImagePipeline: Sendable {
         // image as a memory hit.
         if decoded.storesFirst { _ = await storeInMemory(request, image: decoded.image, lifetime: decoded.lifetime) }
         let (result, resumed, reservation) = deliver(decoded, request, download: download, work: work)
-        // A caller that runs the load in its own task takes the image now, as the callers
-        // resumed here do (with .waitStoreCache it waits for the stores as they do): what is
-        // left when it may suspend for long (a memory store that suspends, the others' pickups)
-        // finishes the work in a task of its own.
-        if !decoded.storesFirst || (resumed > 0 && result.countsPickups),
-           work.finishElsewhere(waits: request.options.contains(.waitStoreCache), {
-               await self.afterDelivery(request, decoded, result, resumed: resumed, reservation: reservation, download: download, coders: coders)
-           }) {
-            holdsSlot = false   // the task that finishes the work frees it
-            return result
-        }
-        holdsSlot = false
-        return await afterDelivery(request, decoded, result, resumed: resumed, reservation: reservation, download: download, coders: coders)
-    }
-
-    /// The steps of a load after its callers were given the image: the memory store when it
-    /// comes second, the pickups of a large image, the decode slot freed, the disk store.
-    private func afterDelivery(_ request: LoadRequest, _ decoded: Decoded, _ result: SharedResult, resumed: Int,
-                               reservation: PendingStores.Reservation?, download: Download, coders: ImageCoders) async -> SharedResult {
         if !decoded.storesFirst { _ = await storeInMemory(request, image: decoded.image, lifetime: decoded.lifetime) }
         // The image is in memory; a large one is also in the hands of every caller before the
         // next decode starts (a resumed caller's task may wait behind a burst's jobs, holding
@@ -363,6 +249,7 @@ struct ImagePipeline: Sendable {
         // this slot, bounds what waits.
         await result.waitForPickups(resumed)
         decodeSlots.release()
+        holdsSlot = false
         let failure = await storeOnDisk(request, original: decoded.original, image: decoded.image, data: download.data,
                                         derived: decoded.derived, coders: coders, metadata: decoded.metadata.map(StoredMetadata.entry) ?? .stored(nil),
                                         storable: decoded.storable, reservation: reservation)
@@ -396,7 +283,7 @@ struct ImagePipeline: Sendable {
     }
 
     /// A decoded and processed image, with what its stores need.
-    private struct Decoded: Sendable {
+    private struct Decoded {
         let original: Image
         let image: Image
         /// Whether `image` differs from what the bytes decode to (stored apart from the original).
@@ -476,4 +363,3 @@ struct ImagePipeline: Sendable {
         return (result, work.deliver(result, late: late, early: early), reservation)
     }
 }
-

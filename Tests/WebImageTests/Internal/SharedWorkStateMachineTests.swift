@@ -34,30 +34,6 @@ import Testing
         #expect(value(late) == 42)
     }
 
-    /// A creator given its admitted work (`takeTurn`) runs it: a cancellation of its wait that
-    /// comes after does not take it out; it leaves from the body, handing the rest over while
-    /// another subscriber waits, abandoning the work when it is alone.
-    @Test func aRunnerLeavesOnlyByHandingOff() {
-        var machine = Machine(replaysEvents: false)
-        let creator = subscribe(&machine), other = subscribe(&machine)
-        #expect(machine.takeTurn(creator) == nil, "a creator that is not waiting is not given the work")
-        _ = machine.wait(creator, waiter: "C")
-        #expect(machine.takeTurn(creator) == "C")
-        #expect(machine.runner == creator)
-        guard case .none = machine.leave(creator) else { Issue.record("the runner left by its wait's cancellation"); return }
-        guard case .handOff = machine.handOff() else { Issue.record("not handed off with a subscriber waiting"); return }
-        #expect(machine.runner == nil && !machine.isOver)
-        #expect(machine.handOff() == nil, "handed off twice")
-        _ = machine.wait(other, waiter: "O")
-        #expect(machine.finish(.success(7)).waiters == ["O"])
-
-        var alone = Machine(replaysEvents: false)
-        let runner = subscribe(&alone)
-        alone.runsHere(runner)
-        guard case .abandon = alone.handOff() else { Issue.record("a runner alone did not abandon the work"); return }
-        #expect(alone.isAbandoned)
-    }
-
     @Test func joinAfterFinishGetsTheOutcomeAtOnce() {
         var machine = Machine(replaysEvents: true)
         _ = subscribe(&machine)
