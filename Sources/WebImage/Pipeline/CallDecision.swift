@@ -102,9 +102,7 @@ extension ImageManager {
                 return joinedWork(joined.work, id: joined.id, joined.key.request)
             }
         }
-        guard URLScheme.isPresent(in: string) else { throw ImageError.invalidURL(string) }
-        let request = makeRequest(url, string, options: options, context: context)
-        try checkFailedURL(url, request.options)
+        let request = try checkedRequest(url, string, options: options, context: context)
         if request.queriesMemory, let key = request.cacheKey {
             if request.answersMemoryAtOnce,
                let image = memoryHit(key, request.cache, request.options, firstFrameOnly: request.decodeOptions.firstFrameOnly, url: url) {
@@ -115,10 +113,27 @@ extension ImageManager {
                 return joinedWork(joined.work, id: joined.id, request)
             }
         }
-        // New work needs a loader for the URL: a URL that none loads is invalid (not a failure
-        // of the URL's server, so never blacklisted).
-        guard let loader = loaders.loader(request.loader, for: url) else { throw ImageError.invalidURL(string) }
-        return .start(NewWork(request, loader: loader, queriesMemoryFirst: request.queriesMemory && !request.answersMemoryAtOnce))
+        return .start(NewWork(request, loader: try loader(for: request),
+                              queriesMemoryFirst: request.queriesMemory && !request.answersMemoryAtOnce))
+    }
+
+    /// The request of a call that is not answered off the plain template, checked as every
+    /// entry point checks it: a URL with a scheme (only such a string is a URL), not on the
+    /// failed list unless the call retries failed URLs.
+    @inline(__always)
+    func checkedRequest(_ url: URL, _ string: String, options: ImageOptions, context: ImageContext) throws -> LoadRequest {
+        guard URLScheme.isPresent(in: string) else { throw ImageError.invalidURL(string) }
+        let request = makeRequest(url, string, options: options, context: context)
+        try checkFailedURL(url, request.options)
+        return request
+    }
+
+    /// The loader of a call that runs: a URL that none loads is invalid (not a failure of the
+    /// URL's server, so never blacklisted).
+    @inline(__always)
+    func loader(for request: LoadRequest) throws -> any ImageLoader {
+        guard let loader = loaders.loader(request.loader, for: request.url) else { throw ImageError.invalidURL(request.urlString) }
+        return loader
     }
 
     /// Fails a call of a blacklisted URL, unless its options retry failed URLs.

@@ -63,10 +63,18 @@ extension ImageManager {
     @usableFromInline
     func decideAccounted(_ url: URL, options: ImageOptions, context: ImageContext,
                                  onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
+        let decision = try accounted(url) { try decide(url, options: options, context: context, onEvent: onEvent) }
+        if case .hit = decision { succeeded(url, .memory) }
+        return decision
+    }
+
+    /// `decision`'s value; a failure (a cancelled caller, an invalid or blacklisted URL) is
+    /// counted and told to the lifecycle watchers before it is thrown. The decision of every
+    /// entry point, `data(for:)` included.
+    @inline(__always)
+    func accounted<Decision>(_ url: URL, _ decision: () throws -> Decision) throws -> Decision {
         do {
-            let decision = try decide(url, options: options, context: context, onEvent: onEvent)
-            if case .hit = decision { succeeded(url, .memory) }
-            return decision
+            return try decision()
         } catch {
             failed(url, error)
             throw error
@@ -83,18 +91,26 @@ extension ImageManager {
     @inline(never)
     private func waitOutOfLine(_ decision: CallDecision, url: URL, context: ImageContext,
                                onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
-        let request = decision.request
-        let shared: SharedResult
+        try await accountedWait(decision.request, context: context) { try await self.wait(decision, onEvent: onEvent) }
+    }
+
+    /// The one wait of every call that did not hit memory (`image(for:)`, `result(for:)`,
+    /// `events(for:)` and `data(for:)`; a joined image call without a deadline does the same in
+    /// `waitFor`'s frame): `wait` within the call's time limit, then its bookkeeping, a failure
+    /// (`failed(_:_:)`) or a success (`settled(_:_:)`).
+    func accountedWait<Output: LoadOutput>(_ request: LoadRequest, context: ImageContext,
+                                           _ wait: @escaping @Sendable () async throws -> Output) async throws -> Output {
+        let output: Output
         do {
             if let limit = loadTimeout(context) {
-                shared = try await withDeadline(limit, url) { try await self.wait(decision, onEvent: onEvent) }
+                output = try await withDeadline(limit, request.url, wait)
             } else {
-                shared = try await wait(decision, onEvent: onEvent)
+                output = try await wait()
             }
         } catch {
             throw failed(request, error)
         }
-        return settled(request, shared)
+        return settled(request, output)
     }
 
     /// Waits for what `decision` joined or starts: the work's result, or a memory hit asked by
@@ -185,12 +201,12 @@ extension ImageManager {
         succeeded(request.url, source)
     }
 
-    /// A call that waited got `shared`: its pickup counted, then `settled(_:source:)`.
+    /// A call that waited got `output`: its pickup counted, then `settled(_:source:)`.
     @inline(never)
-    func settled(_ request: LoadRequest, _ shared: SharedResult) -> SharedResult {
-        shared.pickedUp()
-        settled(request, source: shared.result.cacheType)
-        return shared
+    func settled<Output: LoadOutput>(_ request: LoadRequest, _ output: Output) -> Output {
+        output.pickedUp()
+        settled(request, source: output.source)
+        return output
     }
 
     /// A call that waited failed with `error`: a permanent failure blacklists the URL (unless

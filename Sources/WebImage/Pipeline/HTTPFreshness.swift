@@ -55,7 +55,7 @@ extension ImagePipeline {
     func revalidateInBackground(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders) {
         guard let key = request.cacheKey else { return }
         let refresh = request.refreshing
-        inBackground("image " + key, url: refresh.url, table: works, WorkKey(refresh), settle: { $0.pickedUp(); return $0.result.cacheType }) { work in
+        inBackground("image " + key, url: refresh.url, table: works, WorkKey(refresh)) { work in
             try await self.load(refresh, loader: loader, coders: coders, work: work, trace: nil)
         }
     }
@@ -65,17 +65,16 @@ extension ImagePipeline {
     func revalidateDataInBackground(_ request: LoadRequest, loader: any ImageLoader) {
         guard let key = request.originalKey else { return }
         let refresh = request.refreshing
-        inBackground("data " + key, url: refresh.url, table: dataLoads, DataKey(refresh), settle: { $0.source }) { work in
-            try await self.loadData(refresh, loader: loader, work: work)
+        inBackground("data " + key, url: refresh.url, table: dataLoads, DataKey(refresh)) { work in
+            try await self.loadData(refresh, loader: loader, work: work, tracing: false)
         }
     }
 
     /// Runs `body` as the shared work of `workKey` in `table`, in a task of its own at low
-    /// priority, unless a background revalidation of `key` is running; `settle` takes its
-    /// output and says where it came from; the lifecycle watchers are told how it ended.
-    private func inBackground<Key: Hashable & Sendable, Event: Sendable, Output: Sendable>(
+    /// priority, unless a background revalidation of `key` is running; its output is taken
+    /// as a caller takes it, and the lifecycle watchers are told how it ended.
+    private func inBackground<Key: Hashable & Sendable, Event: Sendable, Output: LoadOutput>(
         _ key: String, url: URL, table: InFlightTable<Key, Event, Output>, _ workKey: Key,
-        settle: @escaping @Sendable (Output) -> ImageCacheType,
         body: @escaping @Sendable (SharedWork<Event, Output>) async throws -> Output) {
         guard revalidating.begin(key) else { return }
         let (revalidating, events) = (self.revalidating, self.events)
@@ -83,8 +82,9 @@ extension ImagePipeline {
             defer { revalidating.end(key) }
             let (work, id, _) = table.join(workKey, priority: .low, taskPriority: .utility, onEvent: nil, body: body)
             do {
-                let source = settle(try await work.wait(id))
-                events.send(.loadFinished(url, source: source))
+                let output = try await work.wait(id)
+                output.pickedUp()
+                events.send(.loadFinished(url, source: output.source))
             } catch {
                 events.send(.loadFailed(url, error: error))
                 ImagePipeline.logger.debug("[WebImage] background revalidation of \(url.absoluteString) failed: \(error)")

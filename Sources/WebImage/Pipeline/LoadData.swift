@@ -20,65 +20,61 @@ extension ImageManager {
     /// `data(for:options:context:)` with where the bytes came from and, with `.waitStoreCache`,
     /// why their disk store failed (the prefetcher's disk-only destination).
     func loadedData(for url: URL, options: ImageOptions, context: ImageContext) async throws -> LoadedData {
-        let request: LoadRequest, loader: any ImageLoader
-        do {
+        // The decision and the wait of the image calls (`decide`, `accountedWait`); a data load
+        // has no memory hit and no plain template.
+        let (request, loader) = try accounted(url) {
             try Task.checkCancellation()
-            let string = url.absoluteString
-            guard URLScheme.isPresent(in: string) else { throw ImageError.invalidURL(string) }
-            request = makeRequest(url, string, options: options, context: context)
-            try checkFailedURL(url, request.options)
-            guard let found = loaders.loader(request.loader, for: url) else { throw ImageError.invalidURL(string) }
-            loader = found
-        } catch {
-            failed(url, error)
-            throw error
+            let request = try checkedRequest(url, url.absoluteString, options: options, context: context)
+            return (request, try self.loader(for: request))
         }
-        let loaded: LoadedData
-        do {
-            if let limit = loadTimeout(context) {
-                loaded = try await withDeadline(limit, url) { try await self.waitForData(request, loader: loader) }
-            } else {
-                loaded = try await waitForData(request, loader: loader)
-            }
-        } catch {
-            throw failed(request, error)
-        }
-        settled(request, source: loaded.source)
-        return loaded
+        return try await accountedWait(request, context: context) { try await self.waitForData(request, loader: loader) }
     }
 
     /// Joins or starts the data load of `request` (one per `DataKey`) and waits for it.
     private func waitForData(_ request: LoadRequest, loader: any ImageLoader) async throws -> LoadedData {
         let pipeline = self.pipeline
-        let (work, id, _) = pipeline.dataLoads.join(DataKey(request), priority: request.callerPriority, taskPriority: Task.currentPriority,
-                                                 lifo: loader.capabilities.contains(.startsNewestFirst), onEvent: nil) { work in
-            try await pipeline.loadData(request, loader: loader, work: work)
+        let trace = WorkSpans.creatorContext()
+        let (work, id, isNew) = pipeline.dataLoads.join(DataKey(request), priority: request.callerPriority, taskPriority: Task.currentPriority,
+                                                     lifo: loader.capabilities.contains(.startsNewestFirst), onEvent: nil) { work in
+            try await pipeline.spans.traced(request, work: work, parent: trace) { tracing in
+                try await pipeline.loadData(request, loader: loader, work: work, tracing: tracing)
+            }
         }
         followPriority(of: request, in: work, id: id)
+        if !isNew { pipeline.spans.joined(work) }
         return try await work.wait(id)
     }
 }
 
 /// The bytes of a data load and where they came from (`.disk` or `.none` for the loader).
-struct LoadedData: Sendable {
+struct LoadedData: LoadOutput {
     var data: Data
     var source: ImageCacheType
     /// Why the disk store failed, when the load waited for it (`.waitStoreCache`).
     var storeFailure: ImageError?
+
+    var byteCount: Int? { data.count }
+    /// Bytes are not counted when taken: no data load waits for its callers.
+    func pickedUp() {}
 }
 
 extension ImagePipeline {
-    /// The shared part of a data load: disk, transfer (shared with image loads), store.
-    func loadData(_ request: LoadRequest, loader: any ImageLoader, work: SharedWork<Never, LoadedData>) async throws -> LoadedData {
+    /// The shared part of a data load: disk, transfer (shared with image loads), store; the
+    /// disk query and the transfer in spans of their own when `tracing` (as an image load's).
+    func loadData(_ request: LoadRequest, loader: any ImageLoader, work: SharedWork<Never, LoadedData>,
+                  tracing: Bool) async throws -> LoadedData {
         events.send(.loadStarted(request.url))
         let options = request.options
         let key = request.originalKey
         var cached: Data?
         var stored: Data?
         if let key, !options.contains(.fromLoaderOnly), request.queryType.includesDisk {
-            cached = await request.cache.data(forKey: key)
             let checksFreshness = request.settings.respectsHTTPHeaders && !options.contains(.refreshCached)
-            if cached != nil, options.contains(.refreshCached) || checksFreshness { stored = await request.cache.extendedData(forKey: key) }
+            (cached, stored) = try await traceStage("webimage.disk", tracing) {
+                let cached = await request.cache.data(forKey: key)
+                guard cached != nil, options.contains(.refreshCached) || checksFreshness else { return (cached, nil) }
+                return (cached, await request.cache.extendedData(forKey: key))
+            }
             if let bytes = cached, !options.contains(.refreshCached) {
                 guard checksFreshness else { return LoadedData(data: bytes, source: .disk) }
                 switch use(of: stored.flatMap(CacheEntryMetadata.init(stored:)), request, loader: loader) {
@@ -102,10 +98,12 @@ extension ImagePipeline {
         }
         try Task.checkCancellation()
         let (backlog, revalidation, limiter, metrics, events) = (self.backlog, validators, rateLimiter, self.metrics, self.events)
-        let download = try await downloads.run(DownloadKey(request), priority: work.priority, onEvent: nil) { transfer in
-            try await ImagePipeline.transfer(request.loaderRequest(validators: revalidation, priority: transfer.priority, backlog: backlog),
-                                             loader: loader, streaming: false, transfer: transfer,
-                                             retry: request.settings.retry, limiter: limiter, metrics: metrics, events: events)
+        let download = try await traceStage("webimage.download", tracing) {
+            try await downloads.run(DownloadKey(request), priority: work.priority, onEvent: nil) { transfer in
+                try await ImagePipeline.transfer(request.loaderRequest(validators: revalidation, priority: transfer.priority, backlog: backlog),
+                                                 loader: loader, streaming: false, transfer: transfer,
+                                                 retry: request.settings.retry, limiter: limiter, metrics: metrics, events: events)
+            }
         }
         // No decode waits for these bytes: they leave the loader's decode backlog now.
         download.response.backlogClaim?.release()

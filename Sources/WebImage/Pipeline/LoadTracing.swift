@@ -38,12 +38,13 @@ final class WorkSpans: Sendable {
     }
 
     /// Runs `body` in the span of `work` ("webimage.load"), a child of `parent` (the creating
-    /// caller's trace), with the URL as attribute, and where the image came from and its byte
-    /// count when it ends. `body` learns whether a tracer is at work: with none (the no-op
-    /// tracer, the usual case) neither the load nor its stages make a span; the tracer is looked
-    /// up once per load instead of once per span (about 10 us a load on 2 cores).
-    func traced(_ request: LoadRequest, work: AnyObject, parent: ServiceContext?,
-                _ body: (_ tracing: Bool) async throws -> SharedResult) async throws -> SharedResult {
+    /// caller's trace), with the URL as attribute, and where the output came from and its byte
+    /// count when it ends (`LoadOutput`). `body` learns whether a tracer is at work: with none
+    /// (the no-op tracer, the usual case) neither the load nor its stages make a span; the
+    /// tracer is looked up once per load instead of once per span (about 10 us a load on 2
+    /// cores). Image loads and data loads (`ImageManager.data(for:)`) alike.
+    func traced<Output: LoadOutput>(_ request: LoadRequest, work: AnyObject, parent: ServiceContext?,
+                                      _ body: (_ tracing: Bool) async throws -> Output) async throws -> Output {
         guard isTracing else {
             let id = ObjectIdentifier(work)
             entries.withLock { _ = $0.removeValue(forKey: id) }   // links kept for a span that is not made
@@ -59,10 +60,10 @@ final class WorkSpans: Sendable {
             }
             for context in early { span.addLink(SpanLink(context: context, attributes: [:])) }
             defer { _ = entries.withLock { $0.removeValue(forKey: id) } }
-            let shared = try await body(true)
-            span.attributes["webimage.source"] = shared.result.cacheType == .none ? "network" : "disk"
-            if let data = shared.result.data { span.attributes["webimage.bytes"] = data.count }
-            return shared
+            let output = try await body(true)
+            span.attributes["webimage.source"] = output.source == .none ? "network" : "disk"
+            if let bytes = output.byteCount { span.attributes["webimage.bytes"] = bytes }
+            return output
         }
     }
 

@@ -51,3 +51,19 @@ final class SharedResult: Sendable {
         }
     }
 }
+
+/// What a shared load gives each of its callers, as the bookkeeping and the tracing read it: an
+/// image load's `SharedResult`, or a data load's `LoadedData` (`ImageManager.data(for:)`).
+protocol LoadOutput: Sendable {
+    /// Where it came from (`.none`: the loader).
+    var source: ImageCacheType { get }
+    /// The bytes it was loaded from, when known.
+    var byteCount: Int? { get }
+    /// A caller took it (counted only for a result its work waits on, see `SharedResult`).
+    func pickedUp()
+}
+
+extension SharedResult: LoadOutput {
+    var source: ImageCacheType { result.cacheType }
+    var byteCount: Int? { result.data?.count }
+}

@@ -52,6 +52,44 @@ import Tracing
         await h.finish()
     }
 
+    /// A data load (`data(for:)`) is traced as an image load is: a span that is the child of the
+    /// caller that made it, its disk query and transfer as stages, each caller that joined it a
+    /// link (the data route had no span at all).
+    @Test func aDataLoadIsASpanWithItsStagesAndTheCallersThatJoinedIt() async throws {
+        let tracer = Self.tracer
+        _ = tracer.popFinishedSpans()
+        let h = try await ManagerHarness()
+        h.server.route("/slow-data.png", .delayed(.milliseconds(300), .respond(body: ManagerHarness.png)))
+        let manager = h.manager, url = h.url("/slow-data.png")
+        let first = Task { try await withSpan("first data caller") { _ in try await manager.data(for: url) } }
+        for _ in 0..<200 where h.server.requestCount("/slow-data.png") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let joiner = try await withSpan("joining data caller") { span in
+            let bytes = try await manager.data(for: url)
+            #expect(bytes == ManagerHarness.png)
+            return span.context
+        }
+        #expect(try await first.value == ManagerHarness.png)
+        #expect(h.server.requestCount("/slow-data.png") == 1, "the joiner shared the load")
+        let isThisLoad: (FinishedInMemorySpan) -> Bool = {
+            $0.operationName == "webimage.load" && $0.attributes["url.full"]?.toSpanAttribute() == .string(url.absoluteString)
+        }
+        for _ in 0..<200 where !tracer.finishedSpans.contains(where: isThisLoad) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let spans = tracer.finishedSpans
+        let load = try #require(spans.first(where: isThisLoad))
+        let caller = try #require(spans.first { $0.operationName == "first data caller" })
+        #expect(load.parentSpanID == caller.spanID, "the load is a child of the caller that started it")
+        #expect(load.attributes["webimage.source"]?.toSpanAttribute() == .string("network"))
+        #expect(load.attributes["webimage.bytes"]?.toSpanAttribute() == .int64(Int64(ManagerHarness.png.count)))
+        for stage in ["webimage.disk", "webimage.download"] {
+            #expect(spans.contains { $0.operationName == stage && $0.parentSpanID == load.spanID }, "\(stage) is a stage of the data load")
+        }
+        #expect(!spans.contains { $0.operationName == "webimage.decode" && $0.parentSpanID == load.spanID }, "bytes are not decoded")
+        #expect(load.links.map { $0.context.inMemorySpanContext?.spanID } == [joiner.inMemorySpanContext?.spanID])
+        await h.finish()
+    }
+
     /// A load that waits for admission is started from another load's task: its span is still
     /// the child of the caller that made it, and a caller that joined it while it waited is a link.
     @Test func aLoadThatWaitedForAdmissionKeepsItsCallerAndItsEarlyJoiners() async throws {
