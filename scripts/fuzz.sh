@@ -84,7 +84,15 @@ LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp print_suppressions=0" SWIFT_B
   "$work" $seeds >"$log" 2>&1 || status=$?
 runs=$(grep -oE "stat::number_of_executed_units: *[0-9]+" "$log" | grep -oE "[0-9]+$" || echo 0)
 coverage=$(grep -E "cov: [0-9]+" "$log" | tail -1 | grep -oE "cov: [0-9]+ ft: [0-9]+" || echo "cov: ?")
-echo "fuzz $target: $runs executions in ${seconds} s, $coverage"
+# The system libraries under the target, with their versions: a finding inside one of them is
+# reproduced (or found fixed) with the same versions.
+case $target in
+  heif) libraries="libheif1 libde265-0" ;; avif) libraries="libavif15 libdav1d6 libaom3" ;; jxl) libraries="libjxl0.7" ;;
+  tiff) libraries="libtiff6" ;; png) libraries="libpng16-16" ;; jpeg) libraries="libjpeg62-turbo" ;; webp) libraries="libwebp7" ;;
+  gif) libraries="libgif7" ;; *) libraries="" ;;
+esac
+versions=$([ -n "$libraries" ] && dpkg-query -W -f='${Package} ${Version}, ' $libraries 2>/dev/null | sed 's/, $//' || true)
+echo "fuzz $target: $runs executions in ${seconds} s, $coverage${versions:+ ($versions)}"
 if [ "$status" -ne 0 ] || ls "$artifacts" | grep -q .; then
   mkdir -p "$findings"
   for file in "$artifacts"*; do [ -f "$file" ] && cp "$file" "$findings/$target-$(basename "$file")"; done

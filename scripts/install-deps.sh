@@ -15,6 +15,24 @@ if ! { pkg-config --exists libpng libjpeg libwebp libwebpdemux libwebpmux libcur
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq $packages >/dev/null
 fi
+# The libraries that decode untrusted bytes get the distribution's security fixes. apt-get installs
+# a missing -dev package at the newest version, but leaves one already installed (and the library
+# under it) where it was: a machine set up months ago kept libde265 1.0.11-1+deb12u2 after
+# deb12u3 and deb12u4 had fixed a dozen out-of-bounds writes and reads on crafted HEVC. So the
+# tests, the benchmarks (WEBIMAGE_TEST_TOOLS=1) and the image server (WEBIMAGE_UPGRADE_CODECS=1,
+# scripts/serve.sh) upgrade in place those of them that are installed, once per run of a script
+# (its children see WEBIMAGE_CODECS_UPGRADED); the demo does not wait for the package lists.
+if { [ "${WEBIMAGE_TEST_TOOLS:-}" = 1 ] || [ "${WEBIMAGE_UPGRADE_CODECS:-}" = 1 ]; } && [ -z "${WEBIMAGE_CODECS_UPGRADED:-}" ] \
+   && command -v dpkg-query >/dev/null; then
+  codecs=$(dpkg-query -W -f='${binary:Package} ${db:Status-Status}\n' 2>/dev/null | awk '$2 == "installed" {print $1}' \
+    | grep -E '^(libde265|libheif|libavif|libdav1d|libaom|libjxl|libwebp|libpng16|libjpeg62-turbo|libturbojpeg|libgif|librsvg2|libtiff|liblcms2|libcurl|libssl)' || true)
+  if [ -n "$codecs" ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq && $sudo apt-get install -y -qq --only-upgrade $codecs >/dev/null \
+      || echo "install-deps: could not upgrade the codec libraries (they stay as they are)" >&2
+  fi
+  export WEBIMAGE_CODECS_UPGRADED=1
+fi
 # Pillow's plug-ins come from PyPI: only for the tests and benchmarks (WEBIMAGE_TEST_TOOLS=1, set
 # by scripts/test.sh and Benchmarks/run.sh), so that the demo needs the package mirror alone.
 plugins=${WEBIMAGE_PILLOW_PLUGINS_DIR:-/opt/webimage-pillow-plugins}
