@@ -14,6 +14,19 @@ import Tracing
         return tracer
     }()
 
+    /// The finished span of the load of `url`. It ends with its work, after its callers got the
+    /// output (the stores follow). The tracer is the process's: tests running beside this one
+    /// make spans too, so a load's span is told by its URL (and its stages by their parent).
+    static func loadSpan(of url: URL) async throws -> FinishedInMemorySpan {
+        let isThisLoad: (FinishedInMemorySpan) -> Bool = {
+            $0.operationName == "webimage.load" && $0.attributes["url.full"]?.toSpanAttribute() == .string(url.absoluteString)
+        }
+        for _ in 0..<200 where !tracer.finishedSpans.contains(where: isThisLoad) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return try #require(tracer.finishedSpans.first(where: isThisLoad))
+    }
+
     @Test func aLoadIsASpanWithItsStagesAndTheCallersThatJoinedIt() async throws {
         let tracer = Self.tracer
         _ = tracer.popFinishedSpans()
@@ -27,17 +40,8 @@ import Tracing
             return span.context
         }
         _ = try await first.value
-        // The load's span ends with its work, after its callers got the image (the stores follow).
-        // The tracer is the process's: tests running beside this one make spans too, so this
-        // load's spans are told by its URL and by their parent.
-        let isThisLoad: (FinishedInMemorySpan) -> Bool = {
-            $0.operationName == "webimage.load" && $0.attributes["url.full"]?.toSpanAttribute() == .string(url.absoluteString)
-        }
-        for _ in 0..<200 where !tracer.finishedSpans.contains(where: isThisLoad) {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        let load = try await Self.loadSpan(of: url)
         let spans = tracer.finishedSpans
-        let load = try #require(spans.first(where: isThisLoad))
         let caller = try #require(spans.first { $0.operationName == "first caller" })
         #expect(load.parentSpanID == caller.spanID, "the load is a child of the caller that started it")
         #expect(load.attributes["webimage.source"]?.toSpanAttribute() == .string("network"))
@@ -70,14 +74,8 @@ import Tracing
         }
         #expect(try await first.value == ManagerHarness.png)
         #expect(h.server.requestCount("/slow-data.png") == 1, "the joiner shared the load")
-        let isThisLoad: (FinishedInMemorySpan) -> Bool = {
-            $0.operationName == "webimage.load" && $0.attributes["url.full"]?.toSpanAttribute() == .string(url.absoluteString)
-        }
-        for _ in 0..<200 where !tracer.finishedSpans.contains(where: isThisLoad) {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        let load = try await Self.loadSpan(of: url)
         let spans = tracer.finishedSpans
-        let load = try #require(spans.first(where: isThisLoad))
         let caller = try #require(spans.first { $0.operationName == "first data caller" })
         #expect(load.parentSpanID == caller.spanID, "the load is a child of the caller that started it")
         #expect(load.attributes["webimage.source"]?.toSpanAttribute() == .string("network"))
