@@ -15,7 +15,8 @@ import Tracing
 ///        │    the loader for the URL ─▶ run (or query: memory asked by suspending, then run)
 ///        ├─ wait (CallWait, within the call's deadline) ─▶ the shared work below
 ///        └─ bookkeeping (CallWait): failed-URL list, metrics, lifecycle events
-///     data(for:) (LoadData) ── the same checks, wait and bookkeeping; one work per DataKey
+///     data(for:) (LoadData) ── the same checks, wait and bookkeeping (accounted, accountedWait)
+///                             and span; one work per DataKey
 ///
 ///     shared work (SharedWork, one per WorkKey ⊃ DownloadKey; its task starts when
 ///     LoadAdmission admits it, at most maximumConcurrentLoads at once)
