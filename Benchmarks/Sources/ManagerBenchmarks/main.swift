@@ -306,12 +306,14 @@ if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_COALESCE"].flatMap
 // WEBIMAGE_OVERHEAD=N: N interleaved rounds of the pipeline without caches and the hand-written
 // loop; prints the medians and exits. WEBIMAGE_OVERHEAD_ONLY=a,b runs only the named sides, among
 // them the diagnostic ones: `handover` (each load and decode in a task of its own whose image the
-// caller takes), `transferover` (each load in a task of its own, decoded by the caller) and
-// `widthover` (each load and decode in a task of its own that hands over the width only).
+// caller takes), `transferover` (each load in a task of its own, decoded by the caller),
+// `widthover` (each load and decode in a task of its own that hands over the width only) and
+// `handadmitted` (the hand-written loop with at most `maximumConcurrentLoads` loads at once).
 if let rounds = ProcessInfo.processInfo.environment["WEBIMAGE_OVERHEAD"].flatMap({ Int($0) }) {
     let sides: [(name: String, run: () async throws -> Double)] = [
         ("pipeline", pipelineWithoutCaches), ("hand", handWritten), ("handover", handWrittenHandedOver),
         ("transferover", handWrittenTransferHandedOver), ("widthover", handWrittenWidthHandedOver),
+        ("handadmitted", handWrittenAdmitted),
     ]
     let only = ProcessInfo.processInfo.environment["WEBIMAGE_OVERHEAD_ONLY"].map { Set($0.split(separator: ",").map(String.init)) }
     let chosen = sides.filter { only?.contains($0.name) ?? ($0.name == "pipeline" || $0.name == "hand") }
@@ -617,6 +619,28 @@ func handWrittenTransferHandedOver() async throws -> Double {
     return try await eachSmallURL { url in
         try Image(data: try await Task { try await loader.data(for: ImageLoaderRequest(url: url)).0 }.value).width
     }
+}
+/// The hand-written loop with at most as many loads at once as the manager admits
+/// (`maximumConcurrentLoads`, 64 by default): a task starts for the next URL when one ends, as a
+/// slot passes to the next waiting work (a diagnostic side of `WEBIMAGE_OVERHEAD`: what the
+/// admission policy costs by itself).
+func handWrittenAdmitted() async throws -> Double {
+    let loader = HTTPImageLoader()
+    let limit = unlimited.maximumConcurrentLoads
+    return ms(try await clock.measure {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            var next = smallURLs.startIndex
+            func add() {
+                let url = smallURLs[next]
+                group.addTask { try Image(data: try await loader.data(for: ImageLoaderRequest(url: url)).0).width }
+                next += 1
+            }
+            while next < smallURLs.endIndex && next < limit { add() }
+            while try await group.next() != nil {
+                if next < smallURLs.endIndex { add() }
+            }
+        }
+    })
 }
 /// The same, with each load and decode in a task of its own that hands over the width only
 /// (a diagnostic side of `WEBIMAGE_OVERHEAD`: the task hop without the image crossing threads).
