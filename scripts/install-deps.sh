@@ -22,10 +22,16 @@ fi
 # tests, the benchmarks (WEBIMAGE_TEST_TOOLS=1) and the image server (WEBIMAGE_UPGRADE_CODECS=1,
 # scripts/serve.sh) upgrade in place those of them that are installed, once per run of a script
 # (its children see WEBIMAGE_CODECS_UPGRADED); the demo does not wait for the package lists.
+# Without root, only through a sudo that asks no password (a script never stops at a prompt).
 if { [ "${WEBIMAGE_TEST_TOOLS:-}" = 1 ] || [ "${WEBIMAGE_UPGRADE_CODECS:-}" = 1 ]; } && [ -z "${WEBIMAGE_CODECS_UPGRADED:-}" ] \
-   && command -v dpkg-query >/dev/null; then
-  codecs=$(dpkg-query -W -f='${binary:Package} ${db:Status-Status}\n' 2>/dev/null | awk '$2 == "installed" {print $1}' \
-    | grep -E '^(libde265|libheif|libavif|libdav1d|libaom|libjxl|libwebp|libpng16|libjpeg62-turbo|libturbojpeg|libgif|librsvg2|libtiff|liblcms2|libcurl|libssl)' || true)
+   && command -v dpkg-query >/dev/null && command -v apt-get >/dev/null; then
+  if [ -n "$sudo" ] && ! sudo -n true 2>/dev/null; then
+    echo "install-deps: the codec libraries are not upgraded (it needs root or sudo without a password)" >&2
+    codecs=""
+  else
+    codecs=$(dpkg-query -W -f='${binary:Package} ${db:Status-Status}\n' 2>/dev/null | awk '$2 == "installed" {print $1}' \
+      | grep -E '^(libde265|libheif|libavif|libdav1d|libaom|libjxl|libwebp|libpng16|libjpeg62-turbo|libturbojpeg|libgif|librsvg2|libtiff|liblcms2|libcurl|libssl)' || true)
+  fi
   if [ -n "$codecs" ]; then
     export DEBIAN_FRONTEND=noninteractive
     $sudo apt-get update -qq && $sudo apt-get install -y -qq --only-upgrade $codecs >/dev/null \
