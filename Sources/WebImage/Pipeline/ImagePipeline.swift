@@ -32,7 +32,7 @@ import Tracing
 ///
 /// Cancellation is checked after every stage: when the last caller leaves, the work's task is
 /// cancelled and nothing after the current stage runs, nothing is stored.
-final class ImagePipeline: Sendable {
+struct ImagePipeline: Sendable {
     /// Decode-transform-store works, by work key; at most `admission.limit` of them started.
     let works: InFlightTable<WorkKey, ImageEvent, SharedResult>
     /// Data loads (`ImageManager.data(for:)`), by data key; admitted with the works.
