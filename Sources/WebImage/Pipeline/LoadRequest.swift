@@ -30,7 +30,7 @@ enum LoadDefaults {
 /// default itself; the hooks the loader and the serializer take as they are stay in `context`.
 ///
 /// A class: every stage of the shared work holds it, and the in-flight keys (`WorkKey`,
-/// `DecodeKey`, `DownloadKey`, built from it) keep a reference instead of a copy of its fields.
+/// `DownloadKey` and `DataKey`, built from it) keep a reference instead of a copy of its fields.
 @usableFromInline
 final class LoadRequest: Sendable {
     /// What the merged context decides, whatever the URL and options. The manager works it out
