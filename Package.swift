@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "WebImageSVG", targets: ["WebImageSVG"]),
         // TIFF on libtiff.
         .library(name: "WebImageTIFF", targets: ["WebImageTIFF"]),
+        // Decoding in sandboxed worker processes (libseccomp), for services that decode strangers' images.
+        .library(name: "WebImageIsolation", targets: ["WebImageIsolation"]),
         .executable(name: "webimage", targets: ["webimage"]),
     ],
     dependencies: [
@@ -92,6 +94,10 @@ let package = Package(
         // TIFF on libtiff (Debian's libtiff-dev).
         .target(name: "CWebImageTIFF", dependencies: ["CWebImageCodecs"], linkerSettings: [.linkedLibrary("tiff")]),
         .target(name: "WebImageTIFF", dependencies: ["WebImage", "CWebImageTIFF"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        // Decoding workers: their spawn, descriptor passing, shared memory and lock-down
+        // (rlimits, prctl, a seccomp filter through Debian's libseccomp-dev).
+        .target(name: "CWebImageIsolation", linkerSettings: [.linkedLibrary("seccomp")]),
+        .target(name: "WebImageIsolation", dependencies: ["WebImage", "CWebImageIsolation"], swiftSettings: [.swiftLanguageMode(.v6)]),
         // libmemcached as a system module (used by the shared cache tier only).
         .systemLibrary(
             name: "CMemcached",
@@ -110,7 +116,7 @@ let package = Package(
         .target(
             name: "WebImageServer",
             dependencies: [
-                "WebImage", "WebImageMemcached", "CWebImageCodecs", "CWebImageSystem",
+                "WebImage", "WebImageMemcached", "WebImageIsolation", "CWebImageCodecs", "CWebImageSystem",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -125,7 +131,7 @@ let package = Package(
         .executableTarget(
             name: "webimage",
             dependencies: [
-                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageAVIF", "WebImageHEIF", "WebImageJXL", "WebImageSVG", "WebImageTIFF",
+                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageIsolation", "WebImageAVIF", "WebImageHEIF", "WebImageJXL", "WebImageSVG", "WebImageTIFF",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -159,7 +165,7 @@ let package = Package(
         .testTarget(
             name: "WebImageTests",
             dependencies: [
-                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageAVIF", "WebImageHEIF", "WebImageJXL", "WebImageSVG", "WebImageTIFF",
+                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageIsolation", "WebImageAVIF", "WebImageHEIF", "WebImageJXL", "WebImageSVG", "WebImageTIFF",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -3,6 +3,7 @@ import Foundation
 import WebImage
 import WebImageAVIF
 import WebImageHEIF
+import WebImageIsolation
 import WebImageJXL
 import WebImageSVG
 import WebImageTIFF
@@ -35,6 +36,8 @@ struct WebImageCommand: AsyncParsableCommand {
         let arguments = Array(CommandLine.arguments.dropFirst())
         rejectUnknownCommand(arguments)
         registerCoderPlugIns()
+        // A decoding worker of `webimage serve` (or of another process's pool) never returns.
+        DecodingWorker.runIfRequested()
         do {
             var parsed = try parseAsRoot(arguments)
             if var asyncCommand = parsed as? AsyncParsableCommand {

@@ -133,7 +133,10 @@ public final class ImageCache: ImageCaching {
         guard let entry = await disk.entry(forKey: key, includingData: true, includingExtendedData: extended),
               let data = entry.data else { return nil }
         try Task.checkCancellation()   // every caller left during the read: no decode
-        guard let image = try? coders.decode(data, options: options, context: context) else {
+        let image: Image
+        do { image = try await coders.decode(data, options: options, context: context) } catch {
+            // Every caller left during an isolated decode: the entry is not to blame.
+            if error is CancellationError { throw error }
             // Truncated or not an image: the entry is useless, drop it.
             await disk.removeData(forKey: key)
             return nil

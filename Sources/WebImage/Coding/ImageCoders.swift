@@ -14,10 +14,21 @@ public final class ImageCoders: Sendable {
     public static var builtIn: [any ImageCoder] { [ICOCoder(), BMPCoder(), PNGCoder(), JPEGCoder(), WebPCoder(), GIFCoder()].reversed() }
 
     private let coders: Mutex<[any ImageCoder]>
+    private let isolationBox: Mutex<(any ImageDecodingIsolation)?>
 
-    /// A registry holding `coders`, tried in order (first first).
-    public init(_ coders: [any ImageCoder] = ImageCoders.builtIn) {
+    /// A registry holding `coders`, tried in order (first first), whose asynchronous decodes
+    /// run in `isolation` when one is given.
+    public init(_ coders: [any ImageCoder] = ImageCoders.builtIn, isolation: (any ImageDecodingIsolation)? = nil) {
         self.coders = Mutex(coders)
+        self.isolationBox = Mutex(isolation)
+    }
+
+    /// Where this registry's asynchronous decodes run (`decode(_:options:context:) async`),
+    /// nil for this process (the default). While it is set, no incremental decoder is made:
+    /// progressive loads give no previews.
+    public var isolation: (any ImageDecodingIsolation)? {
+        get { isolationBox.withLock { $0 } }
+        set { isolationBox.withLock { $0 = newValue } }
     }
 
     /// The coders in the order they are tried.
@@ -43,11 +54,25 @@ public final class ImageCoders: Sendable {
     /// `context` (passed on to the coder).
     /// - Throws: `ImageError.emptyData`, `ImageError.unsupportedFormat`, or the coder's error.
     public func decode(_ data: Data, options: ImageDecodingOptions, context: ImageContext) throws -> Image {
+        try decodeInProcess(data, options: options, context: context)
+    }
+
+    private func decodeInProcess(_ data: Data, options: ImageDecodingOptions, context: ImageContext) throws -> Image {
         guard !data.isEmpty else { throw ImageError.emptyData }
         guard let coder = all.first(where: { $0.canDecode(data) }) else {
             throw ImageError.unsupportedFormat(ImageFormat(sniffing: data))
         }
         return try coder.decode(data, options: options, context: context)
+    }
+
+    /// Decodes `data` in this registry's `isolation` when it has one, else as the synchronous
+    /// `decode(_:options:context:)` does. The manager and the cache decode downloaded and
+    /// cached bytes through this.
+    /// - Throws: as the synchronous decode, or the isolation's errors.
+    public func decode(_ data: Data, options: ImageDecodingOptions, context: ImageContext) async throws -> Image {
+        guard let isolation else { return try decodeInProcess(data, options: options, context: context) }
+        guard !data.isEmpty else { throw ImageError.emptyData }
+        return try await isolation.decode(data, options: options)
     }
 
     /// Encodes `image` as `format` with the first coder that can.
@@ -63,6 +88,7 @@ public final class ImageCoders: Sendable {
     /// or nil when no coder recognises it or can decode it incrementally.
     public func makeIncrementalDecoder(for prefix: Data, options: ImageDecodingOptions = .init(), context: ImageContext = .init())
         -> (any IncrementalImageDecoder)? {
-        all.first(where: { $0.canDecode(prefix) })?.makeIncrementalDecoder(options: options, context: context)
+        guard isolation == nil else { return nil }
+        return all.first(where: { $0.canDecode(prefix) })?.makeIncrementalDecoder(options: options, context: context)
     }
 }

@@ -13,6 +13,9 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
     case undecodable(ImageFormat, reason: String)
     /// The image is larger than the configured pixel limit; nothing was allocated for it.
     case tooLarge(width: Int, height: Int, limit: Int)
+    /// An isolated decode (`ImageDecodingIsolation`) did not finish within its time limit of
+    /// `seconds`, and was stopped.
+    case decodeTimedOut(seconds: Double)
     /// The image could not be encoded as `format`.
     case encodingFailed(ImageFormat, reason: String)
     /// A frame index outside `0..<frameCount` was asked for.
@@ -77,6 +80,7 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
         case .undecodable(let format, let reason): "The \(format) data could not be decoded: \(reason)."
         case .tooLarge(let width, let height, let limit):
             "The image is \(width)x\(height) pixels, over the limit of \(limit) pixels."
+        case .decodeTimedOut(let seconds): "The image was not decoded within its time limit of \(seconds) s, and its decode was stopped."
         case .encodingFailed(let format, let reason): "The image could not be encoded as \(format): \(reason)."
         case .frameOutOfRange(let index, let count): "Frame \(index) was asked for, but the image has \(count) frames."
         case .unreadableFile(let path, let reason): "The file \(path) could not be read: \(reason)."

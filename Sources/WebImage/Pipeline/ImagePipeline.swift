@@ -232,7 +232,10 @@ struct ImagePipeline: Sendable {
         waiting.release()
         var holdsSlot = true
         defer { if holdsSlot { decodeSlots.release() } }
-        let decoded = try decoded(request, download: download, incremental: incremental, loader: loader, coders: coders, tracing: tracing)
+        let decodeStart = ContinuousClock.now
+        let isolated = try await isolatedDecode(request, download: download, incremental: incremental, coders: coders, tracing: tracing)
+        let decoded = try decoded(request, download: download, incremental: incremental, isolated: isolated, decodeStart: decodeStart,
+                                  loader: loader, coders: coders, tracing: tracing)
 
         // 6. Store. A cache with synchronous memory takes the image before any caller is resumed
         // (a lock): a call made as soon as one returns finds it there, whatever its options
@@ -299,20 +302,45 @@ struct ImagePipeline: Sendable {
         let storesFirst: Bool
     }
 
-    /// Stages 4 and 5 (synchronous): the body decoded (a failure names the URL and the byte
-    /// count) and transformed, with the response's cache terms. Checks cancellation after each.
-    @inline(never)
-    private func decoded(_ request: LoadRequest, download: Download, incremental: (any IncrementalImageDecoder)?,
-                         loader: any ImageLoader, coders: ImageCoders, tracing: Bool) throws -> Decoded {
-        let original: Image
-        let decodeStart = ContinuousClock.now
+    /// Stage 4 in the registry's isolation, when it has one and the registry decodes this body
+    /// (no incremental decoder, no context coder for it): the decoded image, thumbnailed; nil
+    /// when the body is decoded in this process (`decoded`).
+    private func isolatedDecode(_ request: LoadRequest, download: Download, incremental: (any IncrementalImageDecoder)?,
+                                coders: ImageCoders, tracing: Bool) async throws -> Image? {
+        guard incremental == nil, coders.isolation != nil, !(request.coder?.canDecode(download.data) ?? false) else { return nil }
         do {
-            original = try traceStage("webimage.decode", tracing) { try decode(download.data, request: request, coders: coders, incremental: incremental) }
+            let image = try await traceStage("webimage.decode", tracing) {
+                try await coders.decode(download.data, options: request.decodeOptions, context: request.context)
+            }
+            return try thumbnail(image, request: request)
         } catch let error as ImageError {
-            switch error {
-            case .emptyData, .unsupportedFormat, .undecodable, .tooLarge:
-                throw ImageError.decodingFailed(error, source: request.url.absoluteString, byteCount: download.data.count)
-            default: throw error
+            throw Self.decodeFailure(error, request, byteCount: download.data.count)
+        }
+    }
+
+    /// A decoder's refusal of the body, naming the URL and the byte count.
+    private static func decodeFailure(_ error: ImageError, _ request: LoadRequest, byteCount: Int) -> ImageError {
+        switch error {
+        case .emptyData, .unsupportedFormat, .undecodable, .tooLarge:
+            ImageError.decodingFailed(error, source: request.url.absoluteString, byteCount: byteCount)
+        default: error
+        }
+    }
+
+    /// Stages 4 and 5 (synchronous): the body decoded (a failure names the URL and the byte
+    /// count) unless `isolated` holds it already, and transformed, with the response's cache
+    /// terms. Checks cancellation after each.
+    @inline(never)
+    private func decoded(_ request: LoadRequest, download: Download, incremental: (any IncrementalImageDecoder)?, isolated: Image?,
+                         decodeStart: ContinuousClock.Instant, loader: any ImageLoader, coders: ImageCoders, tracing: Bool) throws -> Decoded {
+        let original: Image
+        if let isolated {
+            original = isolated
+        } else {
+            do {
+                original = try traceStage("webimage.decode", tracing) { try decode(download.data, request: request, coders: coders, incremental: incremental) }
+            } catch let error as ImageError {
+                throw Self.decodeFailure(error, request, byteCount: download.data.count)
             }
         }
         metrics.decoded()

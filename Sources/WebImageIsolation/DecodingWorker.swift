@@ -1,0 +1,116 @@
+import CWebImageIsolation
+import Foundation
+import WebImage
+
+/// The worker side of `DecodingWorkerPool`: the same executable, started by the pool with a
+/// mark in its environment, decodes what the pool sends and nothing else.
+///
+/// Call `runIfRequested(coders:)` first thing in `main`, after registering coder plug-ins and
+/// before anything else starts (as Chromium's single binary does): in a worker it never
+/// returns, elsewhere it returns at once.
+///
+/// ```swift
+/// @main struct Service {
+///     static func main() async throws {
+///         AVIFCoder.register()
+///         DecodingWorker.runIfRequested()
+///         // ... the service itself
+///     }
+/// }
+/// ```
+public enum DecodingWorker {
+    /// The environment variable that marks a worker; its value is the worker's memory limit in
+    /// bytes.
+    static let environmentKey = "WEBIMAGE_DECODING_WORKER"
+    /// The descriptor of the worker's socket to its pool.
+    static let socket: Int32 = 3
+    /// The largest request message.
+    static let maximumRequestBytes = 4096
+
+    /// When this process was started as a decoding worker, decodes with `coders` until its pool
+    /// goes away, then exits; otherwise returns at once.
+    public static func runIfRequested(coders: ImageCoders = .shared) {
+        guard let mark = ProcessInfo.processInfo.environment[environmentKey], let memoryLimit = UInt64(mark) else { return }
+        warmUp(coders)
+        // The address space it has now (the runtime, the libraries, their reservations) plus
+        // what a decode may take.
+        let baseline = wi_isolation_address_space()
+        let status = wi_isolation_lock_down(memoryLimit > 0 && baseline > 0 ? baseline + memoryLimit : 0)
+        guard status == 0 else {
+            FileHandle.standardError.write(Data("webimage decoding worker: could not lock itself down (errno \(status))\n".utf8))
+            exit(3)
+        }
+        serve(coders)
+    }
+
+    /// Decodes a tiny image of each format the registry writes, and an SVG with text, so that
+    /// every library loads what it loads lazily (plug-in modules, font configuration) while
+    /// files may still be opened.
+    private static func warmUp(_ coders: ImageCoders) {
+        let pixel = Image(bitmap: Bitmap(width: 2, height: 2, rgba: [UInt8](repeating: 128, count: 16)))
+        for format in [ImageFormat.png, .jpeg, .webp, .gif, .avif, .heic, .jxl, .tiff, .bmp, .ico] {
+            guard let data = try? coders.encode(pixel, as: format, options: ImageEncodingOptions(quality: 0.5, effort: 0)) else { continue }
+            _ = try? coders.decode(data, options: ImageDecodingOptions(), context: ImageContext())
+        }
+        let svg = #"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><text x="0" y="7" font-size="8">a</text></svg>"#
+        _ = try? coders.decode(Data(svg.utf8), options: ImageDecodingOptions(), context: ImageContext())
+    }
+
+    private static func serve(_ coders: ImageCoders) -> Never {
+        var buffer = [UInt8](repeating: 0, count: maximumRequestBytes)
+        while true {
+            var length = 0, fd: Int32 = -1
+            let status = buffer.withUnsafeMutableBytes { wi_isolation_receive(socket, $0.baseAddress, $0.count, &length, &fd, -1) }
+            guard status == 0, length > 0 else { exit(0) }   // the pool closed its end (or broke it)
+            guard let request = WorkerRequest(parsing: buffer[..<length]), fd >= 0 else { exit(2) }
+            let reply = decode(request, from: fd, coders: coders)
+            close(fd)
+            let sent = reply.message.withUnsafeBytes { wi_isolation_send(socket, $0.baseAddress, $0.count, reply.pixels) }
+            if reply.pixels >= 0 { close(reply.pixels) }
+            guard sent == 0 else { exit(0) }
+        }
+    }
+
+    /// One decode: the reply's bytes and its pixel file (-1 with an error).
+    private static func decode(_ request: WorkerRequest, from fd: Int32, coders: ImageCoders) -> (message: [UInt8], pixels: Int32) {
+        guard request.dataLength > 0 else { return (WorkerReply.message(.emptyData), -1) }
+        guard wi_isolation_file_size(fd) >= Int64(request.dataLength),
+              let mapped = mmap(nil, request.dataLength, PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else {
+            return (WorkerReply.message(.undecodable(.unknown, reason: "the worker could not map the data")), -1)
+        }
+        defer { munmap(mapped, request.dataLength) }
+        _ = wi_isolation_limit_cpu(max(1, request.cpuSeconds))
+        let image: Image, frames: [ImageFrame]
+        do {
+            // The data stays mapped while every frame is decoded, then the mapping goes.
+            let data = Data(bytesNoCopy: mapped, count: request.dataLength, deallocator: .none)
+            image = try coders.decode(data, options: request.options, context: ImageContext())
+            frames = try image.allFrames()
+        } catch let error as ImageError {
+            return (WorkerReply.message(error), -1)
+        } catch {
+            return (WorkerReply.message(.undecodable(.unknown, reason: "\(error)")), -1)
+        }
+        let described = WorkerReply.Decoded(width: image.width, height: image.height, durations: frames.map(\.duration),
+                                            loopCount: image.declaredLoopCount, format: image.format,
+                                            exifOrientation: image.exifOrientation, orientationApplied: image.isOrientationApplied,
+                                            premultiplied: image.bitmap.isPremultiplied, colorInfo: image.colorInfo)
+        let frameBytes = image.width * image.height * 4
+        guard frames.allSatisfy({ $0.bitmap.width == image.width && $0.bitmap.height == image.height }) else {
+            return (WorkerReply.message(.undecodable(image.format, reason: "the frames differ in size")), -1)
+        }
+        let tail = described.tail
+        let fileBytes = described.pixelBytes + tail.count
+        let fd = wi_isolation_memfd("webimage-pixels", UInt64(fileBytes))
+        guard fd >= 0, let target = mmap(nil, fileBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), target != MAP_FAILED else {
+            if fd >= 0 { close(fd) }
+            return (WorkerReply.message(.undecodable(image.format, reason: "the worker could not hold the decoded pixels")), -1)
+        }
+        for (index, frame) in frames.enumerated() {
+            frame.bitmap.withUnsafeBytes { (target + index * frameBytes).copyMemory(from: $0.baseAddress!, byteCount: frameBytes) }
+        }
+        tail.withUnsafeBytes { (target + described.pixelBytes).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        munmap(target, fileBytes)
+        return (WorkerReply.message(described), fd)
+    }
+}

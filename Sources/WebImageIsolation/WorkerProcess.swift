@@ -1,0 +1,107 @@
+import CWebImageIsolation
+import Foundation
+import WebImage
+
+/// One worker process and the parent's end of its socket. Used by one pool thread at a time.
+final class WorkerProcess {
+    let pid: pid_t
+    private let socket: Int32
+    private var ended = false
+    private var buffer = [UInt8](repeating: 0, count: WorkerReply.maximumMessageBytes)
+
+    /// Starts `executable` as a worker with `memoryLimit` bytes for its decodes.
+    init(executable: String, arguments: [String], memoryLimit: Int) throws(ImageError) {
+        var pair: [Int32] = [-1, -1]
+        let status = pair.withUnsafeMutableBufferPointer { wi_isolation_socketpair($0.baseAddress) }
+        guard status == 0 else { throw Self.failure("no socket pair (errno \(status))") }
+        var environment = ProcessInfo.processInfo.environment
+        environment[DecodingWorker.environmentKey] = String(memoryLimit)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = wi_isolation_spawn(executable, argv, envp, pair[1], &pid)
+        close(pair[1])
+        guard spawned == 0 else {
+            close(pair[0])
+            throw Self.failure("\(executable) could not be started (errno \(spawned))")
+        }
+        self.pid = pid
+        socket = pair[0]
+    }
+
+    deinit {
+        close(socket)   // a worker that is still there reads the end of its stream and exits
+        if !ended { var exitStatus: Int32 = 0; _ = wi_isolation_kill_and_reap(pid, &exitStatus) }
+    }
+
+    static func failure(_ reason: String) -> ImageError {
+        .undecodable(.unknown, reason: "no decoding worker: \(reason)")
+    }
+
+    /// How a decode on this worker ended, short of a reply.
+    enum Ending: Error {
+        /// No reply within the time limit: the worker was killed.
+        case timedOut
+        /// The worker is gone (a crash, a limit, a kill): the signal that ended it, or 0.
+        case died(signal: Int32, exitStatus: Int32)
+        /// The worker sent what is not a reply: it was killed.
+        case malformed
+    }
+
+    /// Sends `data` with `request`, waits at most `timeLimit` for the reply and returns it with
+    /// its attached pixel file (owned by the caller; -1 with an error reply).
+    func decode(_ data: Data, request: WorkerRequest, timeLimit: Duration) throws(Ending) -> (WorkerReply, Int32) {
+        let input = wi_isolation_memfd("webimage-data", UInt64(data.count))
+        guard input >= 0 else { throw end(.malformed) }
+        defer { close(input) }
+        let written = data.withUnsafeBytes { bytes -> Bool in
+            var offset = 0
+            while offset < bytes.count {
+                let count = pwrite(input, bytes.baseAddress! + offset, bytes.count - offset, off_t(offset))
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                offset += count
+            }
+            return true
+        }
+        guard written else { throw end(.malformed) }
+        let message = request.bytes
+        let sent = message.withUnsafeBytes { wi_isolation_send(socket, $0.baseAddress, $0.count, input) }
+        guard sent == 0 else { throw end(.died(signal: 0, exitStatus: 0)) }
+        var length = 0, fd: Int32 = -1
+        let milliseconds = Int32(clamping: timeLimit.components.seconds * 1000 + timeLimit.components.attoseconds / 1_000_000_000_000_000)
+        let status = buffer.withUnsafeMutableBytes { wi_isolation_receive(socket, $0.baseAddress, $0.count, &length, &fd, max(1, milliseconds)) }
+        if status == ETIMEDOUT { throw end(.timedOut) }
+        guard status == 0, length > 0 else { throw end(.died(signal: 0, exitStatus: 0)) }
+        guard let reply = WorkerReply(parsing: buffer[..<length]) else {
+            if fd >= 0 { close(fd) }
+            throw end(.malformed)
+        }
+        switch reply {
+        case .decoded where fd < 0, .failed where fd >= 0:
+            if fd >= 0 { close(fd) }
+            throw end(.malformed)
+        default:
+            return (reply, fd)
+        }
+    }
+
+    /// Kills the worker (if it still runs), reaps it, and says how it ended.
+    func end(_ reason: Ending) -> Ending {
+        guard !ended else { return reason }
+        ended = true
+        var exitStatus: Int32 = 0
+        let signal = wi_isolation_kill_and_reap(pid, &exitStatus)
+        if case .died = reason { return .died(signal: max(0, signal), exitStatus: exitStatus) }
+        return reason
+    }
+
+    /// Whether the process is still there.
+    var isRunning: Bool {
+        guard !ended else { return false }
+        var signal: Int32 = 0, exitStatus: Int32 = 0
+        if wi_isolation_try_reap(pid, &signal, &exitStatus) != 0 { ended = true }
+        return !ended
+    }
+}

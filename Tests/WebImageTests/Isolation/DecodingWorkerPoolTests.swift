@@ -1,0 +1,186 @@
+import Foundation
+import Testing
+import WebImage
+import WebImageIsolation
+
+/// Decoding in sandboxed worker processes: the `webimage` executable built beside the tests is
+/// the worker (its `main` calls `DecodingWorker.runIfRequested()`); test doubles are shell
+/// processes that crash, hang or write garbage on the worker's socket.
+@Suite("Decoding worker pool", .serialized, .timeLimit(.minutes(2)))
+struct DecodingWorkerPoolTests {
+    static var webimage: String? { CLIRunner.executable?.path }
+
+    static func pool(_ change: (inout DecodingWorkerPool.Configuration) -> Void = { _ in }) throws -> DecodingWorkerPool {
+        var configuration = DecodingWorkerPool.Configuration()
+        configuration.workerCount = 1
+        configuration.executable = try #require(webimage, "the webimage executable is built beside the tests")
+        change(&configuration)
+        return DecodingWorkerPool(configuration: configuration)
+    }
+
+    /// An SVG that librsvg 2.54 aborts on (a panic that cannot unwind through C).
+    static let abortingSVG: Data = {
+        let values = Array(repeating: "1", count: 900).joined(separator: " ")
+        return Data("""
+            <svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><filter id="f"><feConvolveMatrix order="30" \
+            kernelMatrix="\(values)"/></filter><rect width="64" height="64" fill="red" filter="url(#f)"/></svg>
+            """.utf8)
+    }()
+
+    /// An SVG whose filter never finishes.
+    static let endlessSVG = Data("""
+        <svg xmlns="http://www.w3.org/2000/svg" width="512" height="512"><filter id="t"><feTurbulence baseFrequency="0.01" \
+        numOctaves="1000000000"/></filter><rect width="512" height="512" filter="url(#t)"/></svg>
+        """.utf8)
+
+    static func gradient(width: Int, height: Int) -> Bitmap {
+        var bytes = [UInt8](repeating: 255, count: width * height * 4)
+        for y in 0..<height { for x in 0..<width { bytes[(y * width + x) * 4] = UInt8(x & 255); bytes[(y * width + x) * 4 + 1] = UInt8(y & 255) } }
+        return Bitmap(width: width, height: height, rgba: bytes)
+    }
+
+    @Test("A worker decodes what this process decodes, pixel for pixel, with its size options")
+    func decodesAsInProcess() async throws {
+        let pool = try Self.pool()
+        defer { pool.shutdown() }
+        let png = try Image(bitmap: Self.gradient(width: 300, height: 200)).encoded(as: .png)
+        let local = try ImageCoders.shared.decode(png)
+        let isolated = try await pool.decode(png, options: ImageDecodingOptions())
+        #expect(isolated.width == 300 && isolated.height == 200 && isolated.format == .png)
+        #expect(isolated.bitmap == local.bitmap)
+        let small = try await pool.decode(png, options: ImageDecodingOptions(maxPixelSize: 60))
+        #expect(small.width == 60 && small.height == 40)
+        let refused = await #expect(throws: ImageError.self) { try await pool.decode(png, options: ImageDecodingOptions(pixelLimit: 1000)) }
+        #expect(refused == .tooLarge(width: 300, height: 200, limit: 1000))
+        await #expect(throws: ImageError.unsupportedFormat(.unknown)) { try await pool.decode(Data("not an image".utf8), options: .init()) }
+    }
+
+    @Test("An animation comes back with every frame, its durations and its loop count")
+    func animation() async throws {
+        let pool = try Self.pool()
+        defer { pool.shutdown() }
+        let frames = (0..<3).map { index in
+            ImageFrame(bitmap: Bitmap(width: 8, height: 8, rgba: [UInt8](repeating: UInt8(index * 80), count: 256)), duration: 0.1 * Double(index + 1))
+        }
+        let gif = try Image(frames: frames, loopCount: 2).encoded(as: .gif)
+        let local = try ImageCoders.shared.decode(gif)
+        let isolated = try await pool.decode(gif, options: ImageDecodingOptions())
+        #expect(isolated.frameCount == 3 && isolated.loopCount == 2)
+        #expect(isolated.frameDurations == local.frameDurations)
+        #expect(try isolated.allFrames().map(\.bitmap) == local.allFrames().map(\.bitmap))
+        let first = try await pool.decode(gif, options: ImageDecodingOptions(firstFrameOnly: true))
+        #expect(first.frameCount == 1)
+    }
+
+    @Test("A worker runs locked down: seccomp filter, no new privileges")
+    func lockedDown() async throws {
+        let pool = try Self.pool()
+        defer { pool.shutdown() }
+        // The first decode waits for the worker's start-up, after which it is locked down.
+        _ = try await pool.decode(try Image(bitmap: Self.gradient(width: 4, height: 4)).encoded(as: .png), options: .init())
+        let pid = try #require(pool.workerProcessIDs.first)
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        #expect(status.contains("NoNewPrivs:\t1"))
+        #expect(status.contains("Seccomp:\t2"))
+    }
+
+    @Test("The aborting SVG ends its worker only: a typed error, then a fresh worker decodes")
+    func abortingDecoder() async throws {
+        let pool = try Self.pool()
+        defer { pool.shutdown() }
+        let error = await #expect(throws: ImageError.self) { try await pool.decode(Self.abortingSVG, options: .init()) }
+        guard case .undecodable(.svg, let reason) = error else { Issue.record("unexpected \(String(describing: error))"); return }
+        #expect(reason.contains("signal"))
+        #expect(pool.restartCount == 1)
+        let png = try Image(bitmap: Self.gradient(width: 16, height: 16)).encoded(as: .png)
+        #expect(try await pool.decode(png, options: .init()).width == 16)
+    }
+
+    @Test("A decode past its time limit is killed: decodeTimedOut, and the pool decodes again")
+    func timeLimit() async throws {
+        let pool = try Self.pool { $0.timeLimit = .seconds(1) }
+        defer { pool.shutdown() }
+        let start = ContinuousClock.now
+        await #expect(throws: ImageError.decodeTimedOut(seconds: 1)) { try await pool.decode(Self.endlessSVG, options: .init()) }
+        #expect(ContinuousClock.now - start < .seconds(5))
+        let png = try Image(bitmap: Self.gradient(width: 16, height: 16)).encoded(as: .png)
+        #expect(try await pool.decode(png, options: .init()).width == 16)
+    }
+
+    @Test("A cancelled call kills its decode at once")
+    func cancellation() async throws {
+        let pool = try Self.pool { $0.timeLimit = .seconds(60) }
+        defer { pool.shutdown() }
+        _ = try await pool.decode(try Image(bitmap: Self.gradient(width: 4, height: 4)).encoded(as: .png), options: .init())
+        let pid = try #require(pool.workerProcessIDs.first)
+        let task = Task { try await pool.decode(Self.endlessSVG, options: .init()) }
+        try await Task.sleep(for: .milliseconds(300))
+        let start = ContinuousClock.now
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(ContinuousClock.now - start < .seconds(1))
+        // The worker that ran it is gone (reaped), not spinning on.
+        #expect(!FileManager.default.fileExists(atPath: "/proc/\(pid)"))
+        let png = try Image(bitmap: Self.gradient(width: 16, height: 16)).encoded(as: .png)
+        #expect(try await pool.decode(png, options: .init()).width == 16)
+    }
+
+    @Test("All workers busy for their whole time limit: the next decodes queue, then run")
+    func exhaustedPool() async throws {
+        let pool = try Self.pool { $0.timeLimit = .seconds(1) }
+        defer { pool.shutdown() }
+        let png = try Image(bitmap: Self.gradient(width: 16, height: 16)).encoded(as: .png)
+        let endless = (0..<2).map { _ in Task { try await pool.decode(Self.endlessSVG, options: .init()) } }
+        try await Task.sleep(for: .milliseconds(100))
+        let third = Task { try await pool.decode(png, options: .init()) }
+        for task in endless {
+            await #expect(throws: ImageError.decodeTimedOut(seconds: 1)) { try await task.value }
+        }
+        #expect(try await third.value.width == 16)
+    }
+
+    @Test("kill -9 of a busy worker fails its call with a typed error")
+    func killedWorker() async throws {
+        let pool = try Self.pool { $0.timeLimit = .seconds(60) }
+        defer { pool.shutdown() }
+        _ = try await pool.decode(try Image(bitmap: Self.gradient(width: 4, height: 4)).encoded(as: .png), options: .init())
+        let pid = try #require(pool.workerProcessIDs.first)
+        let task = Task { try await pool.decode(Self.endlessSVG, options: .init()) }
+        try await Task.sleep(for: .milliseconds(300))
+        kill(pid, SIGKILL)
+        let error = await #expect(throws: ImageError.self) { try await task.value }
+        guard case .undecodable(.svg, let reason) = error else { Issue.record("unexpected \(String(describing: error))"); return }
+        #expect(reason.contains("signal 9"))
+        let png = try Image(bitmap: Self.gradient(width: 16, height: 16)).encoded(as: .png)
+        #expect(try await pool.decode(png, options: .init()).width == 16)
+    }
+
+    @Test("A worker over its memory limit fails its decode, not the pool")
+    func memoryLimit() async throws {
+        let pool = try Self.pool { $0.memoryLimit = 48 << 20 }
+        defer { pool.shutdown() }
+        // 5000 x 5000 RGBA is 100 MB: within the pixel limit, over the worker's memory.
+        let big = try Image(bitmap: Bitmap(width: 5000, height: 5000)).encoded(as: .png)
+        await #expect(throws: ImageError.self) { try await pool.decode(big, options: .init()) }
+        let png = try Image(bitmap: Self.gradient(width: 16, height: 16)).encoded(as: .png)
+        #expect(try await pool.decode(png, options: .init()).width == 16)
+    }
+
+    @Test("Workers that crash, hang or write garbage: typed errors", arguments: [
+        ("kill -SEGV $$", "signal 11"),
+        ("printf 'garbage that is not a reply' >&3; sleep 30", "malformed"),
+        ("exit 7", "status 7"),
+    ])
+    func misbehavingWorkers(script: String, expected: String) async throws {
+        var configuration = DecodingWorkerPool.Configuration()
+        configuration.workerCount = 1
+        configuration.timeLimit = .seconds(5)
+        configuration.executable = "/bin/sh"
+        configuration.arguments = ["-c", "dd bs=4096 count=1 <&3 >/dev/null 2>&1; " + script]
+        let pool = DecodingWorkerPool(configuration: configuration)
+        defer { pool.shutdown() }
+        let error = await #expect(throws: ImageError.self) { try await pool.decode(Data([0x89, 0x50, 0x4E, 0x47]), options: .init()) }
+        guard case .undecodable(_, let reason) = error else { Issue.record("unexpected \(String(describing: error))"); return }
+        #expect(reason.contains(expected), "\(reason)")
+    }
+}
