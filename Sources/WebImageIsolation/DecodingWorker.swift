@@ -40,6 +40,8 @@ public enum DecodingWorker {
             FileHandle.standardError.write(Data("webimage decoding worker: could not lock itself down (errno \(status))\n".utf8))
             exit(3)
         }
+        let ready = ByteWriter.ready
+        guard ready.withUnsafeBytes({ wi_isolation_send(socket, $0.baseAddress, $0.count, -1) }) == 0 else { exit(0) }
         serve(coders)
     }
 
@@ -52,7 +54,17 @@ public enum DecodingWorker {
             guard let data = try? coders.encode(pixel, as: format, options: ImageEncodingOptions(quality: 0.5, effort: 0)) else { continue }
             _ = try? coders.decode(data, options: ImageDecodingOptions(), context: ImageContext())
         }
-        let svg = #"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><text x="0" y="7" font-size="8">a</text></svg>"#
+        // Text in the common faces of each generic family: fontconfig and FreeType open a
+        // font's file when it is first drawn, and an unknown family falls back to one of these.
+        // Eight, because cairo keeps at most ten font files open: a face it closes cannot be
+        // opened again once the worker is locked down (its text is then drawn in one that is).
+        let faces = [("sans-serif", "normal", "normal"), ("sans-serif", "bold", "normal"), ("sans-serif", "normal", "italic"),
+                     ("sans-serif", "bold", "italic"), ("serif", "normal", "normal"), ("serif", "bold", "normal"),
+                     ("monospace", "normal", "normal"), ("monospace", "bold", "normal")]
+        let text = faces.map { family, weight, style in
+            #"<text y="9" font-family="\#(family)" font-weight="\#(weight)" font-style="\#(style)" font-size="9">a0</text>"#
+        }.joined()
+        let svg = #"<svg xmlns="http://www.w3.org/2000/svg" width="16" height="10">"# + text + "</svg>"
         _ = try? coders.decode(Data(svg.utf8), options: ImageDecodingOptions(), context: ImageContext())
     }
 

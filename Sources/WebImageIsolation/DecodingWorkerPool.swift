@@ -42,6 +42,8 @@ public final class DecodingWorkerPool: ImageDecodingIsolation, @unchecked Sendab
         public var executable = "/proc/self/exe"
         /// Arguments given to each worker (none by default).
         public var arguments: [String] = []
+        /// How long a worker may take to start and say it is ready (30 s by default).
+        public var startTimeout = Duration.seconds(30)
 
         /// The defaults.
         public init() {}
@@ -52,14 +54,22 @@ public final class DecodingWorkerPool: ImageDecodingIsolation, @unchecked Sendab
     private let condition = NSCondition()
     private var queue: [Job] = []
     private var stopped = false
+    private var started = false
     private let restarts = Mutex<Int>(0)
     /// Each thread's worker process, by thread.
     private let processes = Mutex<[Int: pid_t]>([:])
 
-    /// Starts `configuration.workerCount` workers, each on a thread of its own that hands it
-    /// decodes; a worker that cannot be started fails the decodes given to it.
+    /// A pool of `configuration.workerCount` workers, each on a thread of its own that hands it
+    /// decodes, started with the first decode; a worker that cannot be started fails the decodes
+    /// given to it. Call `shutdown()` when done: the threads and workers stay until then.
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
+    }
+
+    /// Starts the threads, once (called with `condition` locked).
+    private func startThreads() {
+        guard !started else { return }
+        started = true
         for index in 0..<max(1, configuration.workerCount) {
             let thread = Thread { [self] in serve(index) }
             thread.name = "webimage.decoder.\(index)"
@@ -98,6 +108,7 @@ public final class DecodingWorkerPool: ImageDecodingIsolation, @unchecked Sendab
                     return
                 }
                 job.continuation = continuation
+                startThreads()
                 queue.append(job)
                 condition.signal()
                 condition.unlock()
@@ -141,7 +152,13 @@ public final class DecodingWorkerPool: ImageDecodingIsolation, @unchecked Sendab
     /// A thread's life: start a worker, then give it one queued decode after another, starting
     /// a fresh one whenever it ends.
     private func serve(_ index: Int) {
-        var worker: WorkerProcess? = startWorker(index)
+        var worker: WorkerProcess?
+        var startFailure = WorkerProcess.failure("not started")
+        func startIfNeeded() {
+            guard worker == nil else { return }
+            do { worker = try startWorker(index) } catch { startFailure = error }
+        }
+        startIfNeeded()
         while true {
             condition.lock()
             while queue.isEmpty && !stopped { condition.wait() }
@@ -151,32 +168,42 @@ public final class DecodingWorkerPool: ImageDecodingIsolation, @unchecked Sendab
                 return
             }
             let job = queue.removeFirst()
-            if worker == nil || !(worker?.isRunning ?? false) { worker = nil }
-            job.worker = worker?.pid
             condition.unlock()
-            let outcome: Result<Image, any Error>
-            if let running = worker {
-                outcome = run(job, on: running)
-                condition.lock()
-                job.worker = nil
-                let cancelled = job.cancelled
-                condition.unlock()
-                if !running.isRunning || cancelled {
-                    worker = nil
-                    restarts.withLock { $0 += 1 }
-                }
-                let result = cancelled ? .failure(CancellationError()) : outcome
-                job.continuation?.resume(with: result)
-            } else {
-                job.continuation?.resume(throwing: WorkerProcess.failure("\(configuration.executable) did not start"))
+            if let running = worker, !running.isRunning { worker = nil }
+            startIfNeeded()
+            guard let running = worker else {
+                job.continuation?.resume(throwing: startFailure)
+                continue
             }
-            if worker == nil { worker = startWorker(index) }
+            // From here a cancellation kills this worker; one that came before skips the decode.
+            condition.lock()
+            job.worker = running.pid
+            let cancelledBefore = job.cancelled
+            condition.unlock()
+            let outcome = cancelledBefore ? .failure(CancellationError()) : run(job, on: running)
+            condition.lock()
+            job.worker = nil
+            let cancelled = job.cancelled
+            condition.unlock()
+            if !running.isRunning || (cancelled && !cancelledBefore) {
+                worker = nil
+                restarts.withLock { $0 += 1 }
+            }
+            job.continuation?.resume(with: cancelled ? .failure(CancellationError()) : outcome)
+            // A fresh worker takes the place of one that ended before the next decode comes.
+            startIfNeeded()
         }
     }
 
-    private func startWorker(_ index: Int) -> WorkerProcess? {
-        let worker = try? WorkerProcess(executable: configuration.executable, arguments: configuration.arguments, memoryLimit: configuration.memoryLimit)
-        processes.withLock { $0[index] = worker?.pid }
+    private func startWorker(_ index: Int) throws(ImageError) -> WorkerProcess {
+        processes.withLock { $0[index] = nil }
+        // A process started as a worker whose main did not become one starts no workers of its own.
+        guard ProcessInfo.processInfo.environment[DecodingWorker.environmentKey] == nil else {
+            throw WorkerProcess.failure("this process is a decoding worker whose main did not call DecodingWorker.runIfRequested()")
+        }
+        let worker = try WorkerProcess(executable: configuration.executable, arguments: configuration.arguments,
+                                       memoryLimit: configuration.memoryLimit, startTimeout: configuration.startTimeout)
+        processes.withLock { $0[index] = worker.pid }
         return worker
     }
 

@@ -199,7 +199,7 @@ enum WorkerReply: Equatable {
             guard let width = input.i64(), let height = input.i64(), (1...1 << 20).contains(width), (1...1 << 20).contains(height),
                   let frames = input.u32(), (1...UInt32(Self.maximumFrames)).contains(frames),
                   let loop = input.i64(), loop >= -1, let formatName = input.text(), let orientation = input.i64(),
-                  orientation == -1 || (1...8).contains(orientation), let applied = input.u8(), applied <= 1,
+                  (-1...0xFFFF).contains(orientation), let applied = input.u8(), applied <= 1,
                   let premultiplied = input.u8(), premultiplied <= 1,
                   let profileLength = input.i64(), (-1...Self.maximumProfileBytes).contains(profileLength),
                   let hasCICP = input.u8(), hasCICP <= 1 else { return nil }
@@ -241,6 +241,14 @@ enum WorkerReply: Equatable {
 
 /// Little-endian fields appended to a byte array.
 struct ByteWriter {
+    /// The message a worker sends once it is locked down and ready for requests.
+    static let ready: [UInt8] = {
+        var out = ByteWriter()
+        out.u32(readyMagic)
+        return out.bytes
+    }()
+    static let readyMagic: UInt32 = 0x5749_4459   // "WIDY"
+
     private(set) var bytes: [UInt8] = []
 
     mutating func u8(_ value: UInt8) { bytes.append(value) }

@@ -10,7 +10,7 @@ final class WorkerProcess {
     private var buffer = [UInt8](repeating: 0, count: WorkerReply.maximumMessageBytes)
 
     /// Starts `executable` as a worker with `memoryLimit` bytes for its decodes.
-    init(executable: String, arguments: [String], memoryLimit: Int) throws(ImageError) {
+    init(executable: String, arguments: [String], memoryLimit: Int, startTimeout: Duration) throws(ImageError) {
         var pair: [Int32] = [-1, -1]
         let status = pair.withUnsafeMutableBufferPointer { wi_isolation_socketpair($0.baseAddress) }
         guard status == 0 else { throw Self.failure("no socket pair (errno \(status))") }
@@ -28,6 +28,16 @@ final class WorkerProcess {
         }
         self.pid = pid
         socket = pair[0]
+        // Ready once its libraries are loaded and it is locked down; a program whose `main`
+        // does not call `DecodingWorker.runIfRequested` never says so.
+        var length = 0, fd: Int32 = -1
+        let milliseconds = Int32(clamping: startTimeout.components.seconds * 1000)
+        let received = buffer.withUnsafeMutableBytes { wi_isolation_receive(socket, $0.baseAddress, $0.count, &length, &fd, milliseconds) }
+        if fd >= 0 { close(fd) }
+        guard received == 0, length > 0, Array(buffer[..<length]) == ByteWriter.ready else {
+            _ = end(.malformed)
+            throw Self.failure("\(executable) did not start as a decoding worker (its main must call DecodingWorker.runIfRequested())")
+        }
     }
 
     deinit {

@@ -166,6 +166,20 @@ struct DecodingWorkerPoolTests {
         #expect(try await pool.decode(png, options: .init()).width == 16)
     }
 
+    @Test("A program that does not become a worker fails its decodes with a typed error within its start-up time")
+    func notAWorker() async throws {
+        var configuration = DecodingWorkerPool.Configuration()
+        configuration.workerCount = 1
+        configuration.startTimeout = .seconds(2)
+        configuration.executable = "/bin/sleep"
+        configuration.arguments = ["30"]
+        let pool = DecodingWorkerPool(configuration: configuration)
+        defer { pool.shutdown() }
+        let error = await #expect(throws: ImageError.self) { try await pool.decode(Data([0x89, 0x50, 0x4E, 0x47]), options: .init()) }
+        guard case .undecodable(_, let reason) = error else { Issue.record("unexpected \(String(describing: error))"); return }
+        #expect(reason.contains("did not start as a decoding worker"), "\(reason)")
+    }
+
     @Test("Workers that crash, hang or write garbage: typed errors", arguments: [
         ("kill -SEGV $$", "signal 11"),
         ("printf 'garbage that is not a reply' >&3; sleep 30", "malformed"),
@@ -176,7 +190,7 @@ struct DecodingWorkerPoolTests {
         configuration.workerCount = 1
         configuration.timeLimit = .seconds(5)
         configuration.executable = "/bin/sh"
-        configuration.arguments = ["-c", "dd bs=4096 count=1 <&3 >/dev/null 2>&1; " + script]
+        configuration.arguments = ["-c", "printf YDIW >&3; dd bs=4096 count=1 <&3 >/dev/null 2>&1; " + script]
         let pool = DecodingWorkerPool(configuration: configuration)
         defer { pool.shutdown() }
         let error = await #expect(throws: ImageError.self) { try await pool.decode(Data([0x89, 0x50, 0x4E, 0x47]), options: .init()) }
