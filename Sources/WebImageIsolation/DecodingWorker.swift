@@ -97,6 +97,12 @@ public enum DecodingWorker {
             // The data stays mapped while every frame is decoded, then the mapping goes.
             let data = Data(bytesNoCopy: mapped, count: request.dataLength, deallocator: .none)
             image = try coders.decode(data, options: request.options, context: ImageContext())
+            // Every frame goes back at once: they count against the pixel limit together.
+            let (pixels, overflow) = (image.width * image.height).multipliedReportingOverflow(by: image.frameCount)
+            if image.frameCount > 1, overflow || pixels > request.options.pixelLimit {
+                throw ImageError.animationTooLarge(width: image.width, height: image.height, frames: image.frameCount,
+                                                   limit: request.options.pixelLimit)
+            }
             frames = try image.allFrames()
         } catch let error as ImageError {
             return (WorkerReply.message(error), -1)

@@ -182,6 +182,12 @@ enum WorkerReply: Equatable {
             out.i64(width)
             out.i64(height)
             out.i64(limit)
+        case .animationTooLarge(let width, let height, let frames, let limit):
+            out.u8(4)
+            out.i64(width)
+            out.i64(height)
+            out.i64(frames)
+            out.i64(limit)
         default:
             out.u8(2)
             out.text(ImageFormat.unknown.rawValue)
@@ -229,6 +235,10 @@ enum WorkerReply: Equatable {
                 guard let width = input.i64(), let height = input.i64(), let limit = input.i64(), width >= 0, height >= 0, limit >= 0
                 else { return nil }
                 error = .tooLarge(width: width, height: height, limit: limit)
+            case 4:
+                guard let width = input.i64(), let height = input.i64(), let frames = input.i64(), let limit = input.i64(),
+                      width >= 0, height >= 0, frames >= 0, limit >= 0 else { return nil }
+                error = .animationTooLarge(width: width, height: height, frames: frames, limit: limit)
             default: return nil
             }
             guard input.isAtEnd else { return nil }

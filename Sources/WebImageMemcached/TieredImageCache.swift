@@ -21,7 +21,7 @@ public final class TieredImageCache: ImageCaching {
     public let tier: SharedCacheTier
     private let coders: ImageCoders
 
-    /// `base` in front of `tier`; tier hits are decoded with `coders`.
+    /// `base` in front of `tier`; tier hits are decoded with `coders` (in its isolation, if it has one).
     public init(base: ImageCache, tier: SharedCacheTier, coders: ImageCoders = .shared) {
         self.base = base
         self.tier = tier
@@ -47,8 +47,10 @@ public final class TieredImageCache: ImageCaching {
     /// A tier entry as a hit: decoded, copied into this machine's cache; a corrupt one is deleted.
     private func tierImage(forKey key: String, query: ImageCacheQuery, entry: SharedCacheEntry?) async -> ImageCacheResult? {
         guard let entry else { return nil }
-        guard let image = try? coders.decode(entry.data, options: query.options) else {
-            await tier.discardCorrupt(key)
+        let image: Image
+        do { image = try await coders.decode(entry.data, options: query.options, context: ImageContext()) } catch {
+            // Every caller left during an isolated decode: the entry is not to blame.
+            if !(error is CancellationError) { await tier.discardCorrupt(key) }
             return nil
         }
         tier.count(.hit)

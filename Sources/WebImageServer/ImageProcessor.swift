@@ -250,6 +250,10 @@ final class ImageProcessor: Sendable {
             return ProcessingRequestError(403, "the source leads to \(address), which is not a public address")
         case .responseTooLarge(_, let limit):
             return ProcessingRequestError(422, "the source is larger than \(limit) bytes")
+        case .animationTooLarge(let width, let height, let frames, let limit):
+            return ProcessingRequestError(422, "the source's \(frames) frames of \(width)x\(height) are over \(limit) pixels in all")
+        case .decodeTimedOut:
+            return ProcessingRequestError(504, "the source was not decoded in time")
         case .tooLarge(let width, let height, let limit):
             return ProcessingRequestError(422, "the source is \(width)x\(height), over \(limit) pixels")
         case .invalidURL:

@@ -8,6 +8,7 @@ import Prometheus
 import ServiceLifecycle
 import Synchronization
 import WebImage
+import WebImageIsolation
 import WebImageMemcached
 
 /// `webimage serve`: an image proxy and thumbnail server on the library (Hummingbird 2).
@@ -42,6 +43,8 @@ public final class ImageServer: Sendable {
     private let logger: Logger
     /// The registry `/metrics` shows, when the program gave one.
     private let registry: PrometheusCollectorRegistry?
+    /// The sandboxed decoding workers, when `isolation` is on.
+    let decodingWorkers: DecodingWorkerPool?
 
     /// A server for `configuration`. Its metrics (and the library's) go through swift-metrics
     /// to whatever backend the program bootstrapped; with `metrics`, the registry of a
@@ -72,12 +75,16 @@ public final class ImageServer: Sendable {
         let memory = MemoryCache(configuration: .init(costLimit: configuration.memoryCacheMegabytes << 20))
         let folder = configuration.cacheDirectory.map { URL(fileURLWithPath: $0) }
             ?? DiskCache.defaultDirectory(namespace: "serve")
-        let local = ImageCache(memory: memory, disk: DiskCache(directory: folder))
+        // Every source is decoded in a worker process (isolation); encodes of the server's own
+        // pixels stay here.
+        decodingWorkers = configuration.isolation ? DecodingWorkerPool(configuration: configuration.decodingWorkerPool) : nil
+        let coders = ImageCoders(ImageCoders.shared.all, isolation: decodingWorkers)
+        let local = ImageCache(memory: memory, disk: DiskCache(directory: folder), coders: coders)
         var cache: any ImageCaching = local
         if let shared = configuration.sharedCache {
             do {
                 let tier = try SharedCacheTier(SharedCacheConfiguration(servers: SharedCacheConfiguration.servers(from: shared)))
-                cache = TieredImageCache(base: local, tier: tier)
+                cache = TieredImageCache(base: local, tier: tier, coders: coders)
             } catch {
                 throw ServerConfigurationError("sharedCache: \(error)")
             }
@@ -88,12 +95,16 @@ public final class ImageServer: Sendable {
         // A source over one request's pixel limit may be within another's (a resize decodes more
         // than a request without one may): it is not blacklisted for all of them.
         managerConfiguration.shouldBlockFailedURL = { _, error in
-            if case .tooLarge = (error as? ImageError)?.decodeFailure { return false }
+            switch (error as? ImageError)?.decodeFailure {
+            case .tooLarge?, .animationTooLarge?: return false
+            default: break
+            }
             return ImageManager.isPermanentFailure(error)
         }
         managerConfiguration.defaultContext.loadTimeout = .milliseconds(Int(configuration.processingTimeoutSeconds * 1000))
         managerConfiguration.defaultContext.httpCachePolicy = configuration.cachePolicy
-        manager = ImageManager(cache: cache, loaders: ImageLoaders([loader, FileImageLoader(maximumFileSize: configuration.maximumSourceBytes)]), configuration: managerConfiguration)
+        manager = ImageManager(cache: cache, loaders: ImageLoaders([loader, FileImageLoader(maximumFileSize: configuration.maximumSourceBytes)]),
+                               coders: coders, configuration: managerConfiguration)
         let resultLimits = ResultLimits(maximumDimension: configuration.maximumDimension,
                                         maximumPixels: configuration.maximumResultMegapixels * 1_000_000,
                                         maximumFrames: configuration.maximumFrames,
@@ -142,6 +153,7 @@ public final class ImageServer: Sendable {
         // Stopped in reverse order: the deadline starts first, then the server stops accepting
         // and waits for the requests in flight, which the deadline cancels when it passes.
         let group = ServiceGroup(configuration: .init(services: [app, stop], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        defer { decodingWorkers?.shutdown() }
         do {
             try await group.run()
         } catch {

@@ -1,5 +1,6 @@
 import Foundation
 import WebImage
+import WebImageIsolation
 
 /// How `webimage serve` runs: where it listens, how requests are signed, what sources it may
 /// fetch and the limits of what it does. Read from a JSON file (`--config FILE`, keys as the
@@ -88,8 +89,36 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// file is served). No path leaves it: `..` and symbolic links are resolved first.
     public var fileRoot: String?
 
+    /// Whether sources are decoded in sandboxed worker processes (default true): a decoder
+    /// that crashes, never returns or balloons on a stranger's file ends its worker and fails
+    /// that request (422, or 504 past `decodeTimeoutSeconds`), and nothing else notices
+    /// (DocC "Decoding untrusted images"). The program must call
+    /// `DecodingWorker.runIfRequested()` in its `main`, as `webimage` does.
+    public var isolation = true
+    /// How many decoding workers run (default nil: one per core).
+    public var decodingWorkers: Int?
+    /// The memory one decode may take in its worker, in MiB (default 1024): its address-space
+    /// limit beyond what the worker maps at start.
+    public var decodingWorkerMemoryMegabytes = 1024
+    /// How long one decode may take in its worker, wall clock and CPU (default 10 s); then the
+    /// worker is killed and the request gets a 504.
+    public var decodeTimeoutSeconds = 10.0
+    /// The program started as a decoding worker (default nil: this program).
+    public var decodingWorkerExecutable: String?
+
     /// The defaults.
     public init() {}
+
+    /// The decoding worker pool's configuration of these settings.
+    var decodingWorkerPool: DecodingWorkerPool.Configuration {
+        var pool = DecodingWorkerPool.Configuration()
+        if let decodingWorkers { pool.workerCount = max(1, decodingWorkers) }
+        pool.memoryLimit = max(16, decodingWorkerMemoryMegabytes) << 20
+        pool.timeLimit = .milliseconds(Int(max(0.001, decodeTimeoutSeconds) * 1000))
+        pool.cpuTimeLimit = .seconds(max(1, Int(decodeTimeoutSeconds.rounded(.up))))
+        if let decodingWorkerExecutable { pool.executable = decodingWorkerExecutable }
+        return pool
+    }
 
     /// Reads `data` as JSON; missing keys keep their defaults.
     /// - Throws: `ServerConfigurationError` naming the problem.
@@ -105,7 +134,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         case host, port, key, salt, insecure, allowedSources, allowedNetworks, maximumSourceBytes,
              maximumDimension, maximumFrames, maximumSourceMegapixels, maximumResultMegapixels, processingMemoryMegabytes, processingTimeoutSeconds, maximumPendingRequests, maximumConcurrentLoads, idleTimeoutSeconds,
              maximumConnections, stopTimeoutSeconds, autoFormats, colorSpace, cacheMaxAgeSeconds, cachePolicy,
-             memoryCacheMegabytes, responseCacheMegabytes, cacheDirectory, sharedCache, fileRoot
+             memoryCacheMegabytes, responseCacheMegabytes, cacheDirectory, sharedCache, fileRoot, isolation, decodingWorkers,
+             decodingWorkerMemoryMegabytes, decodeTimeoutSeconds, decodingWorkerExecutable
     }
 
     /// Decodes the keys present; the others keep their defaults.
@@ -154,6 +184,11 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         cacheDirectory = try container.decodeIfPresent(String.self, forKey: .cacheDirectory)
         sharedCache = try container.decodeIfPresent(String.self, forKey: .sharedCache)
         fileRoot = try container.decodeIfPresent(String.self, forKey: .fileRoot)
+        isolation = try value(.isolation, defaults.isolation)
+        decodingWorkers = try container.decodeIfPresent(Int.self, forKey: .decodingWorkers)
+        decodingWorkerMemoryMegabytes = try value(.decodingWorkerMemoryMegabytes, defaults.decodingWorkerMemoryMegabytes)
+        decodeTimeoutSeconds = try value(.decodeTimeoutSeconds, defaults.decodeTimeoutSeconds)
+        decodingWorkerExecutable = try container.decodeIfPresent(String.self, forKey: .decodingWorkerExecutable)
     }
 
     /// The signer of this configuration, or nil when it is `insecure`.

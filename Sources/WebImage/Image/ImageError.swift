@@ -13,6 +13,10 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
     case undecodable(ImageFormat, reason: String)
     /// The image is larger than the configured pixel limit; nothing was allocated for it.
     case tooLarge(width: Int, height: Int, limit: Int)
+    /// An animation whose `frames` frames of `width` x `height` pixels are over `limit` pixels
+    /// in all: refused before its frames are composited where every frame must be held at once
+    /// (an isolated decode returns them all).
+    case animationTooLarge(width: Int, height: Int, frames: Int, limit: Int)
     /// An isolated decode (`ImageDecodingIsolation`) did not finish within its time limit of
     /// `seconds`, and was stopped.
     case decodeTimedOut(seconds: Double)
@@ -59,7 +63,7 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
     /// (see `ImageCache.validate(namespace:)`).
     case invalidNamespace(String, reason: String)
     /// Decoding the bytes of `source` (the URL loaded, or a cache key) failed; the wrapped
-    /// error says why (`.emptyData`, `.unsupportedFormat`, `.undecodable` or `.tooLarge`). The
+    /// error says why (`.emptyData`, `.unsupportedFormat`, `.undecodable`, `.tooLarge` or `.animationTooLarge`). The
     /// manager names every decode failure of a load this way, as `.badStatusCode(_:url:)`
     /// names its URL; `Image(data:)` and the coders, which have no source, throw the reason
     /// itself. `decodeFailure` gives the reason in either case.
@@ -80,6 +84,8 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
         case .undecodable(let format, let reason): "The \(format) data could not be decoded: \(reason)."
         case .tooLarge(let width, let height, let limit):
             "The image is \(width)x\(height) pixels, over the limit of \(limit) pixels."
+        case .animationTooLarge(let width, let height, let frames, let limit):
+            "The animation's \(frames) frames of \(width)x\(height) pixels are over the limit of \(limit) pixels in all."
         case .decodeTimedOut(let seconds): "The image was not decoded within its time limit of \(seconds) s, and its decode was stopped."
         case .encodingFailed(let format, let reason): "The image could not be encoded as \(format): \(reason)."
         case .frameOutOfRange(let index, let count): "Frame \(index) was asked for, but the image has \(count) frames."
@@ -109,6 +115,8 @@ public enum ImageError: Error, Sendable, Equatable, CustomStringConvertible {
             case .undecodable(let format, let why): "The \(byteCount) bytes of \(source) could not be decoded as \(format): \(why)."
             case .tooLarge(let width, let height, let limit):
                 "The image at \(source) (\(byteCount) bytes) is \(width)x\(height) pixels, over the limit of \(limit) pixels."
+            case .animationTooLarge(let width, let height, let frames, let limit):
+                "The animation at \(source) (\(byteCount) bytes) has \(frames) frames of \(width)x\(height) pixels, over the limit of \(limit) pixels in all."
             default: "The \(byteCount) bytes of \(source) could not be decoded: \(String(reason.description.dropLast()))."
             }
         }

@@ -49,7 +49,7 @@ extension ImageManager {
             return isPermanentFailure(reason)
         case .badStatusCode(let code, _):
             return (400..<500).contains(code) && code != 408 && code != 429
-        case .emptyData, .unsupportedFormat, .undecodable, .tooLarge, .invalidContentType, .responseTooLarge, .invalidURL, .addressNotAllowed, .redirectNotAllowed:
+        case .emptyData, .unsupportedFormat, .undecodable, .tooLarge, .animationTooLarge, .invalidContentType, .responseTooLarge, .invalidURL, .addressNotAllowed, .redirectNotAllowed:
             return true
         default:
             return false

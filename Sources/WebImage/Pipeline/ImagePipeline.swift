@@ -321,7 +321,7 @@ struct ImagePipeline: Sendable {
     /// A decoder's refusal of the body, naming the URL and the byte count.
     private static func decodeFailure(_ error: ImageError, _ request: LoadRequest, byteCount: Int) -> ImageError {
         switch error {
-        case .emptyData, .unsupportedFormat, .undecodable, .tooLarge:
+        case .emptyData, .unsupportedFormat, .undecodable, .tooLarge, .animationTooLarge:
             ImageError.decodingFailed(error, source: request.url.absoluteString, byteCount: byteCount)
         default: error
         }

@@ -119,7 +119,7 @@ struct LoadMetrics: Sendable {
         case .timedOut: return "timed_out"
         case .network, .responseTooLarge, .requestCancelledByModifier: return "network"
         case .badStatusCode, .invalidContentType: return "bad_status"
-        case .decodingFailed, .emptyData, .unsupportedFormat, .undecodable, .tooLarge: return "decoding"
+        case .decodingFailed, .emptyData, .unsupportedFormat, .undecodable, .tooLarge, .animationTooLarge: return "decoding"
         case .notInCache, .downloadNotAllowed: return "not_in_cache"
         case .invalidURL, .blacklistedURL, .addressNotAllowed, .redirectNotAllowed: return "invalid_url"
         default: return "other"

@@ -30,6 +30,9 @@ final class ServerHarness: Sendable {
         configuration.salt = "746573742073616c74"
         configuration.allowedNetworks = ["127.0.0.1"]
         configuration.cacheDirectory = directory.url.appendingPathComponent("cache").path
+        // Sources are decoded in workers, as `webimage serve` decodes them: the test bundle
+        // cannot be one, the webimage executable built beside it is.
+        configuration.decodingWorkerExecutable = CLIRunner.executable?.path
         configure(&configuration, origin.url("/"))
         server = try ImageServer(configuration: configuration)
         let (ports, continuation) = AsyncStream<Int>.makeStream()

@@ -51,9 +51,11 @@ import Testing
         await h.finish()
     }
 
-    /// Allowed past the pixel limit, the same animation is encoded a frame at a time (one canvas
-    /// held, not 300) and cut at the time limit with a 504; a 10000x10000 source is refused by
-    /// every operation: the process stays small.
+    /// Allowed past the pixel limit and decoded in the process (isolation off: a worker hands
+    /// back every frame at once, so there its frames count against the source limit together),
+    /// the same animation is encoded a frame at a time (one canvas held, not 300) and cut at the
+    /// time limit with a 504; a 10000x10000 source is refused by every operation: the process
+    /// stays small.
     @Test func anAllowedBigAnimationStaysWithinOneCanvasAndItsTimeLimit() async throws {
         let origin = TestHTTPServer()
         try await origin.start()
@@ -61,7 +63,7 @@ import Testing
         let directory = TemporaryDirectory("serve-memory")
         defer { directory.remove() }
         let (running, port) = try await ServerConnectionTests.serve(descriptors: 4096, json: """
-            , "allowedNetworks": ["127.0.0.1"], "maximumResultMegapixels": 2000, "processingTimeoutSeconds": 3
+            , "allowedNetworks": ["127.0.0.1"], "maximumResultMegapixels": 2000, "processingTimeoutSeconds": 3, "isolation": false
             """, directory: directory)
         let pid = running.process.processIdentifier
         let baseline = Self.peakResidentMegabytes(pid)
