@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "BenchSupport", swiftSettings: [.swiftLanguageMode(.v6)]),
         .executableTarget(
             name: "CodecBenchmarks",
-            dependencies: [.product(name: "WebImage", package: root), "CRawDecoders", "BenchSupport"],
+            dependencies: [.product(name: "WebImage", package: root), .product(name: "WebImageIsolation", package: root), "CRawDecoders", "BenchSupport"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(

@@ -10,7 +10,10 @@
 # process per core, no result cache), cold and warm, and warm behind nginx's proxy_cache (ipx's
 # deployment); its columns print beside thumbor's.
 # Then, on an empty cache, the cold run again with AVIF output (f:avif), beside the source format's.
-# Env: DURATION (30), CONNS (32), WARMUP (5), SKIP_THUMBOR=1 (only ours; no ratios), SKIP_VIPS=1, SKIP_AVIF=1.
+# Then the cold run once more with isolation off (sources decoded in the server's process instead of
+# its sandboxed workers), for the cost of isolation.
+# Env: DURATION (30), CONNS (32), WARMUP (5), SKIP_THUMBOR=1 (only ours; no ratios), SKIP_VIPS=1, SKIP_AVIF=1,
+# SKIP_IN_PROCESS=1.
 # --write: also put the table into RESULTS.md as its own section (with its date and commit),
 # replacing the one of an earlier run; scripts/bench.sh writes the whole file instead.
 set -euo pipefail
@@ -110,7 +113,12 @@ runwrk() { # $1 name, $2 URL list, $3 offset, $4 seconds
   grep '^RES' "$tmp/wrk-$1.out" | sed "s/^/$1: /" >&2
 }
 field() { grep '^RES' "$tmp/wrk-$1.out" | tr ' ' '\n' | awk -F= -v k="$2" '$1 == k {print $2}'; }
-peak_mb() { awk '/^VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$srv/status"; }
+# The server's peak resident memory and its decoding workers' (each worker's own peak, summed).
+peak_mb() {
+  local pids="$srv $(pgrep -P "$srv" | tr '\n' ' ')"
+  for pid in $pids; do awk '/^VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null; done | awk '{s += $1} END {printf "%.1f", s / 1024}'
+}
+server_mb() { awk '/^VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$srv/status"; }
 sources() { # requests by where the result came from, from /metrics
   curl -s "http://127.0.0.1:$sport/metrics" | awk -F'[{}"]' '/^webimage_server_requests_total\{/ {
     for (i = 1; i <= NF; i++) { if ($i ~ /source=$/) s = $(i + 1); if ($i ~ /status=$/) c = $(i + 1) }
@@ -121,7 +129,7 @@ sources() { # requests by where the result came from, from /metrics
 start_server
 runwrk cold-warmup "$tmp/cold-ours.txt" 7000 "$warm"
 runwrk cold "$tmp/cold-ours.txt" 0 "$dur"
-cold_rss=$(peak_mb); cold_sources=$(sources)
+cold_rss=$(peak_mb); cold_server_rss=$(server_mb); cold_sources=$(sources)
 [ -n "${METRICS_OUT:-}" ] && curl -s "http://127.0.0.1:$sport/metrics" > "$METRICS_OUT"
 stop_server
 
@@ -135,13 +143,24 @@ if [ "${SKIP_AVIF:-}" != 1 ]; then
   avif_rss=$(peak_mb); avif_sources=$(sources); stop_server
 fi
 
+# cold with isolation off: the same URLs on an empty cache, decoded in the server's process.
+if [ "${SKIP_IN_PROCESS:-}" != 1 ]; then
+  cp "$tmp/serve.json" "$tmp/serve-isolated.json"
+  sed 's/^{ /{ "isolation": false, /' "$tmp/serve-isolated.json" > "$tmp/serve.json"
+  start_server
+  runwrk cold-inproc-warmup "$tmp/cold-ours.txt" 7000 "$warm"
+  runwrk cold-inproc "$tmp/cold-ours.txt" 0 "$dur"
+  inproc_rss=$(peak_mb); stop_server
+  cp "$tmp/serve-isolated.json" "$tmp/serve.json"
+fi
+
 # warm: the 200 URLs once (curl, 4 parallel), warm-up, then the measured run on the same 200.
 start_server
 sed "s|.*|url = \"http://127.0.0.1:$sport&\"\noutput = \"/dev/null\"|" "$tmp/warm-ours.txt" > "$tmp/warm.curl"
 primed=$(curl -s --parallel --parallel-max 4 --max-time 120 -K "$tmp/warm.curl" -w '%{http_code}\n' 2>/dev/null | grep -c '^200$' || true)
 runwrk warm-warmup "$tmp/warm-ours.txt" 0 "$warm"
 runwrk warm "$tmp/warm-ours.txt" 0 "$dur"
-warm_rss=$(peak_mb); warm_sources=$(sources); stop_server
+warm_rss=$(peak_mb); warm_sources=$(sources); warm_workers=$(pgrep -P "$srv" | wc -l); stop_server
 
 th() { awk -v k="$1" '$1 == k {print $2}' "$tmp/thumbor.txt" 2>/dev/null; }
 vips() { awk -v k="$1" '$1 == k {print $2}' "$tmp/vips.txt" 2>/dev/null; }
@@ -177,9 +196,15 @@ if [ "${SKIP_AVIF:-}" != 1 ]; then
   printf '| %s | %s | - | - | - | - |\n' "cold errors, f:avif: non-2xx, socket, timeouts" "$(field cold-avif non2xx), $(field cold-avif sock_errors), $(field cold-avif timeouts)"
   printf '| %s | %s | - | - | - | - |\n' "peak RSS MB, cold f:avif" "$avif_rss"
 fi
-row "peak RSS MB, cold (thumbor: its processes summed)" "$cold_rss" "$(th thumbor_cold_peak_rss_mb)" "$(vips vips_cold_peak_rss_mb)"
+if [ "${SKIP_IN_PROCESS:-}" != 1 ]; then
+  printf '| %s | %s | - | %s of the same run with isolation | - | - |\n' "cold requests/s, isolation off (decoded in the server)" "$(field cold-inproc rps)" "$(ratio "$(field cold rps)" "$(field cold-inproc rps)")"
+  printf '| %s | %s | - | - | - | - |\n' "cold p50 / p99 ms, isolation off" "$(field cold-inproc p50_ms) / $(field cold-inproc p99_ms)"
+  printf '| %s | %s | - | - | - | - |\n' "peak RSS MB, cold, isolation off" "$inproc_rss"
+fi
+row "peak RSS MB, cold, server and workers (thumbor: its processes summed)" "$cold_rss" "$(th thumbor_cold_peak_rss_mb)" "$(vips vips_cold_peak_rss_mb)"
 row "peak RSS MB, warm" "$warm_rss" "$(th thumbor_warm_peak_rss_mb)" "$(vips vips_warm_cached_peak_rss_mb)"
 echo
+echo "- webimage serve decodes in $(nproc) sandboxed workers (isolation, the default); the cold peak RSS is the server's ($cold_server_rss MB) and its workers' summed; $warm_workers workers were running after the warm run (they decoded the priming requests; the measured warm requests are answered from the response cache, sources below)"
 echo "- webimage serve, requests by status and result source: cold $cold_sources; warm $warm_sources (primed $primed/200)${avif_sources:+; cold f:avif $avif_sources}"
 echo "- targets: cold >= 3x thumbor's requests/s, warm >= 10x, p99 lower in both, peak RSS under 300 MB; against libvips no row slower than 1.25x cold, 0.76x warm (before the hardening)"
 [ -s "$tmp/vips.txt" ] && echo "- libvips: $(grep -E '^(machine|vips_(cold|warm|warm_cached)_worker_cpu_s|vips_warm_primed|vips_warm_cached_primed)' "$tmp/vips.txt" | tr '\n' ';' | sed 's/;$//; s/;/; /g')"

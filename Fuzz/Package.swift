@@ -10,7 +10,9 @@ let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingL
 
 let targets = ["FuzzPNG", "FuzzJPEG", "FuzzWebP", "FuzzGIF", "FuzzBMP", "FuzzICO", "FuzzSniff", "FuzzIncremental", "FuzzHTTP"]
 // The coder plug-ins' targets: each decodes with its plug-in, on its own product.
-let plugIns = ["FuzzAVIF": "WebImageAVIF", "FuzzHEIF": "WebImageHEIF", "FuzzJXL": "WebImageJXL", "FuzzTIFF": "WebImageTIFF"]
+// FuzzWorkerReply reads decoding workers' replies as their pool does (WebImageIsolation).
+let plugIns = ["FuzzAVIF": "WebImageAVIF", "FuzzHEIF": "WebImageHEIF", "FuzzJXL": "WebImageJXL", "FuzzTIFF": "WebImageTIFF",
+               "FuzzWorkerReply": "WebImageIsolation"]
 
 let package = Package(
     name: "WebImageFuzz",

@@ -90,6 +90,19 @@ int wi_tiff_decode(const uint8_t *data, size_t length, uint64_t max_pixels, wi_t
         snprintf(info->message, WI_MESSAGE_SIZE, "image dimensions over the decode limit");
         status = WI_ERR_TOO_LARGE;
     }
+    if (status == WI_OK && TIFFIsTiled(tif)) {
+        // libtiff allocates a whole tile (and its RGBA copy) to read any of it: a tile is no
+        // larger than the pixel limit, nor than its page (a page smaller than 512x512 may have
+        // tiles up to that, as writers give small pages one ordinary tile).
+        uint32_t tile_width = 0, tile_height = 0;
+        TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tile_width);
+        TIFFGetField(tif, TIFFTAG_TILELENGTH, &tile_height);
+        uint64_t tile = (uint64_t)tile_width * tile_height, page = (uint64_t)w * h;
+        if (tile > max_pixels || tile > (page > (512u * 512u) ? page : 512u * 512u)) {
+            snprintf(info->message, WI_MESSAGE_SIZE, "a %ux%u tile for a %ux%u image", tile_width, tile_height, w, h);
+            status = WI_ERR_CORRUPT;
+        }
+    }
     uint8_t *pixels = NULL;
     TIFFRGBAImage image;
     char reason[1024] = "";

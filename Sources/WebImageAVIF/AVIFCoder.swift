@@ -29,13 +29,17 @@ public struct AVIFCoder: ImageCoder {
     public func canDecode(_ data: Data) -> Bool { ImageFormat(sniffing: data) == .avif }
 
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+        let items = ISOBMFFItems(data)
+        if let refusal = items?.refusal(format: .avif, pixelLimit: options.pixelLimit) { throw refusal }
         var info = wi_avif_info()
         var status: Int32 = 0
         let handle = data.withBytePointer { wi_avif_open($0, $1, CodecBridge.pixelLimit(options), &info, &status) }
         guard let handle else {
             let message = CodecBridge.message(info.message)
             if status == Int32(WI_ERR_TOO_LARGE), info.coded_width == 0 {
-                throw ImageError.tooLarge(width: 0, height: 0, limit: options.pixelLimit)
+                // libavif refused the declared size before saying it: the file's own declaration.
+                let declared = items?.largestSize ?? (0, 0)
+                throw ImageError.tooLarge(width: declared.width, height: declared.height, limit: options.pixelLimit)
             }
             throw CodecBridge.error(status, format: .avif, message: message, width: info.coded_width,
                                     height: info.coded_height, limit: options.pixelLimit)

@@ -30,12 +30,17 @@ public struct HEIFCoder: ImageCoder {
 
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         let format = ImageFormat(sniffing: data)
+        let items = ISOBMFFItems(data)
+        if let refusal = items?.refusal(format: format, pixelLimit: options.pixelLimit) { throw refusal }
         var info = wi_heif_info()
         var status: Int32 = 0
         let handle = data.withBytePointer { wi_heif_open($0, $1, CodecBridge.pixelLimit(options), &info, &status) }
         guard let handle else {
+            // A size refused before libheif said it: the file's own declaration.
+            let declared = info.coded_width == 0 && status == Int32(WI_ERR_TOO_LARGE)
+                ? items?.largestSize.map { (UInt32(clamping: $0.width), UInt32(clamping: $0.height)) } : nil
             throw CodecBridge.error(status, format: format, message: CodecBridge.message(info.message),
-                                    width: info.coded_width, height: info.coded_height, limit: options.pixelLimit)
+                                    width: declared?.0 ?? info.coded_width, height: declared?.1 ?? info.coded_height, limit: options.pixelLimit)
         }
         defer { wi_heif_close(handle) }
         var out = wi_image()

@@ -242,6 +242,24 @@ public final class DecodingWorkerPool: ImageDecodingIsolation, @unchecked Sendab
         }
     }
 
+    /// A worker's reply read as the pool reads it: `message` as the reply's message and `file`
+    /// as the contents of its attached file (put in a shared-memory file first). The image, the
+    /// decoder's error, or nil when the reply is malformed. For the protocol's fuzz target.
+    @_spi(Fuzzing) public static func reading(message: some Collection<UInt8>, file: some Collection<UInt8>) -> Result<Image, ImageError>? {
+        _ = WorkerRequest(parsing: message)   // the worker's side of the protocol reads the same bytes
+        switch WorkerReply(parsing: message) {
+        case nil: return nil
+        case .failed(let error)?: return .failure(error)
+        case .decoded(let header)?:
+            let fd = wi_isolation_memfd("webimage-fuzz", UInt64(file.count))
+            guard fd >= 0 else { return nil }
+            defer { close(fd) }
+            let bytes = Array(file)
+            guard bytes.withUnsafeBytes({ pwrite(fd, $0.baseAddress, $0.count, 0) }) == bytes.count else { return nil }
+            return image(header, in: fd, scale: 1, maximumBytes: 64 << 20).map { .success($0) }
+        }
+    }
+
     /// The image a worker described, its pixels copied from the file `fd`; nil when the file
     /// does not hold exactly what the header says, or more than `maximumBytes`.
     static func image(_ header: WorkerReply.Header, in fd: Int32, scale: Double, maximumBytes: Int) -> Image? {

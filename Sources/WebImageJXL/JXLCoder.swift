@@ -30,6 +30,13 @@ public struct JXLCoder: ImageCoder {
             throw CodecBridge.error(status, format: .jxl, message: CodecBridge.message(info.message),
                                     width: info.width, height: info.height, limit: options.pixelLimit)
         }
+        // Every frame of an animation is a full canvas that libjxl decodes: its frames count
+        // against the pixel limit together, as the frames of a result do.
+        let frames = Int(info.frame_count), (pixels, overflow) = (Int(info.width) * Int(info.height)).multipliedReportingOverflow(by: frames)
+        if !options.firstFrameOnly, frames > 1, overflow || pixels > options.pixelLimit {
+            wi_jxl_close(handle)
+            throw ImageError.animationTooLarge(width: Int(info.width), height: Int(info.height), frames: frames, limit: options.pixelLimit)
+        }
         // Frames are decoded in order; an earlier frame rewinds libjxl's decoder.
         let renderer = CodecFrameRenderer(handle: handle, format: .jxl, render: { wi_jxl_render($0, $1, $2) }, close: { wi_jxl_close($0) })
         // libjxl turned the pixels upright already: only the size is left to finish.

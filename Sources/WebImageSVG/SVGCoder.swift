@@ -88,14 +88,40 @@ public struct SVGCoder: ImageCoder {
             subset = after[after.index(after: end)...]
         }
         guard !entities.isEmpty else { return data }
-        var body = String(decoding: data[close.upperBound...], as: UTF8.self)
-        // The rest of the DOCTYPE (after its internal subset) up to its closing ">".
-        if let end = body.firstIndex(of: ">") { body = String(body[body.index(after: end)...]) }
-        for (name, value) in entities {
-            body = body.replacingOccurrences(of: "&\(name);", with: value)
-            if body.utf8.count > 4 * data.count + 4096 { throw refuse("the entities expand the document past four times its size") }
+        // The first declaration of a name wins, as in XML.
+        var values: [ArraySlice<UInt8>: [UInt8]] = [:]
+        var longestName = 0
+        for (name, value) in entities where values[ArraySlice(name.utf8)] == nil {
+            values[ArraySlice(name.utf8)] = Array(value.utf8)
+            longestName = max(longestName, name.utf8.count)
         }
-        return Data(data[data.startIndex..<doctype.lowerBound]) + Data(body.utf8)
+        var body = Array(data[close.upperBound...])
+        // The rest of the DOCTYPE (after its internal subset) up to its closing ">".
+        if let end = body.firstIndex(of: UInt8(ascii: ">")) { body.removeSubrange(...end) }
+        // One pass over the body: each `&name;` of a declared name is replaced by its value
+        // (which holds no `&`, so nothing is expanded twice), everything else is copied.
+        let limit = 4 * data.count + 4096
+        var output = Array(data[data.startIndex..<doctype.lowerBound])
+        output.reserveCapacity(body.count + output.count)
+        var index = 0
+        while index < body.count {
+            guard body[index] == UInt8(ascii: "&") else {
+                output.append(body[index])
+                index += 1
+                continue
+            }
+            let nameStart = index + 1
+            let searchEnd = min(body.count, nameStart + longestName + 1)
+            if let semicolon = body[nameStart..<searchEnd].firstIndex(of: UInt8(ascii: ";")), let value = values[body[nameStart..<semicolon]] {
+                output.append(contentsOf: value)
+                index = semicolon + 1
+                if output.count > limit { throw refuse("the entities expand the document past four times its size") }
+            } else {
+                output.append(body[index])
+                index += 1
+            }
+        }
+        return Data(output)
     }
 
     /// The pixel size a document of `intrinsic` CSS pixels is drawn at under `options`.

@@ -2,6 +2,10 @@ import BenchSupport
 import CRawDecoders
 import Foundation
 import WebImage
+import WebImageIsolation
+
+// The isolated-decode row starts this program again as its decoding worker.
+DecodingWorker.runIfRequested()
 
 // Decode benchmarks for issue "codecs": our decoders against the raw C libraries called directly
 // in the same process, plus the anchors measured by ../shared/bench/anchors.sh in the same run.
@@ -144,5 +148,36 @@ if wantsRow("decode at size") {
     if let nodraft = anchors["jpeg12mp_thumb256_pillow_nodraft"] {
         print("decode at size vs full decode + LANCZOS (Pillow): \(f(nodraft / atSize))x faster")
     }
+}
+if wantsRow("isolated decode") {
+    // The same decode at size in this process and through a decoding worker (WebImageIsolation:
+    // the data into shared memory, a message each way, the thumbnail's pixels back), one worker,
+    // one decode at a time.
+    var configuration = DecodingWorkerPool.Configuration()
+    configuration.workerCount = 1
+    let pool = DecodingWorkerPool(configuration: configuration)
+    let options = ImageDecodingOptions(maxPixelSize: 256)
+    let isolatedRounds = try await interleaved(rounds: 15, [
+        { try ms { _ = try Image(data: jpeg, options: options) } },
+        {
+            let start = clock.now
+            _ = try await pool.decode(jpeg, options: options)
+            return milliseconds(clock.now - start)
+        },
+        { try ms { _ = try Image(data: png) } },
+        {
+            let start = clock.now
+            _ = try await pool.decode(png, options: ImageDecodingOptions())
+            return milliseconds(clock.now - start)
+        },
+    ])
+    pool.shutdown()
+    let jpegRatio = isolatedRounds[1].ratios(over: isolatedRounds[0]).median
+    let pngRatio = isolatedRounds[3].ratios(over: isolatedRounds[2]).median
+    print("")
+    print("| isolated decode (WebImageIsolation) | in a worker ms | in this process ms | worker / process (round by round) | target |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    print("| 12 MP JPEG -> 256 px | \(isolatedRounds[1].text) | \(isolatedRounds[0].text) | \(f(jpegRatio))x | <= 1.10x |")
+    print("| 1024x768 RGBA PNG, full size (3 MB of pixels back) | \(isolatedRounds[3].text) | \(isolatedRounds[2].text) | \(f(pngRatio))x | reported |")
 }
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")
