@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 int wi_isolation_socketpair(int fds[2]) {
@@ -75,11 +76,22 @@ int wi_isolation_receive(int sock, void *bytes, size_t capacity, size_t *length,
     *fd = -1;
     *length = 0;
     struct pollfd watched = { .fd = sock, .events = POLLIN };
+    // A signal (a worker's SIGCHLD) interrupts the wait: it goes on for what is left of it.
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    int left = timeout_ms;
     for (;;) {
-        int ready = poll(&watched, 1, timeout_ms);
+        int ready = poll(&watched, 1, left);
         if (ready > 0) break;
         if (ready == 0) return ETIMEDOUT;
         if (errno != EINTR) return errno;
+        if (timeout_ms >= 0) {
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            long long spent = (now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1000000;
+            if (spent >= timeout_ms) return ETIMEDOUT;
+            left = (int)(timeout_ms - spent);
+        }
     }
     struct iovec vector = { .iov_base = bytes, .iov_len = capacity };
     // Room for several descriptors, so that a message carrying too many is seen and closed.

@@ -42,6 +42,8 @@ public final class DecodingWorkerPool: ImageDecodingIsolation, @unchecked Sendab
         public var executable = "/proc/self/exe"
         /// Arguments given to each worker (none by default).
         public var arguments: [String] = []
+        /// Variables set in each worker's environment, over this process's (none by default).
+        public var environment: [String: String] = [:]
         /// How long a worker may take to start and say it is ready (30 s by default).
         public var startTimeout = Duration.seconds(30)
 
@@ -202,7 +204,8 @@ public final class DecodingWorkerPool: ImageDecodingIsolation, @unchecked Sendab
             throw WorkerProcess.failure("this process is a decoding worker whose main did not call DecodingWorker.runIfRequested()")
         }
         let worker = try WorkerProcess(executable: configuration.executable, arguments: configuration.arguments,
-                                       memoryLimit: configuration.memoryLimit, startTimeout: configuration.startTimeout)
+                                       environment: configuration.environment, memoryLimit: configuration.memoryLimit,
+                                       startTimeout: configuration.startTimeout)
         processes.withLock { $0[index] = worker.pid }
         return worker
     }

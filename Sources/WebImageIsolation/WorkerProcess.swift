@@ -10,11 +10,12 @@ final class WorkerProcess {
     private var buffer = [UInt8](repeating: 0, count: WorkerReply.maximumMessageBytes)
 
     /// Starts `executable` as a worker with `memoryLimit` bytes for its decodes.
-    init(executable: String, arguments: [String], memoryLimit: Int, startTimeout: Duration) throws(ImageError) {
+    init(executable: String, arguments: [String], environment extra: [String: String], memoryLimit: Int,
+         startTimeout: Duration) throws(ImageError) {
         var pair: [Int32] = [-1, -1]
         let status = pair.withUnsafeMutableBufferPointer { wi_isolation_socketpair($0.baseAddress) }
         guard status == 0 else { throw Self.failure("no socket pair (errno \(status))") }
-        var environment = ProcessInfo.processInfo.environment
+        var environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         environment[DecodingWorker.environmentKey] = String(memoryLimit)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]

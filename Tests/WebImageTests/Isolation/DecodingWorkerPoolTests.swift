@@ -12,6 +12,13 @@ struct DecodingWorkerPoolTests {
 
     static func pool(_ change: (inout DecodingWorkerPool.Configuration) -> Void = { _ in }) throws -> DecodingWorkerPool {
         var configuration = DecodingWorkerPool.Configuration()
+        // A worker built with a sanitizer (scripts/sanitize.sh) meets its memory limit as a
+        // failed allocation, as an ordinary build does, instead of a report that fails the run.
+        for variable in ["ASAN_OPTIONS", "TSAN_OPTIONS"] {
+            if let options = ProcessInfo.processInfo.environment[variable] {
+                configuration.environment[variable] = options + ":allocator_may_return_null=1"
+            }
+        }
         configuration.workerCount = 1
         configuration.executable = try #require(webimage, "the webimage executable is built beside the tests")
         change(&configuration)
@@ -162,6 +169,25 @@ struct DecodingWorkerPoolTests {
         // 5000 x 5000 RGBA is 100 MB: within the pixel limit, over the worker's memory.
         let big = try Image(bitmap: Bitmap(width: 5000, height: 5000)).encoded(as: .png)
         await #expect(throws: ImageError.self) { try await pool.decode(big, options: .init()) }
+        let png = try Image(bitmap: Self.gradient(width: 16, height: 16)).encoded(as: .png)
+        #expect(try await pool.decode(png, options: .init()).width == 16)
+    }
+
+    @Test("A 1 MB SVG of one <text> element (gigabytes in a process) ends within its worker's bounds")
+    func hugeText() async throws {
+        let pool = try Self.pool {
+            $0.memoryLimit = 256 << 20
+            $0.timeLimit = .seconds(5)
+        }
+        defer { pool.shutdown() }
+        let words = String(repeating: "lorem ipsum dolor sit amet ", count: 1_000_000 / 27)
+        let svg = Data(#"<svg xmlns="http://www.w3.org/2000/svg" width="800" height="600"><text x="0" y="20" font-size="16">"#.utf8
+                       + Data(words.utf8) + Data("</text></svg>".utf8))
+        let start = ContinuousClock.now
+        do { _ = try await pool.decode(svg, options: ImageDecodingOptions(maxPixelSize: 64)) } catch {
+            #expect(error is ImageError, "\(error)")
+        }
+        #expect(ContinuousClock.now - start < .seconds(8))
         let png = try Image(bitmap: Self.gradient(width: 16, height: 16)).encoded(as: .png)
         #expect(try await pool.decode(png, options: .init()).width == 16)
     }

@@ -47,9 +47,11 @@ struct ServerIsolationTests {
         await h.finish()
     }
 
-    @Test("Two never-ending SVGs: /health answers within a second, a thumbnail is answered, they get 504s")
+    @Test("Two never-ending SVGs: /health and a cached result answer within a second, a thumbnail is answered, they get 504s")
     func endlessSources() async throws {
         let h = try await Self.harness { $0.decodeTimeoutSeconds = 3 }
+        let cached = h.url(options: "rs:fit:32:32", source: "/photo.png")
+        #expect(try await Self.get(cached).status == 200)
         let endless = ["/endless-a.svg", "/endless-b.svg"].map { source in
             Task { try await Self.get(h.url(options: "rs:fit:64:64", source: source)) }
         }
@@ -59,6 +61,10 @@ struct ServerIsolationTests {
             #expect(try await Self.get(URL(string: "http://127.0.0.1:\(h.port)/health")!).status == 200)
             #expect(ContinuousClock.now - start < .seconds(1))
         }
+        // Every worker is busy: a result already made is answered without one.
+        let start = ContinuousClock.now
+        #expect(try await Self.get(cached).status == 200)
+        #expect(ContinuousClock.now - start < .seconds(1))
         let thumbnail = try await Self.get(h.url(options: "rs:fit:64:64", source: "/photo.png"))
         #expect(thumbnail.status == 200)
         for task in endless {
