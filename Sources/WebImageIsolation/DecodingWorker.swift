@@ -87,7 +87,7 @@ public enum DecodingWorker {
     private static func decode(_ request: WorkerRequest, from fd: Int32, coders: ImageCoders) -> (message: [UInt8], pixels: Int32) {
         guard request.dataLength > 0 else { return (WorkerReply.message(.emptyData), -1) }
         guard wi_isolation_file_size(fd) >= Int64(request.dataLength),
-              let mapped = mmap(nil, request.dataLength, PROT_READ, MAP_PRIVATE, fd, 0), mapped != MAP_FAILED else {
+              let mapped = mmap(nil, request.dataLength, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0), mapped != MAP_FAILED else {
             return (WorkerReply.message(.undecodable(.unknown, reason: "the worker could not map the data")), -1)
         }
         defer { munmap(mapped, request.dataLength) }
@@ -120,7 +120,7 @@ public enum DecodingWorker {
         let tail = described.tail
         let fileBytes = described.pixelBytes + tail.count
         let fd = wi_isolation_memfd("webimage-pixels", UInt64(fileBytes))
-        guard fd >= 0, let target = mmap(nil, fileBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), target != MAP_FAILED else {
+        guard fd >= 0, let target = mmap(nil, fileBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0), target != MAP_FAILED else {
             if fd >= 0 { close(fd) }
             return (WorkerReply.message(.undecodable(image.format, reason: "the worker could not hold the decoded pixels")), -1)
         }

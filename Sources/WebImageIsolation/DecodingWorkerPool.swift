@@ -269,7 +269,7 @@ public final class DecodingWorkerPool: ImageDecodingIsolation, @unchecked Sendab
         // Each factor is bounded by the parser (2^20, 2^20, 100,000): no product overflows.
         let size = header.fileBytes
         guard header.pixelBytes <= maximumBytes, wi_isolation_file_size(fd) == Int64(size),
-              let mapped = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0), mapped != MAP_FAILED else { return nil }
+              let mapped = mmap(nil, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0), mapped != MAP_FAILED else { return nil }
         defer { munmap(mapped, size) }
         let bytes = UnsafeRawBufferPointer(start: mapped, count: size)
         guard let decoded = header.decoded(tail: bytes[header.pixelBytes...]) else { return nil }

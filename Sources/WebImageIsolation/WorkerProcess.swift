@@ -8,6 +8,12 @@ final class WorkerProcess {
     private let socket: Int32
     private var ended = false
     private var buffer = [UInt8](repeating: 0, count: WorkerReply.maximumMessageBytes)
+    /// The shared-memory file each decode's data is written to, kept from one decode to the
+    /// next (its pages are reused), and the read-only descriptor of it the worker is sent: a
+    /// worker cannot write to it or change its size.
+    private var input: (file: Int32, readOnly: Int32, capacity: Int)?
+    /// The most bytes of data the input file keeps between decodes; a larger one is shrunk after.
+    private static let keptInputBytes = 8 << 20
 
     /// Starts `executable` as a worker with `memoryLimit` bytes for its decodes.
     init(executable: String, arguments: [String], environment extra: [String: String], memoryLimit: Int,
@@ -42,6 +48,10 @@ final class WorkerProcess {
     }
 
     deinit {
+        if let input {
+            close(input.file)
+            close(input.readOnly)
+        }
         close(socket)   // a worker that is still there reads the end of its stream and exits
         if !ended { var exitStatus: Int32 = 0; _ = wi_isolation_kill_and_reap(pid, &exitStatus) }
     }
@@ -63,20 +73,7 @@ final class WorkerProcess {
     /// Sends `data` with `request`, waits at most `timeLimit` for the reply and returns it with
     /// its attached pixel file (owned by the caller; -1 with an error reply).
     func decode(_ data: Data, request: WorkerRequest, timeLimit: Duration) throws(Ending) -> (WorkerReply, Int32) {
-        let input = wi_isolation_memfd("webimage-data", UInt64(data.count))
-        guard input >= 0 else { throw end(.malformed) }
-        defer { close(input) }
-        let written = data.withUnsafeBytes { bytes -> Bool in
-            var offset = 0
-            while offset < bytes.count {
-                let count = pwrite(input, bytes.baseAddress! + offset, bytes.count - offset, off_t(offset))
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else { return false }
-                offset += count
-            }
-            return true
-        }
-        guard written else { throw end(.malformed) }
+        guard let input = inputFile(holding: data) else { throw end(.malformed) }
         let message = request.bytes
         let sent = message.withUnsafeBytes { wi_isolation_send(socket, $0.baseAddress, $0.count, input) }
         guard sent == 0 else { throw end(.died(signal: 0, exitStatus: 0)) }
@@ -96,6 +93,39 @@ final class WorkerProcess {
         default:
             return (reply, fd)
         }
+    }
+
+    /// The read-only descriptor of the input file, holding `data` at its start; nil when the
+    /// file cannot be made or written.
+    private func inputFile(holding data: Data) -> Int32? {
+        if let current = input, current.capacity < data.count || (current.capacity > Self.keptInputBytes && data.count <= Self.keptInputBytes) {
+            // Grown to hold this data, or shrunk back after a large one.
+            let capacity = max(data.count, min(current.capacity, Self.keptInputBytes))
+            guard ftruncate(current.file, off_t(capacity)) == 0 else { return nil }
+            input?.capacity = capacity
+        }
+        if input == nil {
+            let file = wi_isolation_memfd("webimage-data", UInt64(data.count))
+            guard file >= 0 else { return nil }
+            let readOnly = open("/proc/self/fd/\(file)", O_RDONLY | O_CLOEXEC)
+            guard readOnly >= 0 else {
+                close(file)
+                return nil
+            }
+            input = (file, readOnly, data.count)
+        }
+        guard let input else { return nil }
+        let written = data.withUnsafeBytes { bytes -> Bool in
+            var offset = 0
+            while offset < bytes.count {
+                let count = pwrite(input.file, bytes.baseAddress! + offset, bytes.count - offset, off_t(offset))
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return false }
+                offset += count
+            }
+            return true
+        }
+        return written ? input.readOnly : nil
     }
 
     /// Kills the worker (if it still runs), reaps it, and says how it ended.

@@ -157,6 +157,7 @@ if wantsRow("isolated decode") {
     configuration.workerCount = 1
     let pool = DecodingWorkerPool(configuration: configuration)
     let options = ImageDecodingOptions(maxPixelSize: 256)
+    let tiny = try Image(bitmap: Bitmap(width: 16, height: 16)).encoded(as: .png)
     let isolatedRounds = try await interleaved(rounds: 15, [
         { try ms { _ = try Image(data: jpeg, options: options) } },
         {
@@ -170,6 +171,12 @@ if wantsRow("isolated decode") {
             _ = try await pool.decode(png, options: ImageDecodingOptions())
             return milliseconds(clock.now - start)
         },
+        { try ms { for _ in 0..<100 { _ = try Image(data: tiny) } } / 100 },
+        {
+            let start = clock.now
+            for _ in 0..<100 { _ = try await pool.decode(tiny, options: ImageDecodingOptions()) }
+            return milliseconds(clock.now - start) / 100
+        },
     ])
     pool.shutdown()
     let jpegRatio = isolatedRounds[1].ratios(over: isolatedRounds[0]).median
@@ -179,5 +186,6 @@ if wantsRow("isolated decode") {
     print("| --- | ---: | ---: | ---: | --- |")
     print("| 12 MP JPEG -> 256 px | \(isolatedRounds[1].text) | \(isolatedRounds[0].text) | \(f(jpegRatio))x | <= 1.10x |")
     print("| 1024x768 RGBA PNG, full size (3 MB of pixels back) | \(isolatedRounds[3].text) | \(isolatedRounds[2].text) | \(f(pngRatio))x | reported |")
+    print("| 16x16 PNG (a round trip's fixed cost) | \(isolatedRounds[5].text) | \(isolatedRounds[4].text) | \(f(isolatedRounds[5].ratios(over: isolatedRounds[4]).median))x | reported |")
 }
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")
