@@ -121,7 +121,7 @@ int wi_isolation_receive(int sock, void *bytes, size_t capacity, size_t *length,
 }
 
 int wi_isolation_memfd(const char *name, uint64_t size) {
-    int fd = (int)syscall(SYS_memfd_create, name, MFD_CLOEXEC);
+    int fd = (int)syscall(SYS_memfd_create, name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) return -1;
     int status;
     do { status = ftruncate(fd, (off_t)size); } while (status != 0 && errno == EINTR);
@@ -132,6 +132,15 @@ int wi_isolation_memfd(const char *name, uint64_t size) {
         return -1;
     }
     return fd;
+}
+
+int wi_isolation_seal_size(int fd) {
+    return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0 ? 0 : errno;
+}
+
+int wi_isolation_size_is_sealed(int fd) {
+    int seals = fcntl(fd, F_GET_SEALS);
+    return seals >= 0 && (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) == (F_SEAL_SHRINK | F_SEAL_GROW);
 }
 
 int64_t wi_isolation_file_size(int fd) {

@@ -1,4 +1,5 @@
 import CWebImageIsolation
+import CWebImageSystem
 import Foundation
 import WebImage
 
@@ -32,6 +33,10 @@ public enum DecodingWorker {
     public static func runIfRequested(coders: ImageCoders = .shared) {
         guard let mark = ProcessInfo.processInfo.environment[environmentKey], let memoryLimit = UInt64(mark) else { return }
         warmUp(coders)
+        // The allocator as `webimage serve` sets it: large blocks (pixels) in mappings of their
+        // own, returned when freed, and the heaps trimmed once a second.
+        _ = wi_set_mmap_threshold(2 << 20)
+        _ = wi_start_heap_trimmer(1000, 8 << 20)
         // The address space it has now (the runtime, the libraries, their reservations) plus
         // what a decode may take.
         let baseline = wi_isolation_address_space()
@@ -129,6 +134,11 @@ public enum DecodingWorker {
         }
         tail.withUnsafeBytes { (target + described.pixelBytes).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         munmap(target, fileBytes)
+        // Its size can no longer change: the pool maps it, and keeps the mapping as the pixels.
+        guard wi_isolation_seal_size(fd) == 0 else {
+            close(fd)
+            return (WorkerReply.message(.undecodable(image.format, reason: "the worker could not seal the decoded pixels")), -1)
+        }
         return (WorkerReply.message(described), fd)
     }
 }

@@ -258,26 +258,37 @@ public final class DecodingWorkerPool: ImageDecodingIsolation, @unchecked Sendab
             guard fd >= 0 else { return nil }
             defer { close(fd) }
             let bytes = Array(file)
-            guard bytes.withUnsafeBytes({ pwrite(fd, $0.baseAddress, $0.count, 0) }) == bytes.count else { return nil }
+            guard bytes.withUnsafeBytes({ pwrite(fd, $0.baseAddress, $0.count, 0) }) == bytes.count, wi_isolation_seal_size(fd) == 0
+            else { return nil }
             return image(header, in: fd, scale: 1, maximumBytes: 64 << 20).map { .success($0) }
         }
     }
 
-    /// The image a worker described, its pixels copied from the file `fd`; nil when the file
-    /// does not hold exactly what the header says, or more than `maximumBytes`.
+    /// The image a worker described, its pixels in the file `fd`; nil when the file does not
+    /// hold exactly what the header says, holds more than `maximumBytes` of pixels, or its size
+    /// is not sealed (a worker that kept the file could shrink it under the mapping). A still
+    /// image keeps the mapping as its pixels; an animation's frames are copied out of it.
     static func image(_ header: WorkerReply.Header, in fd: Int32, scale: Double, maximumBytes: Int) -> Image? {
         // Each factor is bounded by the parser (2^20, 2^20, 100,000): no product overflows.
         let size = header.fileBytes
-        guard header.pixelBytes <= maximumBytes, wi_isolation_file_size(fd) == Int64(size),
-              let mapped = mmap(nil, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0), mapped != MAP_FAILED else { return nil }
-        defer { munmap(mapped, size) }
+        guard header.pixelBytes <= maximumBytes, wi_isolation_size_is_sealed(fd) != 0, wi_isolation_file_size(fd) == Int64(size),
+              let mapped = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0), mapped != MAP_FAILED else { return nil }
         let bytes = UnsafeRawBufferPointer(start: mapped, count: size)
-        guard let decoded = header.decoded(tail: bytes[header.pixelBytes...]) else { return nil }
+        guard let decoded = header.decoded(tail: bytes[header.pixelBytes...]) else {
+            munmap(mapped, size)
+            return nil
+        }
         let frameBytes = header.width * header.height * 4
-        let frames = decoded.durations.enumerated().map { index, duration in
-            let pixels = UnsafeRawBufferPointer(rebasing: bytes[index * frameBytes..<(index + 1) * frameBytes])
-            return ImageFrame(bitmap: Bitmap(width: header.width, height: header.height, rgba: pixels, isPremultiplied: header.premultiplied),
-                              duration: duration)
+        let frames: [ImageFrame]
+        if decoded.durations.count == 1 {
+            frames = [ImageFrame(bitmap: Bitmap(width: header.width, height: header.height, adoptingMapping: mapped, mappedLength: size,
+                                                isPremultiplied: header.premultiplied), duration: decoded.durations[0])]
+        } else {
+            frames = decoded.durations.enumerated().map { index, duration in
+                ImageFrame(bitmap: Bitmap(width: header.width, height: header.height, copyingBytesAt: mapped + index * frameBytes,
+                                          isPremultiplied: header.premultiplied), duration: duration)
+            }
+            munmap(mapped, size)
         }
         var image = Image(firstFrame: frames[0], frames: .preloaded(frames), format: header.format,
                           loopCount: frames.count > 1 ? header.loopCount : nil, scale: scale,

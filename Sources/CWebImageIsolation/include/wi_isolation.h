@@ -28,9 +28,17 @@ int wi_isolation_send(int sock, const void *bytes, size_t length, int fd);
 /// 0 or the errno.
 int wi_isolation_receive(int sock, void *bytes, size_t capacity, size_t *length, int *fd, int timeout_ms);
 
-/// An anonymous shared-memory file (memfd), close-on-exec, of `size` bytes. The descriptor, or
+/// An anonymous shared-memory file (memfd), close-on-exec and sealable, of `size` bytes. The descriptor, or
 /// -1 with errno set.
 int wi_isolation_memfd(const char *name, uint64_t size);
+
+/// Seals the size of the memfd `fd` for good (no shrinking, no growing, no more seals): a
+/// process that maps it cannot be made to fault past its end by whoever else holds it. 0 or
+/// the errno.
+int wi_isolation_seal_size(int fd);
+
+/// Whether the size of the memfd `fd` is sealed (wi_isolation_seal_size).
+int wi_isolation_size_is_sealed(int fd);
 
 /// The size of the open file `fd` (a memfd received from a worker), or -1.
 int64_t wi_isolation_file_size(int fd);

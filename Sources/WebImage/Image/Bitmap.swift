@@ -39,6 +39,24 @@ public struct Bitmap: Sendable, Equatable {
         self.storage = PixelStorage(copying: rgba)
     }
 
+    /// A bitmap over the pixels that start the shared mapping of `mappedLength` bytes at
+    /// `mapping` (readable and writable), which it takes over: unmapped when the last copy goes.
+    package init(width: Int, height: Int, adoptingMapping mapping: UnsafeMutableRawPointer, mappedLength: Int, isPremultiplied: Bool) {
+        precondition(width > 0 && height > 0 && width * height * 4 <= mappedLength, "the mapping holds the pixels")
+        self.init(width: width, height: height,
+                  storage: PixelStorage(adoptingMapping: mapping.assumingMemoryBound(to: UInt8.self), count: width * height * 4,
+                                        mappedLength: mappedLength),
+                  isPremultiplied: isPremultiplied)
+    }
+
+    /// A bitmap over a copy of the `width * height * 4` bytes at `bytes` (one memory copy).
+    package init(width: Int, height: Int, copyingBytesAt bytes: UnsafeRawPointer, isPremultiplied: Bool) {
+        precondition(width > 0 && height > 0, "Bitmap dimensions must be positive")
+        let storage = PixelStorage(uninitializedCount: width * height * 4)
+        UnsafeMutableRawPointer(storage.pointer).copyMemory(from: bytes, byteCount: width * height * 4)
+        self.init(width: width, height: height, storage: storage, isPremultiplied: isPremultiplied)
+    }
+
     init(width: Int, height: Int, storage: PixelStorage, isPremultiplied: Bool = false) {
         self.width = width
         self.height = height
@@ -86,18 +104,31 @@ public struct Bitmap: Sendable, Equatable {
     }
 }
 
-/// The heap memory behind a `Bitmap`, allocated with malloc (decoders hand theirs over).
+/// The memory behind a `Bitmap`, allocated with malloc (decoders hand theirs over), or a shared
+/// mapping taken over from a decoding worker.
 // @unchecked Sendable: the memory is written only while the storage is uniquely referenced
 // (`Bitmap.withUnsafeMutableBytes` copies otherwise) or before it is first shared, so
 // concurrent access is read-only.
 final class PixelStorage: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<UInt8>
     let count: Int
+    /// The length of the mapping `pointer` starts, when the storage is one (unmapped, not
+    /// freed); 0 for malloc'd memory.
+    private let mappedLength: Int
 
     /// Adopts a malloc'd buffer; it is freed when the storage goes away.
     init(adopting pointer: UnsafeMutablePointer<UInt8>, count: Int) {
         self.pointer = pointer
         self.count = count
+        mappedLength = 0
+    }
+
+    /// Adopts the mapping of `mappedLength` bytes at `pointer`, whose first `count` bytes are
+    /// the pixels; it is unmapped when the storage goes away.
+    init(adoptingMapping pointer: UnsafeMutablePointer<UInt8>, count: Int, mappedLength: Int) {
+        self.pointer = pointer
+        self.count = count
+        self.mappedLength = mappedLength
     }
 
     convenience init(zeroedCount count: Int) {
@@ -120,6 +151,8 @@ final class PixelStorage: @unchecked Sendable {
         _ = UnsafeMutableBufferPointer(start: pointer, count: bytes.count).initialize(from: bytes)
     }
 
-    /// Freed, or kept for the next decode of the same size (`PixelBufferPool`).
-    deinit { wi_pixel_pool_give(pointer, count) }
+    /// Freed, or kept for the next decode of the same size (`PixelBufferPool`); a mapping is unmapped.
+    deinit {
+        if mappedLength > 0 { munmap(pointer, mappedLength) } else { wi_pixel_pool_give(pointer, count) }
+    }
 }
