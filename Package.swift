@@ -97,7 +97,7 @@ let package = Package(
         // Decoding workers: their spawn, descriptor passing, shared memory and lock-down
         // (rlimits, prctl, a seccomp filter through Debian's libseccomp-dev).
         .target(name: "CWebImageIsolation", linkerSettings: [.linkedLibrary("seccomp")]),
-        .target(name: "WebImageIsolation", dependencies: ["WebImage", "CWebImageIsolation", "CWebImageSystem"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        .target(name: "WebImageIsolation", dependencies: ["WebImage", "CWebImageIsolation"], swiftSettings: [.swiftLanguageMode(.v6)]),
         // libmemcached as a system module (used by the shared cache tier only).
         .systemLibrary(
             name: "CMemcached",

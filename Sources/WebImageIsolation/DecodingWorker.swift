@@ -1,5 +1,4 @@
 import CWebImageIsolation
-import CWebImageSystem
 import Foundation
 import WebImage
 
@@ -33,10 +32,6 @@ public enum DecodingWorker {
     public static func runIfRequested(coders: ImageCoders = .shared) {
         guard let mark = ProcessInfo.processInfo.environment[environmentKey], let memoryLimit = UInt64(mark) else { return }
         warmUp(coders)
-        // The allocator as `webimage serve` sets it: large blocks (pixels) in mappings of their
-        // own, returned when freed, and the heaps trimmed once a second.
-        _ = wi_set_mmap_threshold(2 << 20)
-        _ = wi_start_heap_trimmer(1000, 8 << 20)
         // The address space it has now (the runtime, the libraries, their reservations) plus
         // what a decode may take.
         let baseline = wi_isolation_address_space()
