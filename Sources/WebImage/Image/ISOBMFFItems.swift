@@ -23,7 +23,13 @@ package struct ISOBMFFItems: Equatable {
 
     /// Reads `data`'s boxes; nil when it has no `meta` box where one is looked for.
     package init?(_ data: Data) {
-        let bytes = [UInt8](data.prefix(64 << 20))
+        guard let items = data.withUnsafeBytes({ Self(reading: $0) }) else { return nil }
+        self = items
+    }
+
+    private init() {}
+
+    private init?(reading bytes: UnsafeRawBufferPointer) {
         guard let meta = Self.children(of: bytes, in: 0..<bytes.count).first(where: { $0.type == "meta" }),
               meta.body.count >= 4 else { return nil }
         // meta is a full box: version and flags, then its children.
@@ -59,12 +65,12 @@ package struct ISOBMFFItems: Equatable {
         let body: Range<Int>
     }
 
-    private static func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
+    private static func u32(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> UInt32 {
         UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8 | UInt32(bytes[at + 3])
     }
 
     /// The boxes in `range`, as far as they are well formed.
-    private static func children(of bytes: [UInt8], in range: Range<Int>) -> [Box] {
+    private static func children(of bytes: UnsafeRawBufferPointer, in range: Range<Int>) -> [Box] {
         var boxes: [Box] = []
         var at = range.lowerBound
         while range.upperBound - at >= 8, boxes.count < 4096 {
@@ -80,7 +86,7 @@ package struct ISOBMFFItems: Equatable {
                 size = range.upperBound - at
             }
             guard size >= header, size <= range.upperBound - at else { break }
-            let type = String(decoding: bytes[(at + 4)..<(at + 8)], as: UTF8.self)
+            let type = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(at + 4)..<(at + 8)]), as: UTF8.self)
             boxes.append(Box(type: type, body: (at + header)..<(at + size)))
             at += size
         }
