@@ -70,8 +70,7 @@ struct DecoderResourceBoundsTests {
 
     /// A 16x16 TIFF whose one tile is 12288x12288 (libtiff would allocate the whole tile, and
     /// its RGBA copy, to read it).
-    @Test("A TIFF tile larger than its page is refused")
-    func hugeTIFFTile() throws {
+    static let hugeTileTIFF: Data = {
         func le16(_ v: Int) -> [UInt8] { [UInt8(v & 255), UInt8(v >> 8)] }
         func le32(_ v: Int) -> [UInt8] { [UInt8(v & 255), UInt8(v >> 8 & 255), UInt8(v >> 16 & 255), UInt8(v >> 24 & 255)] }
         let entries: [(tag: Int, type: Int, value: Int)] = [
@@ -82,8 +81,12 @@ struct DecoderResourceBoundsTests {
         for entry in entries {
             tiff += le16(entry.tag) + le16(entry.type) + le32(1) + (entry.type == 3 ? le16(entry.value) + le16(0) : le32(entry.value))
         }
-        tiff += le32(0) + [UInt8](repeating: 0, count: 4096)
-        let error = #expect(throws: ImageError.self) { try TIFFCoder().decode(Data(tiff), options: .init()) }
+        return Data(tiff + le32(0) + [UInt8](repeating: 0, count: 4096))
+    }()
+
+    @Test("A TIFF tile larger than its page is refused")
+    func hugeTIFFTile() throws {
+        let error = #expect(throws: ImageError.self) { try TIFFCoder().decode(Self.hugeTileTIFF, options: .init()) }
         guard case .undecodable(.tiff, let reason) = error else { Issue.record("\(String(describing: error))"); return }
         #expect(reason.contains("12288x12288 tile"), "\(reason)")
     }

@@ -92,6 +92,28 @@ struct ServerIsolationTests {
         await h.finish()
     }
 
+    @Test("Hostile grids and tiles through the server: 422s at once, the server's memory unchanged")
+    func hostileContainers() async throws {
+        let h = try await Self.harness()
+        h.origin.route("/grid.avif", .respond(contentType: "image/avif",
+                                              body: DecoderResourceBoundsTests.grid(brand: "avif", codec: "av01", columns: 110, rows: 110, tile: 64)))
+        h.origin.route("/grid.heic", .respond(contentType: "image/heic",
+                                              body: DecoderResourceBoundsTests.grid(brand: "heic", codec: "hvc1", columns: 100, rows: 100, tile: 64)))
+        h.origin.route("/tile.tif", .respond(contentType: "image/tiff", body: DecoderResourceBoundsTests.hugeTileTIFF))
+        let before = ServerMemoryTests.peakResidentMegabytes(getpid())
+        for source in ["/grid.avif", "/grid.heic", "/tile.tif"] {
+            let start = ContinuousClock.now
+            let reply = try await Self.get(h.url(options: "rs:fit:64:64", source: source))
+            #expect(reply.status == 422, "\(source): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+            #expect(ContinuousClock.now - start < .seconds(2), "\(source)")
+        }
+        if ProcessInfo.processInfo.environment["WEBIMAGE_SANITIZER"] == nil {
+            #expect(ServerMemoryTests.peakResidentMegabytes(getpid()) - before < 100)
+        }
+        #expect(try await Self.get(URL(string: "http://127.0.0.1:\(h.port)/health")!).status == 200)
+        await h.finish()
+    }
+
     @Test("Isolation can be turned off in the configuration")
     func configuration() throws {
         let text = #"{"isolation": false, "decodingWorkers": 3, "decodingWorkerMemoryMegabytes": 256, "decodeTimeoutSeconds": 2.5}"#
