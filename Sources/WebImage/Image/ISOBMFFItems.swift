@@ -43,7 +43,7 @@ package struct ISOBMFFItems: Equatable {
            let ipco = Self.children(of: bytes, in: iprp.body).first(where: { $0.type == "ipco" }) {
             for ispe in Self.children(of: bytes, in: ipco.body) where ispe.type == "ispe" && ispe.body.count >= 12 {
                 let width = Int(Self.u32(bytes, ispe.body.lowerBound + 4)), height = Int(Self.u32(bytes, ispe.body.lowerBound + 8))
-                if width * height > (largestSize.map { $0.width * $0.height } ?? -1) { largestSize = (width, height) }
+                if Self.area(width, height) > (largestSize.map { Self.area($0.width, $0.height) } ?? -1) { largestSize = (width, height) }
             }
         }
     }
@@ -52,12 +52,18 @@ package struct ISOBMFFItems: Equatable {
     /// size and each item's decoder (`pixelsPerItem`): a refusal, or nil. One item (a plain
     /// image), and a size over the limit by itself, are the decoder's to refuse (naming the size).
     package func refusal(format: ImageFormat, pixelLimit: Int) -> ImageError? {
-        let canvas = largestSize.map { $0.width * $0.height } ?? 0
+        let canvas = largestSize.map { Self.area($0.width, $0.height) } ?? 0
         guard itemCount > 1, canvas <= pixelLimit else { return nil }
         let (items, overflow) = itemCount.multipliedReportingOverflow(by: Self.pixelsPerItem)
         guard overflow || canvas + items > pixelLimit else { return nil }
         let size = largestSize.map { "\($0.width)x\($0.height)" } ?? "an undeclared"
         return .undecodable(format, reason: "\(itemCount) items (the tiles of a grid) on \(size) canvas: with each item's decoder counted, over the pixel limit of \(pixelLimit)")
+    }
+
+    /// `width` x `height`, or `Int.max` when that overflows (two 32-bit sides can).
+    private static func area(_ width: Int, _ height: Int) -> Int {
+        let (area, overflow) = width.multipliedReportingOverflow(by: height)
+        return overflow ? Int.max : area
     }
 
     private struct Box {
