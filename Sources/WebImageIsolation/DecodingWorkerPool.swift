@@ -101,8 +101,8 @@ public final class DecodingWorkerPool: ImageDecodingIsolation, @unchecked Sendab
     /// Decodes `data` in a worker: see `ImageDecodingIsolation.decode(_:options:)`.
     public func decode(_ data: Data, options: ImageDecodingOptions) async throws -> Image {
         let job = Job(data: data, options: options)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 condition.lock()
                 guard !stopped, !job.cancelled else {
                     condition.unlock()
@@ -118,6 +118,11 @@ public final class DecodingWorkerPool: ImageDecodingIsolation, @unchecked Sendab
         } onCancel: {
             cancel(job)
         }
+        // The outcome was made on the pool's thread and left under the lock: read under it too,
+        // so that the handover is ordered by the lock (which ThreadSanitizer sees), not by the
+        // continuation alone.
+        guard let outcome = takeOutcome(job) else { throw CancellationError() }
+        return try outcome.get()
     }
 
     private func cancel(_ job: Job) {
@@ -140,7 +145,9 @@ public final class DecodingWorkerPool: ImageDecodingIsolation, @unchecked Sendab
     private final class Job: @unchecked Sendable {
         let data: Data
         let options: ImageDecodingOptions
-        var continuation: CheckedContinuation<Image, any Error>?
+        var continuation: CheckedContinuation<Void, any Error>?
+        /// The decode's outcome, set by the pool's thread before it resumes the call.
+        var outcome: Result<Image, any Error>?
         var cancelled = false
         /// The worker running it.
         var worker: pid_t?
@@ -174,7 +181,7 @@ public final class DecodingWorkerPool: ImageDecodingIsolation, @unchecked Sendab
             if let running = worker, !running.isRunning { worker = nil }
             startIfNeeded()
             guard let running = worker else {
-                job.continuation?.resume(throwing: startFailure)
+                finish(job, with: .failure(startFailure))
                 continue
             }
             // From here a cancellation kills this worker; one that came before skips the decode.
@@ -191,10 +198,25 @@ public final class DecodingWorkerPool: ImageDecodingIsolation, @unchecked Sendab
                 worker = nil
                 restarts.withLock { $0 += 1 }
             }
-            job.continuation?.resume(with: cancelled ? .failure(CancellationError()) : outcome)
+            finish(job, with: cancelled ? .failure(CancellationError()) : outcome)
             // A fresh worker takes the place of one that ended before the next decode comes.
             startIfNeeded()
         }
+    }
+
+    /// The outcome the pool's thread left for `job`'s call, read under the lock.
+    private func takeOutcome(_ job: Job) -> Result<Image, any Error>? {
+        condition.lock()
+        defer { condition.unlock() }
+        return job.outcome
+    }
+
+    /// Leaves `outcome` for the call under the lock, then resumes it.
+    private func finish(_ job: Job, with outcome: Result<Image, any Error>) {
+        condition.lock()
+        job.outcome = outcome
+        condition.unlock()
+        job.continuation?.resume()
     }
 
     private func startWorker(_ index: Int) throws(ImageError) -> WorkerProcess {
