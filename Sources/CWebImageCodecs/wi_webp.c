@@ -323,3 +323,24 @@ void wi_webp_anim_encoder_destroy(wi_webp_anim_encoder *e) {
     WebPAnimEncoderDelete(e->encoder);
     free(e);
 }
+
+int wi_webp_strip_metadata(const uint8_t *data, size_t length, const uint8_t *exif, size_t exif_length, wi_buffer *out) {
+    memset(out, 0, sizeof *out);
+    WebPData input = { data, length }, assembled;
+    WebPDataInit(&assembled);
+    WebPMux *mux = WebPMuxCreate(&input, 0);
+    if (!mux) { wi_set_message(out->message, "libwebpmux could not read the WebP container"); return WI_ERR_CORRUPT; }
+    WebPMuxError deleted_exif = WebPMuxDeleteChunk(mux, "EXIF"), deleted_xmp = WebPMuxDeleteChunk(mux, "XMP ");
+    int ok = (deleted_exif == WEBP_MUX_OK || deleted_exif == WEBP_MUX_NOT_FOUND)
+        && (deleted_xmp == WEBP_MUX_OK || deleted_xmp == WEBP_MUX_NOT_FOUND);
+    if (ok && exif && exif_length > 0) {
+        WebPData block = { exif, exif_length };
+        ok = WebPMuxSetChunk(mux, "EXIF", &block, 1) == WEBP_MUX_OK;
+    }
+    ok = ok && WebPMuxAssemble(mux, &assembled) == WEBP_MUX_OK;
+    WebPMuxDelete(mux);
+    int status = ok ? wi_buffer_append(out, assembled.bytes, assembled.size) : WI_ERR_CORRUPT;
+    if (!ok) wi_set_message(out->message, "libwebpmux could not rewrite the WebP container");
+    WebPDataClear(&assembled);
+    return status;
+}

@@ -34,13 +34,19 @@ final class ImageProcessor: Sendable {
     let autoFormats: [ImageFormat]
     /// The colour space of results whose request does not name one.
     let colorSpace: ImageColorSpace
+    /// Whether results lose the source's private metadata, and keep its copyright, when the
+    /// request does not say.
+    let stripMetadata: Bool, keepCopyright: Bool
     private static let encodeTimer = Metrics.Timer(label: "webimage_stage_duration_seconds", dimensions: [("stage", "encode")])
     private static let transformTimer = Metrics.Timer(label: "webimage_stage_duration_seconds", dimensions: [("stage", "server_transform")])
 
     init(manager: ImageManager, responseCacheBytes: Int, limits: ResultLimits, budget: ProcessingBudget,
-         autoFormats: [ImageFormat] = [.avif, .webp], colorSpace: ImageColorSpace = .sRGB) {
+         autoFormats: [ImageFormat] = [.avif, .webp], colorSpace: ImageColorSpace = .sRGB, stripMetadata: Bool = true,
+         keepCopyright: Bool = true) {
         self.manager = manager
         self.colorSpace = colorSpace
+        self.stripMetadata = stripMetadata
+        self.keepCopyright = keepCopyright
         self.autoFormats = autoFormats.filter(Self.canEncode)
         responses = ResponseCache(limit: responseCacheBytes)
         self.limits = limits
@@ -128,8 +134,8 @@ final class ImageProcessor: Sendable {
         }
         let body: Data
         if let original = result.data, format == image.format, request.quality == nil, request.transformers(resizeByDecoding: false).isEmpty,
-           !request.firstFrameOnly || !image.isAnimated {
-            body = original   // nothing to change: the source's own bytes
+           !request.firstFrameOnly || !image.isAnimated, let unchanged = unchangedSource(for: request).body(of: original, decodedAs: image) {
+            body = unchanged   // nothing to change but the metadata: the source's own image data
         } else {
             // The source goes to `made` alone, so that it can be let go once transformed (the
             // encoder then holds the result only, unless the memory cache keeps the source).
@@ -143,6 +149,12 @@ final class ImageProcessor: Sendable {
         responses.store(entry, forKey: responseKey)
         return ProcessedImage(body: entry.body, contentType: entry.contentType, etag: etag, variesWithAccept: entry.variesWithAccept, source: source,
                               freshness: freshness)
+    }
+
+    /// What the source's own bytes must be to answer `request` unchanged.
+    private func unchangedSource(for request: ProcessingRequest) -> UnchangedSource {
+        UnchangedSource(stripMetadata: request.stripMetadata ?? stripMetadata, keepCopyright: request.keepCopyright ?? keepCopyright,
+                        colorSpace: request.colorSpace ?? colorSpace)
     }
 
     /// The result of `request` from its decoded source, within the processing budget: the
@@ -186,7 +198,9 @@ final class ImageProcessor: Sendable {
         var context = ImageContext()
         // A result is kept encoded (the response cache) and decoded (memory); on disk only the
         // source, which every size of it is made from: no second encode per request for the disk.
-        context.storeCacheType = .memory
+        // A source decoded at full size is its own original: its downloaded bytes go to disk
+        // under its key (the unchanged path reads them back on a memory hit).
+        context.storeCacheType = request.decodeReduction == .none ? .all : .memory
         context.colorSpace = request.colorSpace ?? colorSpace
         // The transformers run in `made`, within the processing budget, once the result's size
         // is known and checked; the library decodes (at size) and caches the source.
@@ -202,7 +216,11 @@ final class ImageProcessor: Sendable {
         case .fill: context.fillPixelSize = PixelSize(width: box.width, height: box.height)
         case .none: break
         }
-        if request.info { options.insert(.queryMemoryData) }
+        // A request that may be answered with the source's own bytes needs them on a memory hit
+        // too (from disk): else its answer would depend on what the memory cache held.
+        if request.info || (request.quality == nil && request.transformers(resizeByDecoding: false).isEmpty) {
+            options.insert(.queryMemoryData)
+        }
         do {
             return try await manager.result(for: request.source, options: options, context: context)
         } catch {

@@ -112,7 +112,8 @@ public final class ImageServer: Sendable {
         processor = ImageProcessor(manager: manager, responseCacheBytes: configuration.responseCacheMegabytes << 20,
                                    limits: resultLimits, budget: ProcessingBudget(capacity: configuration.processingMemoryMegabytes << 20),
                                    autoFormats: configuration.autoFormats.compactMap { ImageFormat(fileExtension: $0) },
-                                   colorSpace: configuration.colorSpace)
+                                   colorSpace: configuration.colorSpace, stripMetadata: configuration.stripMetadata,
+                                   keepCopyright: configuration.keepCopyright)
     }
 
     /// Runs until SIGTERM or SIGINT (or until the calling task is cancelled), then stops

@@ -46,7 +46,12 @@ public struct ProcessingRequest: Sendable, Equatable {
     /// Encoding quality, 1 to 100 (nil: the encoder's default).
     public var quality: Int?
     public var format: OutputFormat?
-    public var stripMetadata = false
+    /// `sm:BOOL` (`strip_metadata`, or the flag `strip`): whether EXIF, XMP, IPTC and comments
+    /// are removed (nil: the server's `stripMetadata`, true by default).
+    public var stripMetadata: Bool?
+    /// `kcr:BOOL` (`keep_copyright`): whether EXIF's Copyright and Artist stay when metadata is
+    /// removed (nil: the server's `keepCopyright`, true by default).
+    public var keepCopyright: Bool?
     public var blurRadius: Double?
     /// Clockwise, in degrees.
     public var rotation: Double?
@@ -227,6 +232,12 @@ extension ProcessingRequest {
         case "strip":
             try count(0...0)
             stripMetadata = true
+        case "sm", "strip_metadata":
+            try count(1...1)
+            stripMetadata = try Self.bool(arguments[0], name)
+        case "kcr", "keep_copyright":
+            try count(1...1)
+            keepCopyright = try Self.bool(arguments[0], name)
         case "bl", "blur":
             try count(1...1)
             let radius = try number(arguments[0], "the blur radius", 0...limits.maximumBlurRadius)
@@ -271,6 +282,15 @@ extension ProcessingRequest {
 }
 
 extension ProcessingRequest {
+    /// A boolean argument as imgproxy spells them: 1, t, true or 0, f, false (any case).
+    static func bool(_ text: String, _ option: String) throws(ProcessingRequestError) -> Bool {
+        switch text.lowercased() {
+        case "1", "t", "true": return true
+        case "0", "f", "false": return false
+        default: throw ProcessingRequestError(400, "\(option) takes 1 or 0 (t, true, f, false), not \"\(text)\"")
+        }
+    }
+
     /// `RRGGBB` or `RRGGBBAA` (a leading # allowed) as a color.
     static func color(hex text: String) -> Color? {
         let digits = text.hasPrefix("#") ? String(text.dropFirst()) : text

@@ -69,6 +69,13 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// converts a source with a Display P3, Adobe RGB or CMYK profile, as libvips-based proxies
     /// do; `.original` keeps the values and embeds the profile.
     public var colorSpace: ImageColorSpace = .sRGB
+    /// Whether results lose the source's EXIF (GPS included), XMP, IPTC and comments unless a
+    /// request says `sm:0` (default true, as imgproxy): the unchanged source is rewritten without
+    /// them (JPEG, PNG, WebP, GIF) or re-encoded, and encoders write none. The colour profile stays.
+    public var stripMetadata = true
+    /// Whether EXIF's Copyright and Artist stay when metadata is stripped, unless a request says
+    /// `kcr:0` (default true, as imgproxy's `keep_copyright`).
+    public var keepCopyright = true
     /// `Cache-Control: public, max-age=` of results (default a year: a result's URL names it),
     /// capped by the origin's own rules under `cachePolicy` `.respectHeaders`.
     public var cacheMaxAgeSeconds = 31_536_000
@@ -133,7 +140,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     private enum CodingKeys: String, CodingKey {
         case host, port, key, salt, insecure, allowedSources, allowedNetworks, maximumSourceBytes,
              maximumDimension, maximumFrames, maximumSourceMegapixels, maximumResultMegapixels, processingMemoryMegabytes, processingTimeoutSeconds, maximumPendingRequests, maximumConcurrentLoads, idleTimeoutSeconds,
-             maximumConnections, stopTimeoutSeconds, autoFormats, colorSpace, cacheMaxAgeSeconds, cachePolicy,
+             maximumConnections, stopTimeoutSeconds, autoFormats, colorSpace, stripMetadata, keepCopyright, cacheMaxAgeSeconds, cachePolicy,
              memoryCacheMegabytes, responseCacheMegabytes, cacheDirectory, sharedCache, fileRoot, isolation, decodingWorkers,
              decodingWorkerMemoryMegabytes, decodeTimeoutSeconds, decodingWorkerExecutable
     }
@@ -171,6 +178,8 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         } else {
             colorSpace = defaults.colorSpace
         }
+        stripMetadata = try value(.stripMetadata, defaults.stripMetadata)
+        keepCopyright = try value(.keepCopyright, defaults.keepCopyright)
         cacheMaxAgeSeconds = try value(.cacheMaxAgeSeconds, defaults.cacheMaxAgeSeconds)
         switch try container.decodeIfPresent(String.self, forKey: .cachePolicy)?.lowercased() {
         case nil, "respect": cachePolicy = .respectHeaders

@@ -25,7 +25,7 @@ struct ProcessingRequestTests {
         #expect(request.mode == .fillCrop && request.width == 300 && request.height == 200 && request.gravity == .anchor(x: 1, y: 1))
         #expect(request.devicePixelRatio == 2 && request.pixelBox == (600, 400))
         #expect(request.quality == 80 && request.format == .webp && request.blurRadius == 3 && request.rotation == 90)
-        #expect(request.flipHorizontal && !request.flipVertical && request.grayscale && request.firstFrameOnly && request.stripMetadata)
+        #expect(request.flipHorizontal && !request.flipVertical && request.grayscale && request.firstFrameOnly && request.stripMetadata == true)
         #expect(request.tint == Color(red: 1, green: 0, blue: 0, alpha: 128.0 / 255))
         #expect(request.cornerRadius == 12)
         #expect(request.source.absoluteString == "https://origin.example/a%20b.jpg")
@@ -122,6 +122,7 @@ struct ProcessingRequestTests {
             "f": ["webp", "jpg", "png", "avif", "bmp"], "strip": [], "bl": ["0", "100", "100.5", "nan", "-1"],
             "rot": ["360", "-360", "-361", "1e3", "inf"], "fl": ["h", "v", "hv", "x"], "gs": [], "tint": ["ff000080", "#00ff00", "GGGGGG", "f"],
             "rc": ["0", "4096", "4097", "-1"], "ff": [], "cs": ["srgb", "original", "p3"], "info": [], "zoom": ["2"],
+            "sm": ["1", "0", "t", "false", "yes"], "kcr": ["true", "f", "2"],
         ]
         let names = words.keys.sorted()
         let sources = ["plain/http://o/a.jpg", "plain/http%3A%2F%2Fo%2Fa.png@webp", "plain/", "plain/%zz",
