@@ -1,4 +1,4 @@
-/// The directives of a response's `Cache-Control` that a private cache acts on (RFC 9111 §5.2.2),
+/// The directives of a response's `Cache-Control` that a cache acts on (RFC 9111 §5.2.2),
 /// read leniently: names in any case, an argument quoted or not. A directive given twice with
 /// different arguments counts as its most restrictive (the smaller delta; RFC 9111 §4.2.1).
 /// A `max-age` whose argument is not a non-negative integer makes the response stale (0);
@@ -9,6 +9,13 @@ struct CacheControl: Sendable, Equatable {
     var noStore = false
     var noCache = false
     var mustRevalidate = false
+    /// `s-maxage`: a shared cache's lifetime, over `max-age` and `Expires` (RFC 9111 §5.2.2.10).
+    var sharedMaxAge: Int?
+    /// `proxy-revalidate`: `must-revalidate` for shared caches only (§5.2.2.8).
+    var proxyRevalidate = false
+    /// `private`: for one user's cache; a shared cache does not store it (§5.2.2.7). With
+    /// field names (a qualified `private`) it is still not stored: stricter.
+    var isPrivate = false
 
     /// The largest delta RFC 9111 asks a cache to hold.
     static let largestDelta = 1 << 31
@@ -25,7 +32,10 @@ struct CacheControl: Sendable, Equatable {
                 staleWhileRevalidate = CacheControl.smaller(staleWhileRevalidate, CacheControl.delta(argument) ?? 0)
             case "no-store": noStore = true
             case "no-cache": noCache = true   // with field names (a qualified no-cache) it still revalidates: stricter
-            case "must-revalidate", "proxy-revalidate": mustRevalidate = true
+            case "s-maxage": sharedMaxAge = CacheControl.smaller(sharedMaxAge, CacheControl.delta(argument) ?? 0)
+            case "must-revalidate": mustRevalidate = true
+            case "proxy-revalidate": proxyRevalidate = true
+            case "private": isPrivate = true
             default: break
             }
         }

@@ -23,14 +23,20 @@ struct CacheEntryMetadata: Sendable, Equatable {
     var vary: [String: String] = [:]
     /// `Vary: *`: no later request can be known to match.
     var variesOnEverything = false
+    /// `private`: for one user's cache only.
+    var isPrivate = false
+    /// Whether it was reckoned for a shared cache (`HTTPCachePolicy.respectHeadersShared`):
+    /// `s-maxage` and `proxy-revalidate` counted, `private` and `Vary: *` kept nowhere.
+    var shared = false
 
     /// The longest heuristic freshness given from `Last-Modified` (RFC 9111 §4.2.2 leaves it open;
     /// a week, as Firefox).
     static let heuristicLimit: Double = 7 * 24 * 3600
 
     /// The metadata of a response with `headers` (lowercase names) that arrived at `now`, asked
-    /// with `requestHeaders` (for `Vary`).
-    init(headers: [String: String], requestHeaders: [String: String], now: Date) {
+    /// with `requestHeaders` (for `Vary`), for a private cache or a `shared` one.
+    init(headers: [String: String], requestHeaders: [String: String], now: Date, shared: Bool = false) {
+        self.shared = shared
         validators = CacheValidators(headers: headers)
         let control = CacheControl(headers["cache-control"])
         responseTime = now.timeIntervalSince1970
@@ -38,7 +44,9 @@ struct CacheEntryMetadata: Sendable, Equatable {
         let dateSeconds = date?.timeIntervalSince1970 ?? responseTime
         let age = CacheControl.delta(headers["age"].map { Substring($0).trimmingSpaces }).map(Double.init) ?? 0
         initialAge = max(max(0, responseTime - dateSeconds), age)
-        if let maxAge = control.maxAge {
+        if shared, let sharedMaxAge = control.sharedMaxAge {
+            lifetime = Double(sharedMaxAge)
+        } else if let maxAge = control.maxAge {
             lifetime = Double(maxAge)
         } else if let expires = headers["expires"] {
             // An Expires that is not a date (such as "0") is in the past (RFC 9111 §5.3).
@@ -47,7 +55,9 @@ struct CacheEntryMetadata: Sendable, Equatable {
             lifetime = min(CacheEntryMetadata.heuristicLimit, max(0, (dateSeconds - modified.timeIntervalSince1970) / 10))
         }
         noCache = control.noCache
-        mustRevalidate = control.mustRevalidate
+        // s-maxage implies proxy-revalidate (RFC 9111 §5.2.2.10).
+        mustRevalidate = control.mustRevalidate || (shared && (control.proxyRevalidate || control.sharedMaxAge != nil))
+        isPrivate = control.isPrivate
         noStore = control.noStore
         staleWhileRevalidate = Double(control.staleWhileRevalidate ?? 0)
         if let names = headers["vary"] {
@@ -67,8 +77,11 @@ struct CacheEntryMetadata: Sendable, Equatable {
     /// `.respectHeaders`: not `no-store`, not `Vary: *`, and not a `Vary` when a request
     /// modifier may change the headers after they were compared (`modifiesRequests`).
     func isStorable(modifiesRequests: Bool) -> Bool {
-        !noStore && !variesOnEverything && !(modifiesRequests && !vary.isEmpty)
+        !noStore && !variesOnEverything && !(modifiesRequests && !vary.isEmpty) && !keptFromSharedCache
     }
+
+    /// Whether a shared cache keeps it nowhere, memory included: `private` or `Vary: *`.
+    var keptFromSharedCache: Bool { shared && (isPrivate || variesOnEverything) }
 
     /// How an entry with this metadata may be used at `now` by a request that sends `requestHeaders`.
     enum Use: Equatable {
@@ -108,14 +121,19 @@ struct CacheEntryMetadata: Sendable, Equatable {
 
     /// What a result made from this entry at `now` carries (`ImageResult.freshness`).
     func freshness(at now: Date) -> HTTPFreshness {
-        HTTPFreshness(date: now, lifetime: remainingLifetime(at: now), noStore: noStore, noCache: noCache)
+        var freshness = HTTPFreshness(date: now, lifetime: remainingLifetime(at: now), noStore: noStore || (shared && variesOnEverything),
+                                      noCache: noCache)
+        freshness.isPrivate = isPrivate
+        freshness.etag = validators?.etag
+        freshness.lastModified = validators?.lastModified
+        return freshness
     }
 
     /// How long a decoded image made from this entry may stay in memory from `now`: nil for
     /// as long as the memory cache keeps it; zero when it must not be kept (`no-store`,
     /// `no-cache`, or stale).
     func memoryLifetime(at now: Date) -> Duration? {
-        if noStore || noCache { return .zero }
+        if noStore || noCache || keptFromSharedCache { return .zero }
         return remainingLifetime(at: now).map { Duration.milliseconds(Int64(min($0, 1e12) * 1000)) }
     }
 
@@ -123,7 +141,7 @@ struct CacheEntryMetadata: Sendable, Equatable {
     /// freshness headers replace the stored ones when it has any, its validators the stored
     /// ones when it sends them; the variant stays the one stored.
     func refreshed(by headers: [String: String], now: Date) -> CacheEntryMetadata {
-        var updated = CacheEntryMetadata(headers: headers, requestHeaders: [:], now: now)
+        var updated = CacheEntryMetadata(headers: headers, requestHeaders: [:], now: now, shared: shared)
         updated.vary = vary
         updated.variesOnEverything = variesOnEverything
         if updated.validators == nil { updated.validators = validators }
@@ -131,6 +149,7 @@ struct CacheEntryMetadata: Sendable, Equatable {
             updated.lifetime = lifetime
             updated.noCache = noCache
             updated.mustRevalidate = mustRevalidate
+            updated.isPrivate = isPrivate
             updated.staleWhileRevalidate = staleWhileRevalidate
         }
         return updated
@@ -154,6 +173,8 @@ struct CacheEntryMetadata: Sendable, Equatable {
         if noStore { lines.append("no-store") }
         if staleWhileRevalidate > 0 { lines.append("stale-while-revalidate=\(staleWhileRevalidate)") }
         if variesOnEverything { lines.append("vary-all") }
+        if isPrivate { lines.append("private") }
+        if shared { lines.append("shared") }
         for (name, value) in vary.sorted(by: { $0.key < $1.key }) {
             lines.append("vary=" + CacheEntryMetadata.clean(name) + ":" + CacheEntryMetadata.clean(value))
         }
@@ -199,6 +220,8 @@ struct CacheEntryMetadata: Sendable, Equatable {
             case "no-store": noStore = true
             case "stale-while-revalidate": staleWhileRevalidate = max(0, Double(value) ?? 0)
             case "vary-all": variesOnEverything = true
+            case "private": isPrivate = true
+            case "shared": shared = true
             case "vary":
                 guard let colon = value.firstIndex(of: ":") else { return nil }
                 vary[String(value[..<colon])] = String(value[value.index(after: colon)...])

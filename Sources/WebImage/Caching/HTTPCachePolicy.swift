@@ -23,6 +23,15 @@ public enum HTTPCachePolicy: String, Sendable, Hashable, Codable {
     /// its response is fresh (with a cache that answers memory synchronously, as `ImageCache`);
     /// `no-store` and `no-cache` images are not kept there.
     case respectHeaders = "respect"
+    /// As `.respectHeaders`, for a cache shared between users, as an image proxy's is (RFC 9111
+    /// §3, §5.2.2): `s-maxage` is the lifetime over `max-age` and `Expires` and implies
+    /// `proxy-revalidate`, which counts as `must-revalidate`; a `private` response, or one with
+    /// `Vary: *`, is fetched and decoded but kept in no cache, memory included (its
+    /// `ImageResult.freshness` says `isPrivate`, or `noStore` for `Vary: *`).
+    case respectHeadersShared = "shared"
+
+    /// Whether the origin's caching headers are followed (`.respectHeaders` or `.respectHeadersShared`).
+    public var respectsHeaders: Bool { self != .ignoreHeaders }
 }
 
 /// The origin's caching rules for one image, reckoned when its result was made
@@ -37,6 +46,12 @@ public struct HTTPFreshness: Sendable, Equatable {
     public var noStore: Bool
     /// `no-cache`: to be revalidated before every use.
     public var noCache: Bool
+    /// `private`: meant for one user's cache; a shared cache passes it on as `private`.
+    public var isPrivate = false
+    /// The source's `ETag`, when it sent one: equal validators mean the same source bytes.
+    public var etag: String?
+    /// The source's `Last-Modified`, when it sent one.
+    public var lastModified: String?
 
     /// Rules; every argument has the documented meaning.
     public init(date: Date, lifetime: Double?, noStore: Bool = false, noCache: Bool = false) {
@@ -47,12 +62,20 @@ public struct HTTPFreshness: Sendable, Equatable {
     }
 
     /// A `Cache-Control` value for a response that passes this image on: `no-store`,
-    /// `no-cache`, or `public, max-age=` the smaller of `maxAge` and the time left at `now`.
+    /// `no-cache` (`private, no-cache`), or `public, max-age=` (`private, max-age=` for a private
+    /// source) the smaller of `maxAge` and the time left at `now`.
     public func cacheControl(cappedAt maxAge: Int, now: Date = Date()) -> String {
         if noStore { return "no-store" }
-        if noCache { return "no-cache" }
-        guard let lifetime else { return "public, max-age=\(maxAge)" }
+        let scope = isPrivate ? "private" : "public"
+        if noCache { return isPrivate ? "private, no-cache" : "no-cache" }
+        guard lifetime != nil else { return "\(scope), max-age=\(maxAge)" }
+        return "\(scope), max-age=\(min(maxAge, secondsLeft(at: now) ?? maxAge))"
+    }
+
+    /// Whole seconds of freshness left at `now` (0 once stale); nil when the origin said nothing.
+    public func secondsLeft(at now: Date = Date()) -> Int? {
+        guard let lifetime else { return nil }
         let left = max(0, lifetime - max(0, now.timeIntervalSince(date)))
-        return "public, max-age=\(min(maxAge, Int(left.rounded(.down))))"
+        return Int(min(left, Double(Int32.max)).rounded(.down))
     }
 }

@@ -27,7 +27,7 @@ extension ImagePipeline {
     func metadata(of response: ImageLoaderResponse, _ request: LoadRequest, loader: any ImageLoader) -> (CacheEntryMetadata, storable: Bool) {
         let varies = response.headers["vary"] != nil
         let headers = varies ? loader.requestHeaders(for: request.loaderRequest(validators: nil)) : [:]
-        let metadata = CacheEntryMetadata(headers: response.headers, requestHeaders: headers, now: now())
+        let metadata = CacheEntryMetadata(headers: response.headers, requestHeaders: headers, now: now(), shared: request.settings.isSharedCache)
         let storable = !request.settings.respectsHTTPHeaders || metadata.isStorable(modifiesRequests: request.settings.modifiesRequests)
         return (metadata, storable)
     }
@@ -40,7 +40,7 @@ extension ImagePipeline {
     func refreshEntry(_ key: String, stored: Data?, notModified response: ImageLoaderResponse, _ request: LoadRequest) async
         -> CacheEntryMetadata {
         let base = stored.flatMap(CacheEntryMetadata.init(stored:))
-            ?? CacheEntryMetadata(headers: [:], requestHeaders: [:], now: now())
+            ?? CacheEntryMetadata(headers: [:], requestHeaders: [:], now: now(), shared: request.settings.isSharedCache)
         let refreshed = base.refreshed(by: response.headers, now: now())
         let cache = request.cache, updated = refreshed.stored
         let write: @Sendable () async -> Void = { await cache.setExtendedData(updated, forKey: key) }

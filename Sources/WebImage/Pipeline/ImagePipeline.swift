@@ -130,15 +130,17 @@ struct ImagePipeline: Sendable {
                             work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
         // 2. Disk (the manager looked in memory).
         var cached: ImageCacheResult?
+        var original: StaleOriginal?
         if request.queriesDisk {
             switch try await traceStage("webimage.disk", tracing, { try await queryDisk(request, loader: loader, coders: coders) }) {
             case .hit(let result): return result
-            case .miss(let entry): cached = entry
+            case .miss(let entry, let stale): (cached, original) = (entry, stale)
             }
         }
         if let ended = try endsBeforeTransfer(request, cached: cached, work: work) { return ended }
         do {
-            return try await transferAndDecode(request, cached: cached, loader: loader, coders: coders, work: work, tracing: tracing)
+            return try await transferAndDecode(request, cached: cached, original: original, loader: loader, coders: coders, work: work,
+                                               tracing: tracing)
         } catch where triesAlternatives(after: error, request) {
             return try await loadAlternative(request, failure: error, coders: coders, work: work, tracing: tracing)
         }
@@ -171,15 +173,29 @@ struct ImagePipeline: Sendable {
 
     /// Stage 3, the download (shared, with previews when asked), then stages 4 to 6.
     @inline(never)
-    private func transferAndDecode(_ request: LoadRequest, cached: ImageCacheResult?, loader: any ImageLoader, coders: ImageCoders,
-                                   work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
-        let validators = Self.validators(of: cached)
+    private func transferAndDecode(_ request: LoadRequest, cached: ImageCacheResult?, original: StaleOriginal?, loader: any ImageLoader,
+                                   coders: ImageCoders, work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
+        let validators = Self.validators(of: cached) ?? Self.validators(of: original?.hit)
         let progressive = request.options.contains(.progressiveLoad) && !request.options.contains(.avoidDecodeImage)
         let (download, incremental) = try await traceStage("webimage.download", tracing) {
             try await fetch(request, loader: loader, coders: coders, validators: validators, progressive: progressive, work: work)
         }
+        if download.response.statusCode == 304, cached == nil, let original {
+            return try await notModified(request, original: original, response: download.response, coders: coders)
+        }
         return try await decodeAndStore(request, download: download, incremental: incremental, cached: cached,
                                         loader: loader, coders: coders, work: work, tracing: tracing)
+    }
+
+    /// A 304 to the revalidation of a derived image's stale original: the original's entry is
+    /// refreshed, and the image is made from it (nothing is downloaded again).
+    @inline(never)
+    private func notModified(_ request: LoadRequest, original: StaleOriginal, response: ImageLoaderResponse,
+                             coders: ImageCoders) async throws -> SharedResult {
+        response.backlogClaim?.release()
+        let refreshed = await refreshEntry(original.key, stored: original.hit.extendedData, notModified: response, request)
+        try Task.checkCancellation()
+        return SharedResult(try await derived(request, from: original.hit, metadata: refreshed, stored: refreshed.stored, coders: coders))
     }
 
     /// The validators stored with a cached entry, to revalidate it.

@@ -88,7 +88,7 @@ struct WorkKey: Hashable, Sendable {
             && x.options.subtracting(ignoredOptions) == y.options.subtracting(ignoredOptions)
             && x.queryType == y.queryType && x.storeType == y.storeType
             && x.originalQueryType == y.originalQueryType && x.originalStoreType == y.originalStoreType
-            && x.cacheID == y.cacheID && x.settings.respectsHTTPHeaders == y.settings.respectsHTTPHeaders
+            && x.cacheID == y.cacheID && x.settings.respectsHTTPHeaders == y.settings.respectsHTTPHeaders && x.settings.isSharedCache == y.settings.isSharedCache
             && x.settings.dataCachePolicy == y.settings.dataCachePolicy && x.settings.cacheEncoding == y.settings.cacheEncoding
     }
 
@@ -125,7 +125,7 @@ struct DataKey: Hashable, Sendable {
         return DownloadKey.same(x, y) && x.originalKey == y.originalKey
             && x.options.subtracting(WorkKey.ignoredOptions) == y.options.subtracting(WorkKey.ignoredOptions)
             && x.queryType == y.queryType && x.storeType == y.storeType && x.cacheID == y.cacheID
-            && x.settings.respectsHTTPHeaders == y.settings.respectsHTTPHeaders
+            && x.settings.respectsHTTPHeaders == y.settings.respectsHTTPHeaders && x.settings.isSharedCache == y.settings.isSharedCache
     }
 
     func hash(into hasher: inout Hasher) { hasher.combine(hash) }

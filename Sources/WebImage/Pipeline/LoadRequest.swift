@@ -66,6 +66,8 @@ final class LoadRequest: Sendable {
         let priorityHandle: LoadPriority?
         /// Whether the disk cache follows the origin's headers for this load.
         let respectsHTTPHeaders: Bool
+        /// Whether the headers are read as a shared cache reads them (`.respectHeadersShared`).
+        let isSharedCache: Bool
         /// Whether a request modifier may change the headers the loader sends (a `Vary`
         /// response is then not stored: its variant cannot be known before the request).
         let modifiesRequests: Bool
@@ -115,7 +117,9 @@ final class LoadRequest: Sendable {
             timeout = context.downloadTimeout
             retry = context.retryStrategy
             priorityHandle = context.priority
-            respectsHTTPHeaders = (context.httpCachePolicy ?? LoadDefaults.httpCachePolicy) == .respectHeaders
+            let policy = context.httpCachePolicy ?? LoadDefaults.httpCachePolicy
+            respectsHTTPHeaders = policy.respectsHeaders
+            isSharedCache = policy == .respectHeadersShared
             modifiesRequests = context.requestModifier != nil || context.asyncRequestModifier != nil
             dataCachePolicy = context.dataCachePolicy ?? .automatic
             cacheEncoding = context.cacheEncoding

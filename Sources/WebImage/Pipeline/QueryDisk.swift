@@ -9,8 +9,16 @@ extension ImagePipeline {
     enum DiskQuery {
         /// The work's result, from the disk (or from the cached original).
         case hit(SharedResult)
-        /// Go on to the loader; `cached` is the entry to revalidate (`.refreshCached`, or stale).
-        case miss(cached: ImageCacheResult?)
+        /// Go on to the loader; `cached` is the entry to revalidate (`.refreshCached`, or stale);
+        /// `original`, for a derived image that is not cached, its stale original to revalidate.
+        case miss(cached: ImageCacheResult?, original: StaleOriginal? = nil)
+    }
+
+    /// The cached original of a derived (thumbnail or transformed) image, stale: the load sends
+    /// its validators, and on a 304 makes its image from it (`notModified(_:original:...)`).
+    struct StaleOriginal: Sendable {
+        let hit: ImageCacheResult
+        let key: String
     }
 
     /// With `.respectHeaders` the entry's freshness comes in the same trip as its data: a fresh
@@ -50,16 +58,30 @@ extension ImagePipeline {
             }
             return .hit(SharedResult(result))
         }
-        if cached == nil, !refreshing, let result = try await fromCachedOriginal(request, loader: loader, coders: coders) {
-            return .hit(SharedResult(result))
+        if cached == nil, !refreshing {
+            switch try await fromCachedOriginal(request, loader: loader, coders: coders) {
+            case .made(let result)?: return .hit(SharedResult(result))
+            case .stale(let original)?: return .miss(cached: nil, original: original)
+            case nil: break
+            }
         }
         return .miss(cached: cached)
     }
 
+    /// What the cached original gives a derived image that is not cached.
+    enum FromOriginal {
+        /// The image, made from a fresh original.
+        case made(ImageResult)
+        /// The original is stale: it is revalidated before use.
+        case stale(StaleOriginal)
+    }
+
     /// A transformed or thumbnail image that is not cached, made from the cached original
     /// (when `originalQueryCacheType` asks to look for it). With `.respectHeaders` only a fresh
-    /// original is used, and the image made from it keeps the original's freshness.
-    func fromCachedOriginal(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders) async throws -> ImageResult? {
+    /// original is used, and the image made from it keeps the original's freshness; a stale one
+    /// (past `stale-while-revalidate` too, or within it: a derived image waits for the answer)
+    /// is handed back to be revalidated.
+    func fromCachedOriginal(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders) async throws -> FromOriginal? {
         guard request.isDerived, request.originalQueryType != .none, let originalKey = request.originalKey else { return nil }
         // The original is promoted only as its own store type allows (disk by default): a
         // thumbnail or transformed load never puts the full-size image in memory. When it is
@@ -80,13 +102,27 @@ extension ImagePipeline {
         query.context = request.context
         guard let hit = await request.cache.image(forKey: originalKey, query: query) else { return nil }
         let metadata = hit.extendedData.flatMap(CacheEntryMetadata.init(stored:))
-        if checksFreshness, use(of: metadata, request, loader: loader) != .fresh { return nil }
+        if checksFreshness {
+            switch use(of: metadata, request, loader: loader) {
+            case .fresh: break
+            case .revalidate, .staleWhileRevalidate: return .stale(StaleOriginal(hit: hit, key: originalKey))
+            case .otherVariant: return nil
+            }
+        }
         try Task.checkCancellation()
+        return .made(try await derived(request, from: hit, metadata: metadata, stored: hit.extendedData, coders: coders))
+    }
+
+    /// The derived image of `request` made from its cached original `hit` (whose entry's
+    /// metadata is `metadata`, stored as `stored`): into memory for the original's freshness, and
+    /// to disk as the request's store types say.
+    func derived(_ request: LoadRequest, from hit: ImageCacheResult, metadata: CacheEntryMetadata?, stored: Data?,
+                 coders: ImageCoders) async throws -> ImageResult {
         let image = try transform(thumbnail(hit.image, request: request), request: request)
         let (freshness, lifetime) = memoryTerms(metadata, request)
         _ = await storeInMemory(request, image: image, lifetime: lifetime)
         let failure = await storeOnDisk(request, original: hit.image, image: image, data: nil, derived: true, coders: coders,
-                                        metadata: .stored(hit.extendedData), storesOriginal: false)
+                                        metadata: .stored(stored), storesOriginal: false)
         var result = ImageResult(image: image, data: nil, cacheType: hit.cacheType, url: request.url)
         result.storeFailure = failure
         result.freshness = freshness
