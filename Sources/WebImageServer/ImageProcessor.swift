@@ -1,4 +1,5 @@
 import Foundation
+import CoreMetrics
 import Metrics
 import NIOCore
 import Synchronization
@@ -37,6 +38,10 @@ final class ImageProcessor: Sendable {
     /// Whether results lose the source's private metadata, and keep its copyright, when the
     /// request does not say.
     let stripMetadata: Bool, keepCopyright: Bool
+    /// Results made (transformed and encoded), as `webimage_server_renders_total` counts them:
+    /// a result kept through its source's 304 is not made again.
+    let renders = Atomic<Int>(0)
+    private static let renderCounter = CoreMetrics.Counter(label: "webimage_server_renders_total")
     private static let encodeTimer = Metrics.Timer(label: "webimage_stage_duration_seconds", dimensions: [("stage", "encode")])
     private static let transformTimer = Metrics.Timer(label: "webimage_stage_duration_seconds", dimensions: [("stage", "server_transform")])
 
@@ -56,11 +61,11 @@ final class ImageProcessor: Sendable {
     /// Whether a registered coder writes `format`.
     static func canEncode(_ format: ImageFormat) -> Bool { ImageCoders.shared.all.contains { $0.canEncode(format) } }
 
-    /// The format `f:auto` gives for `accept`: the first of `order` whose MIME type it names,
-    /// else nil (the source's format).
+    /// The format `f:auto` gives for `accept`: of `order`, the one whose MIME type it names
+    /// with the highest weight above 0 (the earlier of equals), else nil (the source's format).
     static func autoFormat(accept: String?, order: [ImageFormat]) -> ImageFormat? {
-        guard let accept = accept?.lowercased() else { return nil }
-        return order.first { accept.contains($0.mimeType) }
+        guard let accept else { return nil }
+        return AcceptedTypes(accept).preferred(among: order) { $0.mimeType }
     }
 
     /// The response cache's key of a request path, as it came (signature, options, source),
@@ -94,12 +99,43 @@ final class ImageProcessor: Sendable {
         return text.utf8.withContiguousStorageIfAvailable(search) ?? Array(text.utf8).withUnsafeBufferPointer(search)
     }
 
+    /// What the response cache holds for a key.
+    enum CachedResponse {
+        /// The result of an earlier request of the same key, fresh.
+        case fresh(ProcessedImage)
+        /// One whose source's freshness ended: `revalidated(_:forKey:)` may keep it.
+        case stale(ResponseCache.Entry)
+    }
+
     /// The result of an earlier request of the same key, if the response cache still has it.
-    func cachedResponse(forKey key: String) -> ProcessedImage? {
-        responses.entry(forKey: key).map {
-            ProcessedImage(body: $0.body, contentType: $0.contentType, etag: $0.etag, variesWithAccept: $0.variesWithAccept, source: "response",
-                           freshness: $0.freshness)
+    func cachedResponse(forKey key: String) -> CachedResponse? {
+        switch responses.entry(forKey: key) {
+        case .fresh(let entry)?: .fresh(Self.answer(entry, source: "response"))
+        case .stale(let entry)?: .stale(entry)
+        case nil: nil
         }
+    }
+
+    private static func answer(_ entry: ResponseCache.Entry, source: String) -> ProcessedImage {
+        ProcessedImage(body: entry.body, contentType: entry.contentType, etag: entry.etag, variesWithAccept: entry.variesWithAccept,
+                       source: source, freshness: entry.freshness)
+    }
+
+    /// A stale result kept, when its source is unchanged: the source's disk entry is
+    /// revalidated (one conditional request; a 304 refreshes it) and its validators compared
+    /// with those the result was made from. Nil when the source changed or cannot be checked:
+    /// the result is made again.
+    func revalidated(_ entry: ResponseCache.Entry, forKey key: String) async -> ProcessedImage? {
+        guard let check = entry.source, let made = entry.freshness else { return nil }
+        var context = ImageContext()
+        context.colorSpace = check.colorSpace
+        guard let (_, now) = try? await manager.dataWithFreshness(for: check.url, context: context), let now,
+              now.etag == made.etag, now.lastModified == made.lastModified else { return nil }
+        var refreshed = entry
+        refreshed.freshness = sourceFreshness.note(now, for: check.url)
+        refreshed.expires = ResponseCache.Entry.expiry(of: now)
+        responses.store(refreshed, forKey: key)
+        return Self.answer(refreshed, source: "revalidated")
     }
 
     /// The result of `request`, kept under `responseKey` (see `responseKey(path:accept:)`); the
@@ -123,7 +159,7 @@ final class ImageProcessor: Sendable {
                                         frames: image.frameCount) {
             throw refusal
         }
-        if request.info { return try info(request, result, responseKey: responseKey) }
+        if request.info { return try info(request, result, freshness: freshness, responseKey: responseKey) }
         // The source's format, where browsers show it and a coder writes it; else PNG.
         let format = chosen ?? ([.png, .jpeg, .webp, .gif, .avif, .jxl].contains(image.format) && Self.canEncode(image.format)
                                 ? image.format : .png)
@@ -145,7 +181,7 @@ final class ImageProcessor: Sendable {
         let etag = "\"" + Digest.sha256(body).prefix(32) + "\""
         let entry = ResponseCache.Entry(body: ByteBuffer(bytes: body), contentType: format.mimeType, etag: etag,
                                         variesWithAccept: request.format == .auto, freshness: freshness,
-                                        expires: freshness?.lifetime.map { .now + .milliseconds(Int64(min($0, 1e12) * 1000)) })
+                                        expires: ResponseCache.Entry.expiry(of: freshness), source: sourceCheck(of: request))
         responses.store(entry, forKey: responseKey)
         return ProcessedImage(body: entry.body, contentType: entry.contentType, etag: etag, variesWithAccept: entry.variesWithAccept, source: source,
                               freshness: freshness)
@@ -164,6 +200,8 @@ final class ImageProcessor: Sendable {
         let bytes = ResultLimits.workingBytes(sourceWidth: source.width, sourceHeight: source.height, width: size.width, height: size.height)
         do { try await budget.reserve(bytes) } catch { throw ProcessingRequestError(503, "the request was cancelled") }
         defer { budget.release(bytes) }
+        renders.add(1, ordering: .relaxed)
+        Self.renderCounter.increment()
         let output: Image
         let transformers = request.transformers(resizeByDecoding: request.resizesByDecoding)
         if transformers.isEmpty {
@@ -228,7 +266,15 @@ final class ImageProcessor: Sendable {
         }
     }
 
-    private func info(_ request: ProcessingRequest, _ result: ImageResult, responseKey: String) throws(ProcessingRequestError) -> ProcessedImage {
+    /// What a stale result of `request` revalidates.
+    private func sourceCheck(of request: ProcessingRequest) -> ResponseCache.SourceCheck {
+        ResponseCache.SourceCheck(url: request.source, colorSpace: request.colorSpace ?? colorSpace)
+    }
+
+    /// The description of the source (JSON), with the source's own lifetime: it is about the
+    /// source, and says something else once the source changes.
+    private func info(_ request: ProcessingRequest, _ result: ImageResult, freshness: HTTPFreshness?,
+                      responseKey: String) throws(ProcessingRequestError) -> ProcessedImage {
         let image = result.image
         var fields: [String: Any] = ["width": image.width, "height": image.height, "format": "\(image.format)",
                                      "frames": image.frameCount, "animated": image.isAnimated]
@@ -237,9 +283,11 @@ final class ImageProcessor: Sendable {
             throw ProcessingRequestError(500, "the description could not be written")
         }
         let etag = "\"" + Digest.sha256(body).prefix(32) + "\""
-        let entry = ResponseCache.Entry(body: ByteBuffer(bytes: body), contentType: "application/json", etag: etag, variesWithAccept: false)
+        let entry = ResponseCache.Entry(body: ByteBuffer(bytes: body), contentType: "application/json", etag: etag, variesWithAccept: false,
+                                        freshness: freshness, expires: ResponseCache.Entry.expiry(of: freshness), source: sourceCheck(of: request))
         responses.store(entry, forKey: responseKey)
-        return ProcessedImage(body: entry.body, contentType: entry.contentType, etag: etag, variesWithAccept: false, source: "origin")
+        return ProcessedImage(body: entry.body, contentType: entry.contentType, etag: etag, variesWithAccept: false, source: "origin",
+                              freshness: freshness)
     }
 
     /// The status and one-line reason for a failed load.

@@ -28,7 +28,8 @@ public final class ImageServer: Sendable {
     public let configuration: ServerConfiguration
     /// The manager behind it (its caches and loader).
     public let manager: ImageManager
-    private let processor: ImageProcessor
+    /// Parses nothing: turns checked requests into results (and counts its renders).
+    let processor: ImageProcessor
     private let signer: URLSigner?
     private let sources: SourcePolicy
     private let limits: ProcessingLimits
@@ -102,7 +103,9 @@ public final class ImageServer: Sendable {
             return ImageManager.isPermanentFailure(error)
         }
         managerConfiguration.defaultContext.loadTimeout = .milliseconds(Int(configuration.processingTimeoutSeconds * 1000))
-        managerConfiguration.defaultContext.httpCachePolicy = configuration.cachePolicy
+        // The server's caches are shared between its clients: the origin's headers are read as a
+        // shared cache reads them (s-maxage, proxy-revalidate; private and Vary: * kept nowhere).
+        managerConfiguration.defaultContext.httpCachePolicy = configuration.cachePolicy.respectsHeaders ? .respectHeadersShared : .ignoreHeaders
         manager = ImageManager(cache: cache, loaders: ImageLoaders([loader, FileImageLoader(maximumFileSize: configuration.maximumSourceBytes)]),
                                coders: coders, configuration: managerConfiguration)
         let resultLimits = ResultLimits(maximumDimension: configuration.maximumDimension,
@@ -174,13 +177,18 @@ public final class ImageServer: Sendable {
         var source = "-"
         let accept = request.headers[.accept]
         let responseKey = processor.responseKey(path: path, accept: accept)
-        if let cached = processor.cachedResponse(forKey: responseKey) {
+        let cached = processor.cachedResponse(forKey: responseKey)
+        if case .fresh(let warm)? = cached {
             // A warm request: the same path was parsed, checked and processed before.
-            source = cached.source
-            response = Self.answer(cached, ifNoneMatch: request.headers[.ifNoneMatch], maxAge: configuration.cacheMaxAgeSeconds)
+            source = warm.source
+            response = Self.answer(warm, ifNoneMatch: request.headers[.ifNoneMatch], maxAge: configuration.cacheMaxAgeSeconds)
         } else {
             switch await inFlight.result(forKey: responseKey, admit: admit, work: {
                 defer { self.pending.subtract(1, ordering: .relaxed) }
+                // A stale result whose source is unchanged is kept; else it is made again.
+                if case .stale(let entry)? = cached, let kept = await self.processor.revalidated(entry, forKey: responseKey) {
+                    return .success(kept)
+                }
                 do throws(ProcessingRequestError) { return .success(try await self.process(path: path, accept: accept, responseKey: responseKey)) } catch { return .failure(error) }
             }) {
             case .success(let processed):

@@ -182,7 +182,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         keepCopyright = try value(.keepCopyright, defaults.keepCopyright)
         cacheMaxAgeSeconds = try value(.cacheMaxAgeSeconds, defaults.cacheMaxAgeSeconds)
         switch try container.decodeIfPresent(String.self, forKey: .cachePolicy)?.lowercased() {
-        case nil, "respect": cachePolicy = .respectHeaders
+        case nil, "respect", "shared": cachePolicy = .respectHeaders
         case "ignore": cachePolicy = .ignoreHeaders
         case let other?:
             throw DecodingError.dataCorruptedError(forKey: .cachePolicy, in: container,

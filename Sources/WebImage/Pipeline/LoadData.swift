@@ -17,6 +17,16 @@ extension ImageManager {
         try await loadedData(for: url, options: options, context: context).data
     }
 
+    /// `data(for:options:context:)` with the origin's caching rules for the bytes (under a
+    /// policy that follows them): a server that keeps results made from them learns whether the
+    /// bytes are still the ones it used (their validators) and for how long, revalidating a
+    /// stale disk entry with one conditional request.
+    package func dataWithFreshness(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) async throws
+        -> (data: Data, freshness: HTTPFreshness?) {
+        let loaded = try await loadedData(for: url, options: options, context: context)
+        return (loaded.data, loaded.freshness)
+    }
+
     /// `data(for:options:context:)` with where the bytes came from and, with `.waitStoreCache`,
     /// why their disk store failed (the prefetcher's disk-only destination).
     func loadedData(for url: URL, options: ImageOptions, context: ImageContext) async throws -> LoadedData {
@@ -52,6 +62,8 @@ struct LoadedData: LoadOutput {
     var source: ImageCacheType
     /// Why the disk store failed, when the load waited for it (`.waitStoreCache`).
     var storeFailure: ImageError?
+    /// The origin's caching rules for the bytes, when the load follows them.
+    var freshness: HTTPFreshness?
 
     var byteCount: Int? { data.count }
     /// Bytes are not counted when taken: no data load waits for its callers.
@@ -77,11 +89,13 @@ extension ImagePipeline {
             }
             if let bytes = cached, !options.contains(.refreshCached) {
                 guard checksFreshness else { return LoadedData(data: bytes, source: .disk) }
-                switch use(of: stored.flatMap(CacheEntryMetadata.init(stored:)), request, loader: loader) {
-                case .fresh: return LoadedData(data: bytes, source: .disk)
+                let metadata = stored.flatMap(CacheEntryMetadata.init(stored:))
+                let freshness = metadata?.freshness(at: now())
+                switch use(of: metadata, request, loader: loader) {
+                case .fresh: return LoadedData(data: bytes, source: .disk, freshness: freshness)
                 case .staleWhileRevalidate:
                     revalidateDataInBackground(request, loader: loader)
-                    return LoadedData(data: bytes, source: .disk)
+                    return LoadedData(data: bytes, source: .disk, freshness: freshness)
                 case .revalidate: break
                 case .otherVariant: (cached, stored) = (nil, nil)
                 }
@@ -109,17 +123,22 @@ extension ImagePipeline {
         download.response.backlogClaim?.release()
         if download.response.statusCode == 304 {
             if let cached {
-                if let key { await refreshEntry(key, stored: stored, notModified: download.response, request) }
-                return LoadedData(data: cached, source: .disk)
+                var loaded = LoadedData(data: cached, source: .disk)
+                if let key {
+                    let refreshed = await refreshEntry(key, stored: stored, notModified: download.response, request)
+                    if request.settings.respectsHTTPHeaders { loaded.freshness = refreshed.freshness(at: now()) }
+                }
+                return loaded
             }
             throw ImageError.badStatusCode(304, url: request.url)
         }
         guard !download.data.isEmpty else { throw ImageError.decodingFailed(.emptyData, source: request.urlString, byteCount: 0) }
         try Task.checkCancellation()
         var loaded = LoadedData(data: download.data, source: .none)
+        let (metadata, storable) = metadata(of: download.response, request, loader: loader)
+        if request.settings.respectsHTTPHeaders { loaded.freshness = metadata.freshness(at: now()) }
         guard let key, request.storeType.includesDisk else { return loaded }
         let (cache, data) = (request.cache, download.data)
-        let (metadata, storable) = metadata(of: download.response, request, loader: loader)
         guard storable else { return loaded }
         let write: @Sendable () async -> ImageError? = { [metadata = metadata.stored] in
             do {
