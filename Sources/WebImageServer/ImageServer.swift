@@ -62,9 +62,8 @@ public final class ImageServer: Sendable {
         inFlight = ResponseWork(timeout: .milliseconds(Int(max(0.001, configuration.processingTimeoutSeconds) * 1000)))
         signer = try configuration.signer()
         sources = SourcePolicy(allowed: configuration.allowedSources, fileRoot: configuration.fileRoot)
-        var limits = ProcessingLimits()
-        limits.maximumDimension = configuration.maximumDimension
-        self.limits = limits
+        limits = try configuration.processingLimits()
+        let defaults = try configuration.resultDefaults()
 
         var loaderConfiguration = HTTPImageLoader.Configuration()
         loaderConfiguration.addressPolicy = .publicOnly(allowing: try configuration.networks())
@@ -114,9 +113,7 @@ public final class ImageServer: Sendable {
                                         maximumSourcePixels: configuration.maximumSourceMegapixels * 1_000_000)
         processor = ImageProcessor(manager: manager, responseCacheBytes: configuration.responseCacheMegabytes << 20,
                                    limits: resultLimits, budget: ProcessingBudget(capacity: configuration.processingMemoryMegabytes << 20),
-                                   autoFormats: configuration.autoFormats.compactMap { ImageFormat(fileExtension: $0) },
-                                   colorSpace: configuration.colorSpace, stripMetadata: configuration.stripMetadata,
-                                   keepCopyright: configuration.keepCopyright)
+                                   defaults: defaults)
     }
 
     /// Runs until SIGTERM or SIGINT (or until the calling task is cancelled), then stops
@@ -223,6 +220,9 @@ public final class ImageServer: Sendable {
             }
         }
         var (_, request) = try ProcessingRequest.parse(path: path, limits: limits)
+        if let expires = request.expires, Double(expires) <= Date().timeIntervalSince1970 {
+            throw ProcessingRequestError(404, "the URL expired")
+        }
         if request.source.scheme?.lowercased() == "local" {
             request.source = try sources.localFile(request.source).get()
         } else if let refusal = sources.refusal(request.source) {
@@ -246,13 +246,18 @@ public final class ImageServer: Sendable {
         let cacheControl = processed.freshness?.cacheControl(cappedAt: maxAge) ?? "public, max-age=\(maxAge)"
         var headers: HTTPFields = [.eTag: processed.etag, .cacheControl: cacheControl]
         if processed.variesWithAccept { headers[.vary] = "Accept" }
+        if let disposition = processed.disposition { headers[.contentDisposition] = disposition }
+        if let reason = processed.fallbackReason { headers[Self.fallbackReason] = reason }
         if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == processed.etag || $0.trimmingCharacters(in: .whitespaces) == "*" }) {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = processed.contentType
         headers[.contentLength] = String(processed.body.readableBytes)
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: processed.body))
+        return Response(status: .init(code: processed.status), headers: headers, body: .init(byteBuffer: processed.body))
     }
+
+    /// The header of a fallback answer naming the source's failure.
+    static let fallbackReason = HTTPFields.Element.Name("X-Fallback-Reason")!
 
     static func refusal(_ error: ProcessingRequestError, retryAfter: Int? = nil, allow: String? = nil) -> Response {
         let body = ByteBuffer(string: error.reason + "\n")

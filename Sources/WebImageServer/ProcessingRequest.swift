@@ -8,32 +8,77 @@ import WebImage
 /// suffix names the output format), or the URL in base64url (a `.png` suffix names the format).
 /// See the DocC article "Serving images" for the grammar against imgproxy's and thumbor's.
 public struct ProcessingRequest: Sendable, Equatable {
-    /// How the image fits the asked box.
+    /// How the image fits the asked box (imgproxy's resizing types).
     public enum ResizeMode: String, Sendable, CaseIterable {
         /// Within the box, aspect ratio kept.
         case fit
-        /// Covering the box, aspect ratio kept (one side may be larger than the box).
+        /// Covering the box, then cropped to it around the gravity (imgproxy's `fill`, thumbor's
+        /// default; `fill-crop` is the same).
         case fill
-        /// Covering the box, then cropped to it around the gravity (imgproxy's `fill`, thumbor's default).
-        case fillCrop = "fill-crop"
-        /// Exactly the box, stretched.
-        case exact
+        /// As `fill`, but a source smaller than the box is not enlarged: it is cropped to the
+        /// box's aspect ratio instead (imgproxy's `fill-down`).
+        case fillDown = "fill-down"
+        /// Exactly the box, stretched (imgproxy's `force`; `exact` is the same).
+        case force
+        /// `fill` when the source and the box are both landscape or both portrait, else `fit`.
+        case auto
+        /// Covering the box, aspect ratio kept, not cropped (one side may be larger than the box).
+        case cover
     }
 
-    /// Where a crop keeps the image.
+    /// Where a crop keeps the image, or where an extended image sits on its canvas.
     public enum Gravity: Sendable, Equatable {
         /// One of the nine anchors: x and y from 0 (left, top) to 1 (right, bottom).
         case anchor(x: Double, y: Double)
         /// A focal point: x and y from 0 to 1 of the source.
         case focalPoint(x: Double, y: Double)
+        /// The most salient part: edges, saturated colours and skin tones (libvips's
+        /// `attention` strategy); the centre for an extension.
+        case smart
     }
 
     /// The output format asked for.
-    public enum OutputFormat: String, Sendable {
+    public enum OutputFormat: String, Sendable, CaseIterable {
         case png, jpeg, webp, gif, avif, jxl, heic
         /// The first of the configured `autoFormats` (AVIF, then WebP by default) that the
         /// request's `Accept` allows, else the source's format.
         case auto
+    }
+
+    /// Borders removed before anything else (imgproxy's `trim`).
+    public struct Trim: Sendable, Equatable {
+        /// How far (0 to 255, per channel) a pixel may be from the colour and still be border.
+        public var threshold: Double
+        /// The border's colour (nil: the top-left pixel's).
+        public var color: Color?
+        /// Whether the left and right borders are cut equally (the smaller of the two), and the
+        /// top and bottom ones.
+        public var equalHorizontal = false, equalVertical = false
+    }
+
+    /// A crop of the source before the resize (imgproxy's `crop`).
+    public struct Crop: Sendable, Equatable {
+        /// The size kept: pixels, or a fraction of the source below 1 (0: the whole side).
+        public var width: Double, height: Double
+        /// Where it is taken (nil: the request's gravity).
+        public var gravity: Gravity?
+    }
+
+    /// Space added around the result, in the background colour (CSS order).
+    public struct Padding: Sendable, Equatable {
+        public var top = 0, right = 0, bottom = 0, left = 0
+    }
+
+    /// The configured watermark placed on the result (imgproxy's `watermark`).
+    public struct Watermark: Sendable, Equatable {
+        /// 0 to 1.
+        public var opacity: Double
+        /// Where it goes (nil: repeated over the whole image, imgproxy's `re`).
+        public var position: Gravity?
+        /// Pixels from the edge the gravity names.
+        public var offsetX = 0.0, offsetY = 0.0
+        /// The watermark's width as a fraction of the result's (0: its own size).
+        public var scale = 0.0
     }
 
     /// Resize mode and box (0: that side is free).
@@ -41,10 +86,29 @@ public struct ProcessingRequest: Sendable, Equatable {
     public var width = 0
     public var height = 0
     public var gravity: Gravity = .anchor(x: 0.5, y: 0.5)
-    /// Device pixel ratio: the box is multiplied by it.
+    /// Pixels the gravity's point moves by (imgproxy's gravity offsets), right and down.
+    public var gravityOffsetX = 0.0, gravityOffsetY = 0.0
+    /// Whether a source smaller than the box may be enlarged (`el:1`).
+    public var enlarge = false
+    /// The canvas grows to the box when the result is smaller (`ex:1:GRAVITY`), placed by this gravity.
+    public var extend: Gravity?
+    /// The least width and height of the result (`mw:`, `mh:`), enlarging if need be.
+    public var minWidth = 0, minHeight = 0
+    /// Multiplies the resize (`z:X:Y`).
+    public var zoomX = 1.0, zoomY = 1.0
+    public var crop: Crop?
+    public var trim: Trim?
+    public var padding: Padding?
+    /// The colour of extensions, padding and of transparency in formats without alpha (`bg:`).
+    public var background: Color?
+    /// Device pixel ratio: the box, minimum sizes and padding are multiplied by it.
     public var devicePixelRatio = 1.0
-    /// Encoding quality, 1 to 100 (nil: the encoder's default).
+    /// Encoding quality, 1 to 100 (nil: the format's configured default, else the encoder's).
     public var quality: Int?
+    /// Per-format qualities (`fq:jpeg:80:webp:70`), over `quality` for those formats.
+    public var formatQuality: [OutputFormat: Int] = [:]
+    /// The most bytes the result may have (`mb:`): the quality is stepped down until it fits.
+    public var maximumBytes: Int?
     public var format: OutputFormat?
     /// `sm:BOOL` (`strip_metadata`, or the flag `strip`): whether EXIF, XMP, IPTC and comments
     /// are removed (nil: the server's `stripMetadata`, true by default).
@@ -53,6 +117,16 @@ public struct ProcessingRequest: Sendable, Equatable {
     /// removed (nil: the server's `keepCopyright`, true by default).
     public var keepCopyright: Bool?
     public var blurRadius: Double?
+    /// Unsharp mask after the resize, its Gaussian's sigma (`sh:`).
+    public var sharpen: Double?
+    /// Pixel blocks of this size (`pix:`).
+    public var pixelate: Int?
+    /// Added to each channel, -255 to 255 (`br:`).
+    public var brightness: Int?
+    /// Contrast factor around mid-grey, 1 unchanged (`co:`).
+    public var contrast: Double?
+    /// Saturation factor, 1 unchanged, 0 grey (`sa:`).
+    public var saturation: Double?
     /// Clockwise, in degrees.
     public var rotation: Double?
     public var flipHorizontal = false
@@ -60,6 +134,7 @@ public struct ProcessingRequest: Sendable, Equatable {
     public var grayscale = false
     public var tint: Color?
     public var cornerRadius: Double?
+    public var watermark: Watermark?
     public var firstFrameOnly = false
     /// `cs:srgb` or `cs:original`: the colour space of the result (nil: the server's
     /// `colorSpace`, sRGB by default). `original` keeps the source's values and embeds its
@@ -67,6 +142,14 @@ public struct ProcessingRequest: Sendable, Equatable {
     public var colorSpace: ImageColorSpace?
     /// Answer with the image's description (JSON), not the image.
     public var info = false
+    /// The source's bytes as they came, unprocessed (`raw`), within the source limits.
+    public var raw = false
+    /// When the URL stops being served, seconds since 1970 (`exp:`): then a 404.
+    public var expires: Int?
+    /// The file name the response suggests (`fn:`), without extension.
+    public var filename: String?
+    /// `Content-Disposition: attachment` rather than inline (`att:1`).
+    public var attachment = false
     /// The source URL.
     public var source: URL
 
@@ -99,6 +182,9 @@ public struct ProcessingLimits: Sendable {
     public var maximumBlurRadius = 100.0
     /// The largest device pixel ratio (default 4).
     public var maximumDevicePixelRatio = 4.0
+    /// Named option sets (`pr:NAME`), each a path of options (`rs:fit:300:300/q:80`); the one
+    /// named `default` applies to every request first.
+    public var presets: [String: String] = [:]
 
     /// The defaults.
     public init() {}
@@ -114,6 +200,7 @@ extension ProcessingRequest {
         var segments = signedPath.split(separator: "/", omittingEmptySubsequences: false).dropFirst()   // the slash after the signature
         var request = ProcessingRequest(source: URL(string: "about:blank")!)
         request.signedPath = signedPath
+        if limits.presets["default"] != nil { try request.apply(preset: "default", limits: limits, depth: 0) }
         var source: URL?
         while let segment = segments.popFirst() {
             if segment == "plain" {
@@ -126,7 +213,7 @@ extension ProcessingRequest {
                 guard let decoded = rest.removingPercentEncoding else { throw bad("the plain source is not valid percent-encoding") }
                 source = URL(string: decoded)
                 guard source != nil, !decoded.isEmpty else { throw bad("the plain source is not a URL") }
-            } else if !segment.contains(":"), !Self.flags.contains(String(segment)), !segments.contains("plain") {
+            } else if !segment.contains(":"), !ProcessingOptions.flags.contains(String(segment)), !segments.contains("plain") {
                 // The last segments: the source in base64url, maybe split by slashes, maybe with .ext.
                 var encoded = ([segment] + segments).joined()
                 segments = []
@@ -139,18 +226,12 @@ extension ProcessingRequest {
                 }
                 source = url
             } else {
-                try request.apply(option: String(segment), limits: limits)
+                try request.apply(option: String(segment), limits: limits, depth: 0)
             }
         }
         guard let source else { throw bad("the path has no source (plain/URL or a base64url URL)") }
         request.source = source
-        let box = [request.width, request.height].map { Double($0) * request.devicePixelRatio }
-        guard box.allSatisfy({ $0 <= Double(limits.maximumDimension) }) else {
-            throw bad("the result would be larger than \(limits.maximumDimension) pixels on a side")
-        }
-        if request.mode == .exact, request.width == 0 || request.height == 0, request.width != request.height {
-            throw bad("rs:\(request.mode.rawValue) needs both a width and a height")
-        }
+        try request.checkGeometry(limits: limits)
         return (String(signature), request)
     }
 
@@ -164,121 +245,6 @@ extension ProcessingRequest {
         return (String(rest[..<slash]), String(rest[slash...]))
     }
 
-    /// Options without arguments.
-    static let flags: Set<String> = ["strip", "gs", "ff", "info"]
-
-    private mutating func setFormat(_ text: String) throws(ProcessingRequestError) {
-        let name = text.lowercased() == "jpg" ? "jpeg" : text.lowercased()
-        guard let format = OutputFormat(rawValue: name) else {
-            throw ProcessingRequestError(400, "unknown output format \"\(text)\" (png, jpeg, webp, gif, avif, jxl, heic or auto)")
-        }
-        self.format = format
-    }
-
-    private mutating func apply(option: String, limits: ProcessingLimits) throws(ProcessingRequestError) {
-        func bad(_ reason: String) -> ProcessingRequestError { ProcessingRequestError(400, reason) }
-        let parts = option.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        let name = parts[0], arguments = Array(parts.dropFirst())
-        func count(_ allowed: ClosedRange<Int>) throws(ProcessingRequestError) {
-            guard allowed.contains(arguments.count) else {
-                let counted = allowed.lowerBound == allowed.upperBound ? "\(allowed.lowerBound)" : "\(allowed.lowerBound) to \(allowed.upperBound)"
-                throw bad("\(name) takes \(counted) argument\(allowed.upperBound == 1 ? "" : "s"), not \(arguments.count)")
-            }
-        }
-        func size(_ text: String, _ what: String) throws(ProcessingRequestError) -> Int {
-            guard let value = Int(text), value >= 0, value <= limits.maximumDimension else {
-                throw bad("\(what) must be a whole number from 0 to \(limits.maximumDimension), not \"\(text)\"")
-            }
-            return value
-        }
-        func number(_ text: String, _ what: String, _ range: ClosedRange<Double>) throws(ProcessingRequestError) -> Double {
-            guard let value = Double(text), value.isFinite, range.contains(value) else {
-                throw bad("\(what) must be a number from \(range.lowerBound.formatted()) to \(range.upperBound.formatted()), not \"\(text)\"")
-            }
-            return value
-        }
-        switch name {
-        case "rs", "resize":
-            try count(1...3)
-            guard let mode = ResizeMode(rawValue: arguments[0]) else { throw bad("unknown resize mode \"\(arguments[0])\" (fit, fill, fill-crop, exact)") }
-            self.mode = mode
-            if arguments.count > 1, !arguments[1].isEmpty { width = try size(arguments[1], "the width") }
-            if arguments.count > 2, !arguments[2].isEmpty { height = try size(arguments[2], "the height") }
-        case "w", "width":
-            try count(1...1)
-            width = try size(arguments[0], "the width")
-        case "h", "height":
-            try count(1...1)
-            height = try size(arguments[0], "the height")
-        case "g", "gravity":
-            try count(1...1)
-            let anchors: [String: (Double, Double)] = ["ce": (0.5, 0.5), "no": (0.5, 0), "so": (0.5, 1), "ea": (1, 0.5), "we": (0, 0.5),
-                                                       "nowe": (0, 0), "noea": (1, 0), "sowe": (0, 1), "soea": (1, 1)]
-            guard let (x, y) = anchors[arguments[0]] else { throw bad("unknown gravity \"\(arguments[0])\" (ce, no, so, ea, we, nowe, noea, sowe, soea)") }
-            gravity = .anchor(x: x, y: y)
-        case "fp", "focus":
-            try count(2...2)
-            gravity = .focalPoint(x: try number(arguments[0], "the focal point's x", 0...1), y: try number(arguments[1], "the focal point's y", 0...1))
-        case "dpr":
-            try count(1...1)
-            devicePixelRatio = try number(arguments[0], "the device pixel ratio", 1...limits.maximumDevicePixelRatio)
-        case "q", "quality":
-            try count(1...1)
-            guard let value = Int(arguments[0]), (1...100).contains(value) else { throw bad("the quality must be from 1 to 100, not \"\(arguments[0])\"") }
-            quality = value
-        case "f", "format":
-            try count(1...1)
-            try setFormat(arguments[0])
-        case "strip":
-            try count(0...0)
-            stripMetadata = true
-        case "sm", "strip_metadata":
-            try count(1...1)
-            stripMetadata = try Self.bool(arguments[0], name)
-        case "kcr", "keep_copyright":
-            try count(1...1)
-            keepCopyright = try Self.bool(arguments[0], name)
-        case "bl", "blur":
-            try count(1...1)
-            let radius = try number(arguments[0], "the blur radius", 0...limits.maximumBlurRadius)
-            blurRadius = radius > 0 ? radius : nil
-        case "rot", "rotate":
-            try count(1...1)
-            rotation = try number(arguments[0], "the rotation", -360...360)
-        case "fl", "flip":
-            try count(1...1)
-            switch arguments[0] {
-            case "h": flipHorizontal = true
-            case "v": flipVertical = true
-            case "hv", "vh": (flipHorizontal, flipVertical) = (true, true)
-            default: throw bad("flip takes h, v or hv, not \"\(arguments[0])\"")
-            }
-        case "gs", "grayscale":
-            try count(0...0)
-            grayscale = true
-        case "tint":
-            try count(1...1)
-            guard let color = Self.color(hex: arguments[0]) else { throw bad("the tint must be a hex color (RRGGBB or RRGGBBAA), not \"\(arguments[0])\"") }
-            tint = color
-        case "rc", "round":
-            try count(1...1)
-            cornerRadius = try number(arguments[0], "the corner radius", 0...Double(limits.maximumDimension))
-        case "ff":
-            try count(0...0)
-            firstFrameOnly = true
-        case "cs", "colorspace":
-            try count(1...1)
-            guard let space = ImageColorSpace(rawValue: arguments[0].lowercased()) else {
-                throw bad("the colour space must be srgb or original, not \"\(arguments[0])\"")
-            }
-            colorSpace = space
-        case "info":
-            try count(0...0)
-            info = true
-        default:
-            throw bad("unknown option \"\(name)\"")
-        }
-    }
 }
 
 extension ProcessingRequest {

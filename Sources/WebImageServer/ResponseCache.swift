@@ -29,6 +29,8 @@ final class ResponseCache: Sendable {
         /// The source it was made from, and the colour space it was read in: what a stale
         /// entry's revalidation asks for.
         var source: SourceCheck? = nil
+        /// `Content-Disposition`, when the request asked for a file name or an attachment.
+        var disposition: String? = nil
 
         /// Whether a response may be kept at all: not when its source may not be stored, is
         /// private (a shared cache keeps it nowhere), or must be revalidated on every use.

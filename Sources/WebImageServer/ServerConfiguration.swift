@@ -76,6 +76,20 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     /// Whether EXIF's Copyright and Artist stay when metadata is stripped, unless a request says
     /// `kcr:0` (default true, as imgproxy's `keep_copyright`).
     public var keepCopyright = true
+    /// Named option sets a request applies with `pr:NAME` (or `preset:NAME`), each a path of
+    /// options such as `"rs:fill:300:300/q:80"`; the one named `default` applies to every
+    /// request first. A preset may not name another. Checked at start.
+    public var presets: [String: String] = [:]
+    /// The quality of each output format when a request names none (`{"jpeg": 80, "webp": 75,
+    /// "avif": 60}`; default 82 for every format).
+    public var formatQuality: [String: Int] = [:]
+    /// An image file drawn by `wm:` (its opacity, position, offsets and scale in the request).
+    public var watermark: String?
+    /// An image file answered, processed as the request asks, when a source cannot be fetched
+    /// or decoded (404, 422, 502, 504): with `X-Fallback-Reason` naming the failure, `no-store`.
+    public var fallbackImage: String?
+    /// The status of a fallback answer (default 200, as imgproxy's).
+    public var fallbackImageStatus = 200
     /// `Cache-Control: public, max-age=` of results (default a year: a result's URL names it),
     /// capped by the origin's own rules under `cachePolicy` `.respectHeaders`.
     public var cacheMaxAgeSeconds = 31_536_000
@@ -140,7 +154,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     private enum CodingKeys: String, CodingKey {
         case host, port, key, salt, insecure, allowedSources, allowedNetworks, maximumSourceBytes,
              maximumDimension, maximumFrames, maximumSourceMegapixels, maximumResultMegapixels, processingMemoryMegabytes, processingTimeoutSeconds, maximumPendingRequests, maximumConcurrentLoads, idleTimeoutSeconds,
-             maximumConnections, stopTimeoutSeconds, autoFormats, colorSpace, stripMetadata, keepCopyright, cacheMaxAgeSeconds, cachePolicy,
+             maximumConnections, stopTimeoutSeconds, autoFormats, colorSpace, stripMetadata, keepCopyright, presets, formatQuality, watermark, fallbackImage, fallbackImageStatus, cacheMaxAgeSeconds, cachePolicy,
              memoryCacheMegabytes, responseCacheMegabytes, cacheDirectory, sharedCache, fileRoot, isolation, decodingWorkers,
              decodingWorkerMemoryMegabytes, decodeTimeoutSeconds, decodingWorkerExecutable
     }
@@ -180,6 +194,11 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         }
         stripMetadata = try value(.stripMetadata, defaults.stripMetadata)
         keepCopyright = try value(.keepCopyright, defaults.keepCopyright)
+        presets = try value(.presets, defaults.presets)
+        formatQuality = try value(.formatQuality, defaults.formatQuality)
+        watermark = try container.decodeIfPresent(String.self, forKey: .watermark)
+        fallbackImage = try container.decodeIfPresent(String.self, forKey: .fallbackImage)
+        fallbackImageStatus = try value(.fallbackImageStatus, defaults.fallbackImageStatus)
         cacheMaxAgeSeconds = try value(.cacheMaxAgeSeconds, defaults.cacheMaxAgeSeconds)
         switch try container.decodeIfPresent(String.self, forKey: .cachePolicy)?.lowercased() {
         case nil, "respect", "shared": cachePolicy = .respectHeaders

@@ -28,8 +28,8 @@ import Testing
         // A crop with a free side is thumbor's WxH with a 0: the other side follows the aspect ratio.
         let free = try Image(data: try Curl.get(h.url(options: "rs:fill-crop:0:12", source: "/a.png")).body)
         #expect(free.width == 16 && free.height == 12)
-        let fill = try Image(data: try Curl.get(h.url(options: "rs:fill:20:20", source: "/a.png")).body)
-        #expect(fill.width == 27 && fill.height == 20, "fill covers the box and does not crop")
+        let fill = try Image(data: try Curl.get(h.url(options: "rs:cover:20:20", source: "/a.png")).body)
+        #expect(fill.width == 27 && fill.height == 20, "cover covers the box and does not crop")
         let exact = try Image(data: try Curl.get(h.url(options: "rs:exact:10:30/dpr:2", source: "/a.png")).body)
         #expect(exact.width == 20 && exact.height == 60)
         #expect(h.origin.requestCount("/a.png") == 1, "every result came from one fetch of the source")

@@ -22,7 +22,7 @@ struct ProcessingRequestTests {
         let (signature, request) = try ProcessingRequest.parse(
             path: "/sig/rs:fill-crop:300:200/g:soea/dpr:2/q:80/f:webp/bl:3/rot:90/fl:h/gs/tint:ff000080/rc:12/ff/strip/plain/https%3A%2F%2Forigin.example%2Fa%20b.jpg")
         #expect(signature == "sig")
-        #expect(request.mode == .fillCrop && request.width == 300 && request.height == 200 && request.gravity == .anchor(x: 1, y: 1))
+        #expect(request.mode == .fill && request.width == 300 && request.height == 200 && request.gravity == .anchor(x: 1, y: 1))
         #expect(request.devicePixelRatio == 2 && request.pixelBox == (600, 400))
         #expect(request.quality == 80 && request.format == .webp && request.blurRadius == 3 && request.rotation == 90)
         #expect(request.flipHorizontal && !request.flipVertical && request.grayscale && request.firstFrameOnly && request.stripMetadata == true)
@@ -48,12 +48,13 @@ struct ProcessingRequestTests {
             ("", "must start with /SIGNATURE/"),
             ("//plain/http://o/a.jpg", "must start with /SIGNATURE/"),
             ("/s/rs:fit:100:100", "has no source"),
-            ("/s/zoom:2/plain/http://o/a.jpg", "unknown option \"zoom\""),
+            ("/s/zoomed:2/plain/http://o/a.jpg", "unknown option \"zoomed\""),
             ("/s/rs:stretch:1:1/plain/http://o/a.jpg", "unknown resize mode"),
             ("/s/rs:fit:-5:10/plain/http://o/a.jpg", "the width must be a whole number"),
             ("/s/w:100000/plain/http://o/a.jpg", "from 0 to 4096"),
             ("/s/h:abc/plain/http://o/a.jpg", "the height must be a whole number"),
             ("/s/rs:exact:0:100/plain/http://o/a.jpg", "needs both a width and a height"),
+            ("/s/rs:force:100/plain/http://o/a.jpg", "needs both a width and a height"),
             ("/s/w:4000/dpr:2/plain/http://o/a.jpg", "larger than 4096 pixels"),
             ("/s/q:0/plain/http://o/a.jpg", "quality must be from 1 to 100"),
             ("/s/q:101/plain/http://o/a.jpg", "quality must be from 1 to 100"),
@@ -121,7 +122,10 @@ struct ProcessingRequestTests {
             "g": ["ce", "soea", "up"], "fp": ["0", "1", "0.5", "1.1", "-0"], "dpr": ratio, "q": ["1", "100", "0", "101", "x"],
             "f": ["webp", "jpg", "png", "avif", "bmp"], "strip": [], "bl": ["0", "100", "100.5", "nan", "-1"],
             "rot": ["360", "-360", "-361", "1e3", "inf"], "fl": ["h", "v", "hv", "x"], "gs": [], "tint": ["ff000080", "#00ff00", "GGGGGG", "f"],
-            "rc": ["0", "4096", "4097", "-1"], "ff": [], "cs": ["srgb", "original", "p3"], "info": [], "zoom": ["2"],
+            "rc": ["0", "4096", "4097", "-1"], "ff": [], "cs": ["srgb", "original", "p3"], "info": [], "zoom": ["2", "0", "16", "17", "x"], "el": ["1", "0", "x"], "ex": ["1", "0"], "mw": size, "mh": size,
+            "c": ["0", "0.5", "100", "-1"], "pd": ["0", "10", "4097"], "bg": ["ffffff", "zz"], "t": ["10", "256"], "sh": ["1", "0", "-1"],
+            "pix": ["8", "4097"], "br": ["10", "-256"], "co": ["1.5", "11"], "sa": ["0", "-1"], "mb": ["1000", "-1"],
+            "exp": ["0", "99999999999"], "fn": ["name", "a/b"], "att": ["1", "x"], "raw": [], "rt": ["fill-down", "auto", "zap"],
             "sm": ["1", "0", "t", "false", "yes"], "kcr": ["true", "f", "2"],
         ]
         let names = words.keys.sorted()
@@ -155,12 +159,16 @@ struct ProcessingRequestTests {
                 #expect(request.cornerRadius.map { $0 >= 0 && $0 <= Double(limits.maximumDimension) } ?? true, "\(path)")
                 #expect(request.rotation.map { $0.isFinite && abs($0) <= 360 } ?? true, "\(path)")
                 #expect(request.quality.map { (1...100).contains($0) } ?? true, "\(path)")
+                #expect((0.01...16).contains(request.zoomX) && (0.01...16).contains(request.zoomY), "\(path)")
+                #expect(Double(max(request.minWidth, request.minHeight)) * request.devicePixelRatio <= Double(limits.maximumDimension), "\(path)")
+                #expect(request.pixelate.map { $0 > 1 && $0 <= limits.maximumDimension } ?? true, "\(path)")
+                #expect(request.maximumBytes.map { $0 > 0 } ?? true, "\(path)")
                 // After options only (a word with neither a colon nor a flag's name begins a
                 // base64url source, as in imgproxy), the source is the one the path ends with.
                 // A scheme is the source policy's to check: "hello" is refused there, with a 403.
                 let expected = ["plain/http://o/a.jpg": "http://o/a.jpg", "plain/http%3A%2F%2Fo%2Fa.png@webp": "http://o/a.png",
                                 Base64URL.encode(Array("http://o/b.gif".utf8)) + ".png": "http://o/b.gif", "aGVsbG8": "hello"]
-                if segments.dropLast().allSatisfy({ $0.contains(":") || ProcessingRequest.flags.contains($0) }) {
+                if segments.dropLast().allSatisfy({ $0.contains(":") || ProcessingOptions.flags.contains($0) }) {
                     #expect(request.source.absoluteString == expected[segments.last!], "\(path)")
                 }
             } catch {

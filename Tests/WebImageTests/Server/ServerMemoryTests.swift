@@ -100,7 +100,7 @@ import Testing
             let reply = try Curl.get(h.url(options: options, source: "/a.png"))
             return (reply.status, String(decoding: reply.body, as: UTF8.self))
         }
-        for options in ["q:50", "f:webp", "gs", "rs:fit:60:60/rot:45", "rs:fit:50:50/rot:30", "rs:fill:60:60/rot:90"] {
+        for options in ["q:50", "f:webp", "gs", "rs:fit:60:60/rot:45", "rs:fit:50:50/rot:30", "rs:cover:60:60/rot:90"] {
             let (code, text) = try status(options)
             #expect(code == 422 && text.contains("larger than 60"), "\(options): \(code) \(text)")
         }

@@ -1,0 +1,88 @@
+import Foundation
+import NIOCore
+import WebImage
+
+/// The encoded results kept in memory: their keys (the path, and the format `Accept` chose for
+/// `f:auto`), warm answers, and the revalidation of stale ones.
+extension ImageProcessor {
+
+    /// Whether a registered coder writes `format`.
+    static func canEncode(_ format: ImageFormat) -> Bool { ImageCoders.shared.all.contains { $0.canEncode(format) } }
+
+    /// The format `f:auto` gives for `accept`: of `order`, the one whose MIME type it names
+    /// with the highest weight above 0 (the earlier of equals), else nil (the source's format).
+    static func autoFormat(accept: String?, order: [ImageFormat]) -> ImageFormat? {
+        guard let accept else { return nil }
+        return AcceptedTypes(accept).preferred(among: order) { $0.mimeType }
+    }
+
+    /// The response cache's key of a request path, as it came (signature, options, source),
+    /// before any parsing: equal paths ask for the same result, so a warm request is answered
+    /// without parsing or checking it again (it was checked when it was made). The format that
+    /// `Accept` chooses is part of it only when the path asks for `f:auto`.
+    static func responseKey(path: String, accept: String?, autoFormats: [ImageFormat]) -> String {
+        guard contains(path, "f:auto") || contains(path, "format:auto") else { return path }
+        return path + "|" + (autoFormat(accept: accept, order: autoFormats)?.rawValue ?? "source")
+    }
+
+    /// `responseKey(path:accept:autoFormats:)` with this server's `f:auto` order.
+    func responseKey(path: String, accept: String?) -> String {
+        Self.responseKey(path: path, accept: accept, autoFormats: autoFormats)
+    }
+
+    /// Whether `text` holds `part`, byte by byte: Foundation's `contains` went through NSString
+    /// and took half of a warm request's own time.
+    static func contains(_ text: String, _ part: StaticString) -> Bool {
+        let needle = UnsafeBufferPointer(start: part.utf8Start, count: part.utf8CodeUnitCount)
+        guard let first = needle.first else { return true }
+        let search = { (bytes: UnsafeBufferPointer<UInt8>) -> Bool in
+            guard bytes.count >= needle.count else { return false }
+            var index = 0
+            while index <= bytes.count - needle.count {
+                if bytes[index] == first, UnsafeBufferPointer(rebasing: bytes[index..<index + needle.count]).elementsEqual(needle) { return true }
+                index += 1
+            }
+            return false
+        }
+        return text.utf8.withContiguousStorageIfAvailable(search) ?? Array(text.utf8).withUnsafeBufferPointer(search)
+    }
+
+    /// What the response cache holds for a key.
+    enum CachedResponse {
+        /// The result of an earlier request of the same key, fresh.
+        case fresh(ProcessedImage)
+        /// One whose source's freshness ended: `revalidated(_:forKey:)` may keep it.
+        case stale(ResponseCache.Entry)
+    }
+
+    /// The result of an earlier request of the same key, if the response cache still has it.
+    func cachedResponse(forKey key: String) -> CachedResponse? {
+        switch responses.entry(forKey: key) {
+        case .fresh(let entry)?: .fresh(Self.answer(entry, source: "response"))
+        case .stale(let entry)?: .stale(entry)
+        case nil: nil
+        }
+    }
+
+    private static func answer(_ entry: ResponseCache.Entry, source: String) -> ProcessedImage {
+        ProcessedImage(body: entry.body, contentType: entry.contentType, etag: entry.etag, variesWithAccept: entry.variesWithAccept,
+                       source: source, freshness: entry.freshness, disposition: entry.disposition)
+    }
+
+    /// A stale result kept, when its source is unchanged: the source's disk entry is
+    /// revalidated (one conditional request; a 304 refreshes it) and its validators compared
+    /// with those the result was made from. Nil when the source changed or cannot be checked:
+    /// the result is made again.
+    func revalidated(_ entry: ResponseCache.Entry, forKey key: String) async -> ProcessedImage? {
+        guard let check = entry.source, let made = entry.freshness else { return nil }
+        var context = ImageContext()
+        context.colorSpace = check.colorSpace
+        guard let (_, now) = try? await manager.dataWithFreshness(for: check.url, context: context), let now,
+              now.etag == made.etag, now.lastModified == made.lastModified else { return nil }
+        var refreshed = entry
+        refreshed.freshness = sourceFreshness.note(now, for: check.url)
+        refreshed.expires = ResponseCache.Entry.expiry(of: now)
+        responses.store(refreshed, forKey: key)
+        return Self.answer(refreshed, source: "revalidated")
+    }
+}
