@@ -7,7 +7,10 @@ extension ProcessingOptions {
         (["t", "trim"], { request, a throws(ProcessingRequestError) in
             try a.expect(1...4)
             var trim = ProcessingRequest.Trim(threshold: try a.number(0, "the trim threshold", 0...255))
-            if a.has(1) { trim.color = try a.color(from: 1, "the trim colour") }
+            if a.has(1) {
+                guard let color = ProcessingRequest.color(hex: a[1]) else { throw a.bad("the trim colour must be a hex colour (RRGGBB), not \"\(a[1])\"") }
+                trim.color = color
+            }
             if a.has(2) { trim.equalHorizontal = try a.bool(2) }
             if a.has(3) { trim.equalVertical = try a.bool(3) }
             request.trim = trim

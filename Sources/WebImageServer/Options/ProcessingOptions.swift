@@ -72,9 +72,10 @@ struct OptionArguments {
     /// A boolean as imgproxy spells them.
     func bool(_ index: Int) throws(ProcessingRequestError) -> Bool { try ProcessingRequest.bool(values[index], name) }
 
-    /// A colour: `RRGGBB`/`RRGGBBAA` in one argument, or `R:G:B` in three from `index`.
+    /// A colour: `RRGGBB`/`RRGGBBAA` in one argument, or `R:G:B` in three from `index` (a
+    /// first argument of one to three digits with two more after it).
     func color(from index: Int, _ what: String) throws(ProcessingRequestError) -> Color {
-        if values.count - index >= 3 {
+        if values.count - index >= 3, (1...3).contains(values[index].count), values[index].allSatisfy({ $0.isASCII && $0.isNumber }) {
             let channels = try (index..<(index + 3)).map { (i: Int) throws(ProcessingRequestError) -> Double in
                 Double(try integer(i, "\(what)'s channel", 0...255)) / 255
             }

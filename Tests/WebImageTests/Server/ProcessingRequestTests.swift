@@ -72,6 +72,35 @@ struct ProcessingRequestTests {
             ("/s/plain/", "not a URL"),
             ("/s/!!!notbase64", "not valid base64url"),
             ("/s/aHR0cDovL28vYS5qcGc.bmp", "unknown output format"),
+            ("/s/z:0/plain/http://o/a.jpg", "the zoom must be"),
+            ("/s/rs:zap:1:1/plain/http://o/a.jpg", "unknown resize mode \"zap\""),
+            ("/s/rt:zap/plain/http://o/a.jpg", "unknown resize mode"),
+            ("/s/pd:5000/plain/http://o/a.jpg", "the padding must be"),
+            ("/s/bg:zz/plain/http://o/a.jpg", "the background must be"),
+            ("/s/bg:1:2:300/plain/http://o/a.jpg", "the background's channel"),
+            ("/s/t:300/plain/http://o/a.jpg", "the trim threshold"),
+            ("/s/sh:-1/plain/http://o/a.jpg", "the sharpen sigma"),
+            ("/s/pix:5000/plain/http://o/a.jpg", "the pixelate size"),
+            ("/s/br:300/plain/http://o/a.jpg", "the brightness"),
+            ("/s/co:11/plain/http://o/a.jpg", "the contrast"),
+            ("/s/sa:-1/plain/http://o/a.jpg", "the saturation"),
+            ("/s/a:0:0:x/plain/http://o/a.jpg", "the saturation"),
+            ("/s/wm:2/plain/http://o/a.jpg", "the watermark opacity"),
+            ("/s/wm:0.5:sm/plain/http://o/a.jpg", "the watermark position"),
+            ("/s/mb:-5/plain/http://o/a.jpg", "max_bytes"),
+            ("/s/fq:tiff:50/plain/http://o/a.jpg", "unknown format \"tiff\" in fq"),
+            ("/s/fq:jpeg/plain/http://o/a.jpg", "pairs of a format and a quality"),
+            ("/s/exp:abc/plain/http://o/a.jpg", "the expiry"),
+            ("/s/fn:a%2Fb/plain/http://o/a.jpg", "the filename"),
+            ("/s/att:maybe/plain/http://o/a.jpg", "att takes 1 or 0"),
+            ("/s/pr:none/plain/http://o/a.jpg", "unknown preset \"none\""),
+            ("/s/c:10/plain/http://o/a.jpg", "c takes 2 to 5 arguments"),
+            ("/s/c:10:10:up/plain/http://o/a.jpg", "unknown gravity \"up\""),
+            ("/s/g:sm:1:2/plain/http://o/a.jpg", "gravity takes a type and its x and y offsets"),
+            ("/s/ex:1:sm/plain/http://o/a.jpg", "extend takes 1 and a gravity"),
+            ("/s/el:2/plain/http://o/a.jpg", "el takes 1 or 0"),
+            ("/s/mw:5000/plain/http://o/a.jpg", "the minimum width"),
+            ("/s/mw:3000/dpr:2/plain/http://o/a.jpg", "larger than 4096 pixels"),
         ]
         for (path, reason) in cases {
             let got = refusal(path)
@@ -92,6 +121,43 @@ struct ProcessingRequestTests {
         #expect(!signer.isValid(signer.signature(of: path), for: path + "x"))
         #expect(signer.sign("/w:10/plain/http://o/a.jpg").hasPrefix("/" + signer.signature(of: "/w:10/plain/http://o/a.jpg") + "/w:10/"))
         #expect(URLSigner.bytes(hex: "abc") == nil && URLSigner.bytes(hex: "zz") == nil && URLSigner.bytes(hex: "") == nil)
+    }
+
+    @Test func presetsApplyTheirOptionsAndTheDefaultOneFirst() throws {
+        var limits = ProcessingLimits()
+        limits.presets = ["default": "f:png/q:70", "thumb": "rs:fill:100:80/g:sm", "sharp": "sh:1"]
+        let request = try ProcessingRequest.parse(path: "/s/pr:thumb:sharp/q:90/plain/http://o/a.jpg", limits: limits).request
+        #expect(request.format == .png && request.quality == 90, "the default first, the path's own options after it")
+        #expect(request.mode == .fill && request.width == 100 && request.height == 80 && request.gravity == .smart && request.sharpen == 1)
+        limits.presets["loop"] = "pr:thumb"
+        #expect(throws: ProcessingRequestError.self) { try ProcessingRequest.parse(path: "/s/pr:loop/plain/http://o/a.jpg", limits: limits) }
+        var configuration = ServerConfiguration()
+        configuration.presets = ["bad": "rs:zap:1:1"]
+        #expect(throws: ServerConfigurationError.self) { try configuration.processingLimits() }
+        configuration.presets = ["nested": "preset:other", "other": "q:5"]
+        #expect(throws: ServerConfigurationError.self) { try configuration.processingLimits() }
+        configuration.presets = ["fine": "rs:fit:10:10/ex:1/bg:ffffff"]
+        #expect(try configuration.processingLimits().presets["fine"] != nil)
+    }
+
+    @Test func imgproxysNamesAndShapesAreRead() throws {
+        func parse(_ path: String) throws -> ProcessingRequest { try ProcessingRequest.parse(path: "/s" + path + "/plain/http://o/a.jpg").request }
+        let r = try parse("/rs:fill-down:300:200:1:1/g:noea:10:-5/mw:50/mh:40/z:1.5:2/c:0.5:100:sowe/pd:1:2:3:4/bg:10:20:30")
+        #expect(r.mode == .fillDown && r.width == 300 && r.height == 200 && r.enlarge && r.extend == .anchor(x: 0.5, y: 0.5))
+        #expect(r.gravity == .anchor(x: 1, y: 0) && r.gravityOffsetX == 10 && r.gravityOffsetY == -5 && r.minWidth == 50 && r.minHeight == 40)
+        #expect(r.zoomX == 1.5 && r.zoomY == 2 && r.crop == .init(width: 0.5, height: 100, gravity: .anchor(x: 0, y: 1)))
+        #expect(r.padding == .init(top: 1, right: 2, bottom: 3, left: 4) && r.background == Color(red: 10 / 255, green: 20 / 255, blue: 30 / 255))
+        let short = try parse("/pd:5:6/s:20:30/el:t/ex:1:soea/g:fp:0.2:0.8/t:10:ff0000:1:0/sh:0.5/pix:6/a:10:1.1:0.9/wm:0.5:re:0:0:0.25")
+        #expect(short.padding == .init(top: 5, right: 6, bottom: 5, left: 6) && short.width == 20 && short.height == 30 && short.enlarge)
+        #expect(short.extend == .anchor(x: 1, y: 1) && short.gravity == .focalPoint(x: 0.2, y: 0.8))
+        #expect(short.trim == .init(threshold: 10, color: Color(red: 1, green: 0, blue: 0), equalHorizontal: true, equalVertical: false))
+        #expect(short.sharpen == 0.5 && short.pixelate == 6 && short.brightness == 10 && short.contrast == 1.1 && short.saturation == 0.9)
+        #expect(short.watermark == .init(opacity: 0.5, position: nil, offsetX: 0, offsetY: 0, scale: 0.25))
+        let output = try parse("/fq:jpg:60:webp:70/mb:5000/exp:4102444800/fn:holiday%20photo/att:1/raw/rt:auto")
+        #expect(output.formatQuality == [.jpeg: 60, .webp: 70] && output.maximumBytes == 5000 && output.expires == 4_102_444_800)
+        #expect(output.filename == "holiday photo" && output.attachment && output.raw && output.mode == .auto)
+        #expect(try parse("/fn:aMO2LnBuZw:1").filename == "hö.png", "a base64url file name")
+        #expect(try parse("/rs:exact:10:10").mode == .force && (try parse("/rs:fill-crop:10:10")).mode == .fill)
     }
 
     @Test func configurationsAreCheckedAtStart() throws {

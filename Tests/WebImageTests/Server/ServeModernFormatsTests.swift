@@ -17,6 +17,8 @@ import WebImageJXL
         origin.route("/p.heic", .respond(body: try ModernCorpus.data("heic/8bit_444_q90.heic")))
         origin.route("/s.avif", .respond(body: try ModernCorpus.data("avif/sequence_lossless_4frames.avif")))
         origin.route("/o.jxl", .respond(body: try ModernCorpus.data("jxl/orientation6_lossless.jxl")))
+        let gif = try Corpus.data("gif/chi.gif")
+        origin.route("/a.gif", .respond(contentType: "image/gif", body: gif))
         let directory = TemporaryDirectory("serve-modern")
         defer { directory.remove() }
         let config = directory.url.appendingPathComponent("serve.json")
@@ -54,6 +56,11 @@ import WebImageJXL
         #expect(sequence.frameCount == 4 && sequence.frameDurations.map { ($0 * 1000).rounded() } == [100, 250, 40, 500])
         let upright = try Image(data: try get("f:png", "/o.jxl").body)
         #expect(upright.width == 40 && upright.height == 64)
+        // A GIF converted to AVIF keeps its animation: every frame and its duration.
+        let animated = try coders.decode(try get("rs:fit:40:40/f:avif", "/a.gif").body)
+        let frames = try Image(data: gif)
+        #expect(animated.format == .avif && animated.frameCount == frames.frameCount, "\(animated.frameCount) of \(frames.frameCount) frames")
+        #expect(animated.frameDurations.map { ($0 * 1000).rounded() } == frames.frameDurations.map { ($0 * 1000).rounded() })
         // A HEIC source with no format asked for is not sent as HEIC (browsers do not show it).
         let unasked = try get("w:16", "/p.heic")
         #expect(unasked.headers["content-type"] == "image/png")
