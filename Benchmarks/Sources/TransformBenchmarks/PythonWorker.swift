@@ -1,16 +1,17 @@
 import Foundation
 
-/// Pillow in a Python process of its own that stays up for the whole run, so that each round
-/// can time Pillow's version of a row right beside ours (interleaved rounds): it loads the
-/// fixtures once, then for each row name written to it runs that row's statement once and
-/// writes back the milliseconds it took (measured inside Python: no process start counted).
-/// The statements are those of ../shared/bench/anchors.sh.
-final class PillowWorker {
+/// An anchor library (Pillow, pyvips) in a Python process of its own that stays up for the
+/// whole run, so that each round can time its version of a row right beside ours (interleaved
+/// rounds): its script loads the fixtures once, then for each row name written to it runs that
+/// row's statement once and writes back the milliseconds it took (measured inside Python: no
+/// process start counted).
+final class PythonWorker {
     private let process = Process()
     private let input = Pipe(), output = Pipe()
     private var pending = Data()
 
-    private static let script = #"""
+    /// Pillow's rows: the statements of ../shared/bench/anchors.sh.
+    static let pillow = #"""
 import sys, time
 from PIL import Image, ImageFilter
 fx = sys.argv[1]
@@ -32,12 +33,12 @@ for line in sys.stdin:
     print("%.4f" % (elapsed * 1000), flush=True)
 """#
 
-    /// Starts `python` (a virtual environment with Pillow, as anchors.sh makes) over `fixtures`;
-    /// nil when there is no such Python or it cannot load the fixtures.
-    init?(python: String, fixtures: URL) {
+    /// Starts `python` (a virtual environment with the library, as anchors.sh makes) running
+    /// `script` over `fixtures`; nil when there is no such Python or it cannot load the fixtures.
+    init?(python: String, script: String, fixtures: URL) {
         guard FileManager.default.isExecutableFile(atPath: python) else { return nil }
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", PillowWorker.script, fixtures.path]
+        process.arguments = ["-c", script, fixtures.path]
         process.standardInput = input
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -50,10 +51,10 @@ for line in sys.stdin:
         process.waitUntilExit()
     }
 
-    /// Pillow's milliseconds for one run of `row` ("resize", "blur", "rotate", "thumbnail").
+    /// The milliseconds of one run of `row` (a name of the script's `rows`).
     func time(_ row: String) -> Double {
         input.fileHandleForWriting.write(Data((row + "\n").utf8))
-        guard let line = readLine(), let value = Double(line) else { fatalError("the Pillow worker stopped") }
+        guard let line = readLine(), let value = Double(line) else { fatalError("the worker stopped at \(row)") }
         return value
     }
 
