@@ -44,6 +44,8 @@ public final class ImageServer: Sendable {
     private let logger: Logger
     /// The registry `/metrics` shows, when the program gave one.
     private let registry: PrometheusCollectorRegistry?
+    /// The `Date` of warm answers.
+    private let dateHeader = DateHeader()
     /// The sandboxed decoding workers, when `isolation` is on.
     let decodingWorkers: DecodingWorkerPool?
 
@@ -140,7 +142,9 @@ public final class ImageServer: Sendable {
         let connections = self.connections
         // Idle connections are closed by a sweep of the tracker's timestamps: Hummingbird's own
         // idle timeout arms and cancels a timer on every request.
-        let http = HTTP1Channel.Configuration(additionalChannelHandlers: [connections.tracker()])
+        // Results fresh in the response cache are answered on the connection's event loop, the
+        // rest go on to the responder.
+        let http = HTTP1Channel.Configuration(additionalChannelHandlers: [connections.tracker(), WarmResponder(server: self)])
         let idle = Duration.milliseconds(Int(max(0.001, configuration.idleTimeoutSeconds) * 1000))
         let sweep = Task { await connections.sweep(every: idle) }
         defer { sweep.cancel() }
@@ -195,12 +199,32 @@ public final class ImageServer: Sendable {
                 response = Self.refusal(error, retryAfter: error.status == 503 ? 1 : nil)
             }
         }
-        let elapsed = ContinuousClock.now - start
-        requestCounter(status: response.status.code, source: source).increment()
-        durationTimer.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
-        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        logger.info("\(response.status.code) \(path) \(response.headers[.contentLength] ?? "0") bytes \(String(format: "%.1f", milliseconds)) ms \(source)")
+        record(status: response.status.code, path: path, bytes: response.headers[.contentLength], source: source, since: start)
         return response
+    }
+
+    /// The answer to a request whose result is fresh in the response cache, made where the
+    /// request was read (`WarmResponder`, on its connection's event loop) with what `respond`
+    /// would answer; nil for any other request, which goes on to `respond`.
+    func warmAnswer(method: HTTPRequest.Method, path: String, headers: HTTPFields) -> AnswerParts? {
+        guard method == .get, path != "/health", path != "/metrics" else { return nil }
+        let start = ContinuousClock.now
+        let responseKey = processor.responseKey(path: path, accept: headers[.accept])
+        guard case .fresh(let warm)? = processor.cachedResponse(forKey: responseKey) else { return nil }
+        var parts = Self.answerParts(warm, ifNoneMatch: headers[.ifNoneMatch], maxAge: configuration.cacheMaxAgeSeconds)
+        // What Hummingbird adds to the responder's answers.
+        parts.headers[.date] = dateHeader.value
+        parts.headers[.server] = "webimage"
+        record(status: parts.status.code, path: path, bytes: parts.headers[.contentLength], source: warm.source, since: start)
+        return parts
+    }
+
+    /// Counts, times and logs one answered request.
+    private func record(status: Int, path: String, bytes: String?, source: String, since start: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - start
+        requestCounter(status: status, source: source).increment()
+        durationTimer.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        logger.info("\(status) \(path) \(bytes ?? "0") bytes \(String(format: "%.1f", Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)) ms \(source)")
     }
 
     /// Takes a processing slot for a new work, or refuses with a 503 when `maximumPendingRequests`
@@ -240,7 +264,15 @@ public final class ImageServer: Sendable {
         return counter
     }
 
-    static func answer(_ processed: ProcessedImage, ifNoneMatch: String?, maxAge: Int) -> Response {
+    /// The status, headers and body that answer with `processed`.
+    struct AnswerParts {
+        var status: HTTPResponse.Status
+        var headers: HTTPFields
+        /// Nil for a 304.
+        var body: ByteBuffer?
+    }
+
+    static func answerParts(_ processed: ProcessedImage, ifNoneMatch: String?, maxAge: Int) -> AnswerParts {
         // The origin's rules cap what is passed on: no-store and no-cache stay so, and a source
         // fresh for a minute is not promised fresh downstream for longer.
         let cacheControl = processed.freshness?.cacheControl(cappedAt: maxAge) ?? "public, max-age=\(maxAge)"
@@ -249,11 +281,16 @@ public final class ImageServer: Sendable {
         if let disposition = processed.disposition { headers[.contentDisposition] = disposition }
         if let reason = processed.fallbackReason { headers[Self.fallbackReason] = reason }
         if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == processed.etag || $0.trimmingCharacters(in: .whitespaces) == "*" }) {
-            return Response(status: .notModified, headers: headers)
+            return AnswerParts(status: .notModified, headers: headers, body: nil)
         }
         headers[.contentType] = processed.contentType
         headers[.contentLength] = String(processed.body.readableBytes)
-        return Response(status: .init(code: processed.status), headers: headers, body: .init(byteBuffer: processed.body))
+        return AnswerParts(status: .init(code: processed.status), headers: headers, body: processed.body)
+    }
+
+    static func answer(_ processed: ProcessedImage, ifNoneMatch: String?, maxAge: Int) -> Response {
+        let parts = answerParts(processed, ifNoneMatch: ifNoneMatch, maxAge: maxAge)
+        return Response(status: parts.status, headers: parts.headers, body: parts.body.map { .init(byteBuffer: $0) } ?? .init())
     }
 
     /// The header of a fallback answer naming the source's failure.

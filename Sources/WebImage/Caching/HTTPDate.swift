@@ -4,7 +4,7 @@ import Foundation
 /// 08:49:37 GMT`), and the two obsolete forms a recipient must still read (RFC 850's
 /// `Sunday, 06-Nov-94 08:49:37 GMT` and asctime's `Sun Nov  6 08:49:37 1994`). English names
 /// whatever the locale; no `DateFormatter`.
-enum HTTPDate {
+package enum HTTPDate {
     private static let months: [String] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     /// The months' three letters as one lowercase number each, for a look-up without a string.
     private static let monthCodes: [UInt32] = months.map { name in name.utf8.reduce(0) { $0 << 8 | UInt32($1) } }
@@ -12,7 +12,7 @@ enum HTTPDate {
     /// The date `value` names, or nil when it is not an HTTP date (an `Expires` that is not one
     /// counts as past, RFC 9111 §5.3). Read on its bytes: every response that is stored has a
     /// `Date` and often a `Last-Modified`.
-    static func parse(_ value: String?) -> Date? {
+    package static func parse(_ value: String?) -> Date? {
         guard var value, value.utf8.count < 64 else { return nil }
         return value.withUTF8 { parse(bytes: $0) }
     }
@@ -90,7 +90,7 @@ enum HTTPDate {
     }
 
     /// `date` as an IMF-fixdate.
-    static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let seconds = Int(date.timeIntervalSince1970.rounded(.down))
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let time = seconds - days * 86_400

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+@testable import WebImage
+@testable import WebImageServer
+
+/// Results fresh in the response cache are answered on the connection's event loop
+/// (`WarmResponder`) with the same answer the responder gives, and in the requests' order.
+@Suite(.serialized) struct WarmResponderTests {
+    static let png = ManagerHarness.png
+
+    /// Sends `requests` (raw HTTP/1.1) on one connection in one write and returns what came back
+    /// until the server closed or `seconds` passed.
+    static func pipelined(port: Int, _ requests: [String], seconds: Double = 5) throws -> String {
+        let script = """
+        import socket, sys, time
+        s = socket.create_connection(("127.0.0.1", \(port)))
+        s.sendall(sys.stdin.buffer.read())
+        s.settimeout(0.5)
+        out = b""; end = time.time() + \(seconds)
+        while time.time() < end:
+            try:
+                chunk = s.recv(65536)
+            except socket.timeout:
+                if out.count(b"HTTP/1.1 ") >= \(requests.count): break
+                continue
+            if not chunk: out += b"<closed>"; break
+            out += chunk
+        sys.stdout.buffer.write(out)
+        """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", script]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(requests.joined().utf8))
+        try input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func path(_ h: ServerHarness, _ options: String, _ source: String) -> String {
+        let url = h.url(options: options, source: source)
+        return url.path(percentEncoded: true)
+    }
+
+    @Test func warmAnswersAreTheRespondersAnswers() async throws {
+        let h = try await ServerHarness()
+        h.origin.route("/a.png", .headers([("cache-control", "max-age=600")], then: .respond(body: Self.png)))
+        let cold = try Curl.get(h.url(options: "w:20", source: "/a.png"))
+        let warm = try Curl.get(h.url(options: "w:20", source: "/a.png"))
+        #expect(cold.status == 200 && warm.status == 200 && warm.body == cold.body)
+        for name in ["etag", "content-type", "content-length", "server"] { #expect(warm.headers[name] == cold.headers[name], "\(name)") }
+        #expect(warm.headers["date"] != nil && warm.headers["cache-control"]?.hasPrefix("public, max-age=") == true)
+        let revalidated = try Curl.get(h.url(options: "w:20", source: "/a.png"), headers: ["If-None-Match": try #require(cold.headers["etag"])])
+        #expect(revalidated.status == 304 && revalidated.body.isEmpty)
+        // HEAD and other methods go to the responder (405).
+        #expect(try Curl.get(h.url(options: "w:20", source: "/a.png"), method: "POST").status == 405)
+        // Counted as the responder counts: 200 from the response cache.
+        #expect(h.server.processor.renders.load(ordering: .relaxed) == 1)
+        await h.finish()
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        let h = try await ServerHarness()
+        h.origin.route("/slow.png", .delayed(.milliseconds(400), .respond(body: Self.png)))
+        h.origin.route("/fast.png", .respond(body: Self.png))
+        let warmPath = Self.path(h, "w:10", "/fast.png"), coldPath = Self.path(h, "w:11", "/slow.png")
+        let warm = try Curl.get(h.url(options: "w:10", source: "/fast.png"))
+        let request = { (path: String) in "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" }
+        // The cold request first, then the warm one: the warm answer waits for the cold one.
+        let text = try Self.pipelined(port: h.port, [request(coldPath), request(warmPath), request(warmPath)])
+        let etags = text.components(separatedBy: "\r\n").filter { $0.lowercased().hasPrefix("etag:") }
+        #expect(etags.count == 3, "\(text.prefix(600))")
+        #expect(etags.last.map { $0.hasSuffix(warm.headers["etag"] ?? "-") } == true)
+        #expect(etags.first.map { !$0.hasSuffix(warm.headers["etag"] ?? "-") } == true, "the cold answer came first")
+        // A warm request that closes its connection is answered and the connection closed.
+        let closing = try Self.pipelined(port: h.port, ["GET \(warmPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"])
+        #expect(closing.hasPrefix("HTTP/1.1 200") && closing.hasSuffix("<closed>"), "\(closing.suffix(40))")
+        await h.finish()
+    }
+}
