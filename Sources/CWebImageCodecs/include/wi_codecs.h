@@ -103,9 +103,9 @@ const char *wi_png_decoder_message(const wi_png_decoder *decoder);
 void wi_png_decoder_destroy(wi_png_decoder *decoder);
 
 /// `icc` (may be NULL) is embedded as an iCCP chunk; libpng leaves out a profile that does not
-/// fit an RGB image.
+/// fit an RGB image. `adaptive_filters` 0 writes every row unfiltered.
 int wi_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int keep_alpha,
-                  int compression_level, const uint8_t *icc, size_t icc_length, wi_buffer *out);
+                  int compression_level, int adaptive_filters, const uint8_t *icc, size_t icc_length, wi_buffer *out);
 
 // ---- JPEG (libjpeg-turbo)
 typedef struct {

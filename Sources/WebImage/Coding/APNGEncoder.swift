@@ -27,7 +27,7 @@ enum APNGEncoder {
             guard frame.bitmap.width == image.width, frame.bitmap.height == image.height else {
                 throw ImageError.encodingFailed(.png, reason: "frame \(index) is not the size of the canvas")
             }
-            let png = try CodecBridge.encodeStill(.png, frame.bitmap) { wi_png_encode($0, $1, $2, alpha, level, nil, 0, $3) }
+            let png = try CodecBridge.encodeStill(.png, frame.bitmap) { wi_png_encode($0, $1, $2, alpha, level, 1, nil, 0, $3) }
             let chunks = PNGChunks(png).chunks
             if index == 0 {
                 guard let header = chunks.first, header.type == "IHDR" else {

@@ -118,8 +118,9 @@ public struct ImageEncodingOptions: Sendable, Equatable {
     /// Write a progressive JPEG.
     public var progressive: Bool
     /// How hard the encoder works, from 0 (fastest) to 1 (slowest, smallest files), for the
-    /// encoders that have such a setting (AVIF speed, JPEG XL effort, HEIC preset); nil leaves
-    /// each encoder's own default.
+    /// encoders that have such a setting (AVIF speed, JPEG XL effort, HEIC preset; PNG below 0.5
+    /// writes its rows unfiltered, as libvips and sharp do); nil leaves each encoder's own
+    /// default (for PNG, libpng's adaptive filters).
     public var effort: Double?
 
     /// Encoding options: quality 0.9, lossy, baseline, each encoder's default effort.

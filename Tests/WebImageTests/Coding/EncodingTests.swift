@@ -13,6 +13,14 @@ import Testing
         #expect(try Image(data: try opaque.encoded(as: .png)).bitmap == opaque.bitmap)
     }
 
+    @Test func fastPNGIsUnfilteredAndStillExact() throws {
+        let photo = Image(bitmap: TransformerTests.large)
+        let fast = try ImageCoders.shared.encode(photo, as: .png, options: ImageEncodingOptions(effort: 0.1))
+        let small = try ImageCoders.shared.encode(photo, as: .png, options: ImageEncodingOptions())
+        #expect(try Image(data: fast).bitmap == photo.bitmap && (try Image(data: small)).bitmap == photo.bitmap)
+        #expect(fast.count > small.count, "unfiltered rows compress less: \(fast.count) against \(small.count)")
+    }
+
     @Test func losslessWebPRoundTripsExactly() throws {
         let data = try ImageCoders.shared.encode(still, as: .webp, options: ImageEncodingOptions(lossless: true))
         #expect(try Image(data: data).bitmap == still.bitmap)
