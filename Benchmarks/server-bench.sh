@@ -119,6 +119,20 @@ peak_mb() {
   for pid in $pids; do awk '/^VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null; done | awk '{s += $1} END {printf "%.1f", s / 1024}'
 }
 server_mb() { awk '/^VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$srv/status"; }
+# The server's and its workers' proportional set size summed (each shared page counted once,
+# split between the processes that map it: the libraries' text, the memfd a worker hands its
+# pixels back in), sampled every half second while $1 runs; the peak, in MB.
+pss_sampler() {
+  while :; do
+    local total=0 pid value
+    for pid in $srv $(pgrep -P "$srv"); do
+      value=$(awk '/^Pss:/ {print $2}' "/proc/$pid/smaps_rollup" 2>/dev/null || true)
+      total=$((total + ${value:-0}))
+    done
+    echo "$total"
+    sleep 0.5
+  done
+}
 sources() { # requests by where the result came from, from /metrics
   curl -s "http://127.0.0.1:$sport/metrics" | awk -F'[{}"]' '/^webimage_server_requests_total\{/ {
     for (i = 1; i <= NF; i++) { if ($i ~ /source=$/) s = $(i + 1); if ($i ~ /status=$/) c = $(i + 1) }
@@ -128,7 +142,10 @@ sources() { # requests by where the result came from, from /metrics
 # cold: warm-up on URLs 7000+, measured from URL 0 (8,000 distinct pairs: no repeats).
 start_server
 runwrk cold-warmup "$tmp/cold-ours.txt" 7000 "$warm"
+pss_sampler > "$tmp/pss-cold.txt" & sampler=$!
 runwrk cold "$tmp/cold-ours.txt" 0 "$dur"
+kill "$sampler" 2>/dev/null || true; wait "$sampler" 2>/dev/null || true
+cold_pss=$(sort -n "$tmp/pss-cold.txt" | tail -1 | awk '{printf "%.1f", $1 / 1024}')
 cold_rss=$(peak_mb); cold_server_rss=$(server_mb); cold_sources=$(sources)
 [ -n "${METRICS_OUT:-}" ] && curl -s "http://127.0.0.1:$sport/metrics" > "$METRICS_OUT"
 stop_server
@@ -202,6 +219,7 @@ if [ "${SKIP_IN_PROCESS:-}" != 1 ]; then
   printf '| %s | %s | - | - | - | - |\n' "peak RSS MB, cold, isolation off" "$inproc_rss"
 fi
 row "peak RSS MB, cold, server and workers (thumbor: its processes summed)" "$cold_rss" "$(th thumbor_cold_peak_rss_mb)" "$(vips vips_cold_peak_rss_mb)"
+printf '| %s | %s | - | - | - | - |\n' "peak PSS MB, cold, server and workers (sampled every 0.5 s; shared pages counted once)" "$cold_pss"
 row "peak RSS MB, warm" "$warm_rss" "$(th thumbor_warm_peak_rss_mb)" "$(vips vips_warm_cached_peak_rss_mb)"
 echo
 echo "- webimage serve decodes in $(nproc) sandboxed workers (isolation, the default); the cold peak RSS is the server's ($cold_server_rss MB) and its workers' summed; $warm_workers workers were running after the warm run (they decoded the priming requests; the measured warm requests are answered from the response cache, sources below)"
