@@ -8,7 +8,8 @@ import PackageDescription
 // A path dependency is named after its folder: "swift-web-image" in a usual clone.
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
-let targets = ["FuzzPNG", "FuzzJPEG", "FuzzWebP", "FuzzGIF", "FuzzBMP", "FuzzICO", "FuzzSniff", "FuzzIncremental", "FuzzHTTP"]
+// FuzzMetadata: the metadata rewriters the image server runs on strangers' files.
+let targets = ["FuzzPNG", "FuzzJPEG", "FuzzWebP", "FuzzGIF", "FuzzBMP", "FuzzICO", "FuzzSniff", "FuzzIncremental", "FuzzHTTP", "FuzzMetadata"]
 // The coder plug-ins' targets: each decodes with its plug-in, on its own product.
 // FuzzWorkerReply reads decoding workers' replies as their pool does (WebImageIsolation).
 let plugIns = ["FuzzAVIF": "WebImageAVIF", "FuzzHEIF": "WebImageHEIF", "FuzzJXL": "WebImageJXL", "FuzzTIFF": "WebImageTIFF",

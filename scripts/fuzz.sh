@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer, under AddressSanitizer) of one decoder entry.
-# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff worker, or all
+# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff worker metadata, or all
 # Seeds come from ../shared/testdata/corpus (and ../shared/testdata/modern for avif, heif, jxl); what the fuzzer learns stays in .build/fuzz-corpus.
 # Exits 1 on any finding (crash, leak, timeout, out-of-memory): the input is copied to
 # Tests/WebImageTests/Fixtures/FuzzFindings, where the ordinary test suite replays it.
@@ -31,7 +31,7 @@ build() {
 # seconds of fuzzing each, in half the time. Any finding fails the whole run.
 if [ "$target" = all ]; then
   build
-  printf '%s\n' png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff worker \
+  printf '%s\n' png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff worker metadata \
     | FUZZ_STEP=run xargs -P "${FUZZ_JOBS:-2}" -I{} bash "$0" {} "$seconds" || {
     echo "fuzz: at least one target failed (see above)" >&2
     exit 1
@@ -63,7 +63,9 @@ case $target in
   # A decoding worker's replies (WebImageIsolation's pool reads them as untrusted input).
   worker) product=FuzzWorkerReply; seeds="$fuzz_seeds/worker"; dict=all
           python3 Fuzz/make-reply-seeds.py "$seeds" ;;
-  *) echo "unknown target $target (png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff worker all)" >&2; exit 2 ;;
+  # ImageMetadata.stripped, which webimage serve runs in its own process on strangers' files.
+  metadata) product=FuzzMetadata; seeds="$corpus/png $corpus/jpeg $corpus/webp $corpus/gif"; dict=all ;;
+  *) echo "unknown target $target (png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff worker metadata all)" >&2; exit 2 ;;
 esac
 cd Fuzz
 [ "$step" = run ] || build "$product"

@@ -40,14 +40,15 @@ extension JPEGSegments {
                     // The entropy-coded data runs to the next marker that is not a stuffed 0xFF00,
                     // a restart marker or a fill byte.
                     var p = o
-                    while p + 1 < b.count {
-                        guard let hit = Self.nextFF(b, from: p) else { p = b.count; break }
-                        let next = hit + 1 < b.count ? b[hit + 1] : 0
+                    var marker: Int?
+                    while p < b.count, let hit = Self.nextFF(b, from: p), hit + 1 < b.count {
+                        let next = b[hit + 1]
                         if next == 0x00 || (0xD0...0xD7).contains(next) || next == 0xFF { p = hit + (next == 0xFF ? 1 : 2); continue }
-                        p = hit
+                        marker = hit
                         break
                     }
-                    p = min(p, b.count)
+                    // No marker after the scan: the file ends in its data, copied to the last byte.
+                    p = marker ?? b.count
                     out.append(contentsOf: UnsafeBufferPointer(rebasing: b[o..<p]))
                     o = p
                 }

@@ -25,6 +25,9 @@ import WebImageJXL
         let data = try Data(contentsOf: Self.directory.appendingPathComponent(name))
         let options = ImageDecodingOptions(pixelLimit: 4_000_000)
         let coders: [any ImageCoder] = [PNGCoder(), JPEGCoder(), WebPCoder(), GIFCoder(), AVIFCoder(), HEIFCoder(), JXLCoder()]
+        for format in [ImageFormat.jpeg, .png, .webp, .gif] {
+            _ = ImageMetadata.stripped(data, format: format, keepingCopyright: true)
+        }
         for coder in coders {
             do { _ = try coder.decode(data, options: options) } catch is ImageError {} catch { Issue.record("\(name): \(error)") }
             guard let decoder = coder.makeIncrementalDecoder(options: options) else { continue }

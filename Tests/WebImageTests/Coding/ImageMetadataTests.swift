@@ -97,6 +97,16 @@ import Testing
         return nil
     }
 
+    /// The metadata fuzzer's first finding: a JPEG whose scan ends the file in fill bytes lost
+    /// its last byte, so a second strip changed the file again.
+    @Test func aFileEndingInsideItsScanKeepsEveryByteOfIt() throws {
+        let finding = try Data(contentsOf: FuzzFindingsTests.directory.appendingPathComponent("metadata-crash-8605c58b5c1eaa62304ad2ca83032aff7f37b3eb"))
+        let once = try #require(ImageMetadata.stripped(finding, format: .jpeg))
+        #expect(ImageMetadata.stripped(once, format: .jpeg) == once)
+        #expect(once.suffix(7) == finding.suffix(7), "the scan's bytes to the end")
+        #expect(!F.contains(once, "first") && !F.contains(once, "second"), "both EXIF blocks removed")
+    }
+
     @Test func brokenOrForeignFilesAreRefusedNotGuessed() throws {
         let jpeg = try F.jpeg()
         #expect(ImageMetadata.stripped(Data([0xFF, 0xD8, 0xFF, 0xE1, 0xFF, 0xFF, 0]), format: .jpeg) == nil, "a segment past the end")
