@@ -102,10 +102,11 @@ final class ImageProcessor: Sendable {
             body = try await made(request, from: consume image, size: size, as: format)
         }
         let etag = "\"" + Digest.sha256(body).prefix(32) + "\""
-        let entry = ResponseCache.Entry(body: ByteBuffer(bytes: body), contentType: format.mimeType, etag: etag,
+        var entry = ResponseCache.Entry(body: ByteBuffer(bytes: body), contentType: format.mimeType, etag: etag,
                                         variesWithAccept: request.format == .auto, freshness: freshness,
                                         expires: ResponseCache.Entry.expiry(of: freshness), source: sourceCheck(of: request),
                                         disposition: request.disposition(format: format))
+        entry.urlExpiry = request.urlExpiry
         responses.store(entry, forKey: responseKey)
         return ProcessedImage(body: entry.body, contentType: entry.contentType, etag: etag, variesWithAccept: entry.variesWithAccept, source: source,
                               freshness: freshness, disposition: entry.disposition)
@@ -136,9 +137,10 @@ final class ImageProcessor: Sendable {
         guard format != .unknown else { throw ProcessingRequestError(422, "the source is not an image the server knows") }
         let noted = sourceFreshness.note(freshness, for: request.source)
         let etag = "\"" + Digest.sha256(data).prefix(32) + "\""
-        let entry = ResponseCache.Entry(body: ByteBuffer(bytes: data), contentType: format.mimeType, etag: etag, variesWithAccept: false,
+        var entry = ResponseCache.Entry(body: ByteBuffer(bytes: data), contentType: format.mimeType, etag: etag, variesWithAccept: false,
                                         freshness: noted, expires: ResponseCache.Entry.expiry(of: noted), source: sourceCheck(of: request),
                                         disposition: request.disposition(format: format))
+        entry.urlExpiry = request.urlExpiry
         responses.store(entry, forKey: responseKey)
         return ProcessedImage(body: entry.body, contentType: entry.contentType, etag: etag, variesWithAccept: false, source: "raw",
                               freshness: noted, disposition: entry.disposition)

@@ -15,8 +15,9 @@ extension ImageProcessor {
             throw ProcessingRequestError(500, "the description could not be written")
         }
         let etag = "\"" + Digest.sha256(body).prefix(32) + "\""
-        let entry = ResponseCache.Entry(body: ByteBuffer(bytes: body), contentType: "application/json", etag: etag, variesWithAccept: false,
+        var entry = ResponseCache.Entry(body: ByteBuffer(bytes: body), contentType: "application/json", etag: etag, variesWithAccept: false,
                                         freshness: freshness, expires: ResponseCache.Entry.expiry(of: freshness), source: sourceCheck(of: request))
+        entry.urlExpiry = request.urlExpiry
         responses.store(entry, forKey: responseKey)
         return ProcessedImage(body: entry.body, contentType: entry.contentType, etag: etag, variesWithAccept: false, source: "origin",
                               freshness: freshness)

@@ -51,21 +51,25 @@ public struct ProcessingRequest: Sendable, Equatable {
         public var threshold: Double
         /// The border's colour (nil: the top-left pixel's).
         public var color: Color?
-        /// Whether the left and right borders are cut equally (the smaller of the two), and the
-        /// top and bottom ones.
-        public var equalHorizontal = false, equalVertical = false
+        /// Whether the left and right borders are cut equally (the smaller of the two).
+        public var equalHorizontal = false
+        /// Whether the top and bottom borders are cut equally.
+        public var equalVertical = false
     }
 
     /// A crop of the source before the resize (imgproxy's `crop`).
     public struct Crop: Sendable, Equatable {
         /// The size kept: pixels, or a fraction of the source below 1 (0: the whole side).
-        public var width: Double, height: Double
+        public var width: Double
+        /// The height kept, as `width`.
+        public var height: Double
         /// Where it is taken (nil: the request's gravity).
         public var gravity: Gravity?
     }
 
     /// Space added around the result, in the background colour (CSS order).
     public struct Padding: Sendable, Equatable {
+        /// The pixels added on each side, before the device pixel ratio.
         public var top = 0, right = 0, bottom = 0, left = 0
     }
 
@@ -75,8 +79,10 @@ public struct ProcessingRequest: Sendable, Equatable {
         public var opacity: Double
         /// Where it goes (nil: repeated over the whole image, imgproxy's `re`).
         public var position: Gravity?
-        /// Pixels from the edge the gravity names.
-        public var offsetX = 0.0, offsetY = 0.0
+        /// Pixels from the edge the gravity names, across.
+        public var offsetX = 0.0
+        /// Pixels from the edge the gravity names, down.
+        public var offsetY = 0.0
         /// The watermark's width as a fraction of the result's (0: its own size).
         public var scale = 0.0
     }
@@ -86,16 +92,22 @@ public struct ProcessingRequest: Sendable, Equatable {
     public var width = 0
     public var height = 0
     public var gravity: Gravity = .anchor(x: 0.5, y: 0.5)
-    /// Pixels the gravity's point moves by (imgproxy's gravity offsets), right and down.
-    public var gravityOffsetX = 0.0, gravityOffsetY = 0.0
+    /// Pixels the gravity's point moves by, away from the edge it names (imgproxy's gravity offsets), across.
+    public var gravityOffsetX = 0.0
+    /// The same, down.
+    public var gravityOffsetY = 0.0
     /// Whether a source smaller than the box may be enlarged (`el:1`).
     public var enlarge = false
     /// The canvas grows to the box when the result is smaller (`ex:1:GRAVITY`), placed by this gravity.
     public var extend: Gravity?
-    /// The least width and height of the result (`mw:`, `mh:`), enlarging if need be.
-    public var minWidth = 0, minHeight = 0
-    /// Multiplies the resize (`z:X:Y`).
-    public var zoomX = 1.0, zoomY = 1.0
+    /// The least width of the result (`mw:`), enlarging if need be.
+    public var minWidth = 0
+    /// The least height of the result (`mh:`), enlarging if need be.
+    public var minHeight = 0
+    /// Multiplies the resize across (`z:X:Y`).
+    public var zoomX = 1.0
+    /// Multiplies the resize down.
+    public var zoomY = 1.0
     public var crop: Crop?
     public var trim: Trim?
     public var padding: Padding?

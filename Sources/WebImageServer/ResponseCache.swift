@@ -31,6 +31,9 @@ final class ResponseCache: Sendable {
         var source: SourceCheck? = nil
         /// `Content-Disposition`, when the request asked for a file name or an attachment.
         var disposition: String? = nil
+        /// When the URL itself stops being served (`exp:`): the entry is dropped then, and the
+        /// request is parsed again (and refused).
+        var urlExpiry: ContinuousClock.Instant? = nil
 
         /// Whether a response may be kept at all: not when its source may not be stored, is
         /// private (a shared cache keeps it nowhere), or must be revalidated on every use.
@@ -66,7 +69,12 @@ final class ResponseCache: Sendable {
     func entry(forKey key: String) -> Lookup? {
         state.withLock { state in
             guard let entry = state.entries.touch(key) else { return nil }
-            guard let expires = entry.expires, expires <= .now else { return .fresh(entry) }
+            let now = ContinuousClock.now
+            if let urlExpiry = entry.urlExpiry, urlExpiry <= now {
+                if let old = state.entries.remove(key) { state.bytes -= old.body.readableBytes }
+                return nil
+            }
+            guard let expires = entry.expires, expires <= now else { return .fresh(entry) }
             guard entry.isRevalidatable else {
                 if let old = state.entries.remove(key) { state.bytes -= old.body.readableBytes }
                 return nil

@@ -2,6 +2,11 @@ import Foundation
 import WebImage
 
 extension ProcessingRequest {
+    /// When the URL stops being served (`exp:`), on the clock the response cache keeps.
+    var urlExpiry: ContinuousClock.Instant? {
+        expires.map { .now + .milliseconds(Int64((Double($0) - Date().timeIntervalSince1970) * 1000)) }
+    }
+
     /// Whether nothing asked changes the source's pixels or their encoding in `format` (any
     /// format when nil): no transformer, no quality, no watermark, no background to flatten.
     func mayAnswerUnchanged(in format: ImageFormat?) -> Bool {

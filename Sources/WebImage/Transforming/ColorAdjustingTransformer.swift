@@ -4,8 +4,11 @@
 /// (ITU-R 601: 0.299 R + 0.587 G + 0.114 B, Pillow's `ImageEnhance.Color`). 0, 1 and 1 change
 /// nothing. imgproxy's `adjust` and thumbor's `brightness`, `contrast` and `saturation`.
 public struct ColorAdjustingTransformer: BitmapTransformer {
+    /// Added to each channel, -255 to 255 (0: unchanged).
     public let brightness: Double
+    /// Each channel's distance from mid-grey multiplied by it (1: unchanged).
     public let contrast: Double
+    /// Each channel's distance from the pixel's luma multiplied by it (1: unchanged, 0: grey).
     public let saturation: Double
 
     /// The adjustment; every argument has the documented meaning.

@@ -1,6 +1,7 @@
 /// Space added around the image in a colour (transparent by default): imgproxy's `padding`,
 /// and its `extend` once the offsets are known (the image placed on a larger canvas).
 public struct PaddingTransformer: BitmapTransformer {
+    /// The pixels added on each side.
     public let top: Int, right: Int, bottom: Int, left: Int
     /// The colour of the added space.
     public let color: Color

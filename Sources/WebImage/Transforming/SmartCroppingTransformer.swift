@@ -2,6 +2,7 @@
 /// saturated colours, as libvips's `smartcrop` with the `attention` strategy (imgproxy's and
 /// thumbor's smart crop). A side larger than the image keeps the image's.
 public struct SmartCroppingTransformer: BitmapTransformer {
+    /// The crop's size in pixels.
     public let width: Int, height: Int
 
     /// A smart crop to `width` x `height` pixels (each at least 1).

@@ -3,8 +3,11 @@
 /// top-left pixel's. With `equalHorizontal` the left and right cuts are the smaller of the two,
 /// with `equalVertical` the top and bottom ones. An image that is all border is left as it is.
 public struct TrimmingTransformer: BitmapTransformer {
+    /// How far (0 to 255, per channel) a pixel may be from the border's colour and still be border.
     public let threshold: Double
+    /// The border's colour (nil: the top-left pixel's).
     public let color: Color?
+    /// Whether the left and right cuts are the smaller of the two, and the top and bottom ones.
     public let equalHorizontal: Bool, equalVertical: Bool
 
     /// The trim; every argument has the documented meaning.

@@ -56,6 +56,11 @@ import Testing
         #expect(expired.status == 404 && String(decoding: expired.body, as: UTF8.self).contains("expired"))
         #expect(try Curl.get(h.url(options: "exp:\(now + 600)/w:10", source: "/photo.jpg")).status == 200)
         #expect(h.origin.requestCount("/photo.jpg") == 1, "an expired URL fetches nothing")
+        // A result kept in the response cache is not answered past its URL's expiry either.
+        let soon = h.url(options: "exp:\(now + 2)/w:12", source: "/photo.jpg")
+        #expect(try Curl.get(soon).status == 200 && (try Curl.get(soon)).status == 200)
+        try await Task.sleep(for: .milliseconds(2100))
+        #expect(try Curl.get(soon).status == 404)
         let named = try Curl.get(h.url(options: "w:10/fn:holiday/f:webp", source: "/photo.jpg"))
         #expect(named.headers["content-disposition"] == "inline; filename=\"holiday.webp\"")
         let attached = try Curl.get(h.url(options: "w:10/att:1", source: "/photo.jpg"))
