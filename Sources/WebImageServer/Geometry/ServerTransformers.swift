@@ -2,8 +2,10 @@ import Foundation
 import WebImage
 
 /// The geometry of a request, as `ResultPlan` plans it: trim, crop of the source, resize, crop
-/// to the box, extension to the box (in the background colour, transparent by default).
-struct ServerGeometryTransformer: BitmapTransformer {
+/// to the box, extension to the box (in the background colour, transparent by default). What
+/// looks at the pixels (the trim's borders, a smart crop's window) is decided once, on the first
+/// frame, and every frame of an animation is cut the same way.
+struct ServerGeometryTransformer: ImageTransformer {
     let request: ProcessingRequest
 
     var key: String {
@@ -13,35 +15,91 @@ struct ServerGeometryTransformer: BitmapTransformer {
             + "\(String(describing: r.trim)),\(r.devicePixelRatio),\(r.background?.hexString ?? "-"))"
     }
 
-    func transform(_ bitmap: Bitmap) throws -> Bitmap {
-        var image = bitmap
+    func transform(_ image: Image) throws -> Image {
+        let (geometry, first) = try ResolvedGeometry.resolve(request, firstFrame: image.bitmap)
+        guard image.isAnimated else {
+            // The colour description goes with the pixels (a `cs:original` image keeps its profile).
+            var still = Image(bitmap: first, format: image.format, scale: image.scale)
+            still.colorInfo = image.colorInfo
+            return still
+        }
+        return try geometry.transform(image)
+    }
+}
+
+/// A request's geometry with every decision made: the frames of an animation go through it.
+struct ResolvedGeometry: BitmapTransformer {
+    /// The rectangle the trim keeps (nil: no trim).
+    var trimmed: (x: Int, y: Int, width: Int, height: Int)?
+    var plan: ResultPlan
+    var cropOrigin: (x: Int, y: Int)
+    var fillOrigin: (x: Int, y: Int)
+    var canvasOrigin: (x: Int, y: Int)
+    var background: Color
+
+    var key: String { "ResolvedGeometry(\(String(describing: trimmed)),\(plan),\(cropOrigin),\(fillOrigin),\(canvasOrigin),\(background.hexString))" }
+
+    /// The decisions of `request` made on `frame`, and `frame` transformed by them.
+    static func resolve(_ request: ProcessingRequest, firstFrame frame: Bitmap) throws -> (ResolvedGeometry, Bitmap) {
+        var image = frame
+        var trimmed: (x: Int, y: Int, width: Int, height: Int)?
         if let trim = request.trim {
-            image = try TrimmingTransformer(threshold: trim.threshold, color: trim.color, equalHorizontal: trim.equalHorizontal,
-                                            equalVertical: trim.equalVertical).transform(image)
+            let trimmer = TrimmingTransformer(threshold: trim.threshold, color: trim.color, equalHorizontal: trim.equalHorizontal,
+                                              equalVertical: trim.equalVertical)
+            if let rect = trimmer.bounds(of: image), rect.width != image.width || rect.height != image.height {
+                trimmed = rect
+                image = try Self.cropped(image, rect.x, rect.y, rect.width, rect.height)
+            }
         }
         let plan = ResultPlan(request, width: image.width, height: image.height)
+        var geometry = ResolvedGeometry(trimmed: trimmed, plan: plan, cropOrigin: (0, 0), fillOrigin: (0, 0), canvasOrigin: (0, 0),
+                                        background: request.background ?? .clear)
         if plan.cropped != plan.source {
-            let (x, y) = try Placement.origin(of: plan.cropped, in: plan.source, gravity: request.crop?.gravity ?? request.gravity,
-                                              offsetX: request.gravityOffsetX, offsetY: request.gravityOffsetY, pixels: image)
-            image = try CroppingTransformer(x: Double(x), y: Double(y), width: Double(plan.cropped.width), height: Double(plan.cropped.height))
-                .transform(image)
+            geometry.cropOrigin = try Placement.origin(of: plan.cropped, in: plan.source, gravity: request.crop?.gravity ?? request.gravity,
+                                                       offsetX: request.gravityOffsetX, offsetY: request.gravityOffsetY, pixels: image)
+            image = try Self.cropped(image, geometry.cropOrigin.x, geometry.cropOrigin.y, plan.cropped.width, plan.cropped.height)
         }
         if plan.scaled != plan.cropped {
             image = try ResizingTransformer(width: Double(plan.scaled.width), height: Double(plan.scaled.height), scaleMode: .fill).transform(image)
         }
         if plan.filled != plan.scaled {
-            let (x, y) = try Placement.origin(of: plan.filled, in: plan.scaled, gravity: request.gravity,
-                                              offsetX: request.gravityOffsetX, offsetY: request.gravityOffsetY, pixels: image)
-            image = try CroppingTransformer(x: Double(x), y: Double(y), width: Double(plan.filled.width), height: Double(plan.filled.height))
-                .transform(image)
+            geometry.fillOrigin = try Placement.origin(of: plan.filled, in: plan.scaled, gravity: request.gravity,
+                                                       offsetX: request.gravityOffsetX, offsetY: request.gravityOffsetY, pixels: image)
+            image = try Self.cropped(image, geometry.fillOrigin.x, geometry.fillOrigin.y, plan.filled.width, plan.filled.height)
         }
         if plan.canvas != plan.filled {
             let gravity = request.extend == .smart ? .anchor(x: 0.5, y: 0.5) : request.extend ?? .anchor(x: 0.5, y: 0.5)
-            let (x, y) = try Placement.origin(of: plan.filled, in: plan.canvas, gravity: gravity, offsetX: 0, offsetY: 0, pixels: nil)
-            image = try PaddingTransformer(top: y, right: plan.canvas.width - plan.filled.width - x, bottom: plan.canvas.height - plan.filled.height - y,
-                                           left: x, color: request.background ?? .clear).transform(image)
+            geometry.canvasOrigin = try Placement.origin(of: plan.filled, in: plan.canvas, gravity: gravity, offsetX: 0, offsetY: 0, pixels: nil)
+            image = try geometry.padded(image)
         }
+        return (geometry, image)
+    }
+
+    /// A frame cut as the first one was.
+    func transform(_ bitmap: Bitmap) throws -> Bitmap {
+        var image = bitmap
+        if let trimmed { image = try Self.cropped(image, trimmed.x, trimmed.y, trimmed.width, trimmed.height) }
+        if plan.cropped != plan.source {
+            image = try Self.cropped(image, cropOrigin.x, cropOrigin.y, plan.cropped.width, plan.cropped.height)
+        }
+        if plan.scaled != plan.cropped {
+            image = try ResizingTransformer(width: Double(plan.scaled.width), height: Double(plan.scaled.height), scaleMode: .fill).transform(image)
+        }
+        if plan.filled != plan.scaled {
+            image = try Self.cropped(image, fillOrigin.x, fillOrigin.y, plan.filled.width, plan.filled.height)
+        }
+        if plan.canvas != plan.filled { image = try padded(image) }
         return image
+    }
+
+    private func padded(_ image: Bitmap) throws -> Bitmap {
+        try PaddingTransformer(top: canvasOrigin.y, right: plan.canvas.width - plan.filled.width - canvasOrigin.x,
+                               bottom: plan.canvas.height - plan.filled.height - canvasOrigin.y, left: canvasOrigin.x,
+                               color: background).transform(image)
+    }
+
+    private static func cropped(_ image: Bitmap, _ x: Int, _ y: Int, _ width: Int, _ height: Int) throws -> Bitmap {
+        try CroppingTransformer(x: Double(x), y: Double(y), width: Double(width), height: Double(height)).transform(image)
     }
 }
 

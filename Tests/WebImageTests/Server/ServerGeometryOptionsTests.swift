@@ -113,6 +113,38 @@ import Testing
         await h.finish()
     }
 
+    /// What looks at the pixels (a trim, a smart crop) is decided on the first frame: every frame
+    /// of an animation is cut the same way, and the animation stays one size.
+    @Test func anAnimationIsCutTheSameWayInEveryFrame() async throws {
+        let h = try await ServerHarness()
+        // Three frames: a white frame around a patch that grows; the trim of the first frame holds.
+        var frames: [ImageFrame] = []
+        for index in 0..<3 {
+            var rgba = [UInt8](repeating: 255, count: 80 * 60 * 4)
+            for y in 10..<50 { for x in 10..<(50 + index * 5) {
+                let i = (y * 80 + x) * 4
+                (rgba[i], rgba[i + 1], rgba[i + 2]) = (UInt8(40 * index), 90, 200)
+            } }
+            frames.append(ImageFrame(bitmap: Bitmap(width: 80, height: 60, rgba: rgba), duration: 0.1))
+        }
+        let gif = try Image(frames: frames, loopCount: 0, format: .gif).encoded(as: .gif)
+        h.origin.route("/moving.gif", .respond(contentType: "image/gif", body: gif))
+        for options in ["t:10/f:webp", "rs:fill:20:40/g:sm/f:webp", "t:10/rs:fill:16:16/g:sm/f:gif"] {
+            let reply = try Curl.get(h.url(options: options, source: "/moving.gif"))
+            #expect(reply.status == 200, "\(options): \(String(decoding: reply.body, as: UTF8.self))")
+            let animation = try ImageCoders.shared.decode(reply.body)
+            #expect(animation.frameCount == 3 || options.hasSuffix("webp"), "\(options)")
+            let sizes = Set(try (0..<animation.frameCount).map { index -> [Int] in
+                let frame = try animation.frame(at: index).bitmap
+                return [frame.width, frame.height]
+            })
+            #expect(sizes.count == 1, "\(options): \(sizes)")
+        }
+        let trimmed = try ImageCoders.shared.decode(try Curl.get(h.url(options: "t:10/f:webp", source: "/moving.gif")).body)
+        #expect(trimmed.width == 40 && trimmed.height == 40, "the first frame's trim: \(trimmed.width)x\(trimmed.height)")
+        await h.finish()
+    }
+
     @Test func trimAndEffectsAreApplied() async throws {
         let h = try await ServerHarness()
         let framed = try PaddingTransformer(top: 5, right: 5, bottom: 5, left: 5, color: .white).transform(Self.source)
