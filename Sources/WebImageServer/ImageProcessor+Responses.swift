@@ -5,7 +5,6 @@ import WebImage
 /// The encoded results kept in memory: their keys (the path, and the format `Accept` chose for
 /// `f:auto`), warm answers, and the revalidation of stale ones.
 extension ImageProcessor {
-
     /// Whether a registered coder writes `format`.
     static func canEncode(_ format: ImageFormat) -> Bool { ImageCoders.shared.all.contains { $0.canEncode(format) } }
 
@@ -19,15 +18,37 @@ extension ImageProcessor {
     /// The response cache's key of a request path, as it came (signature, options, source),
     /// before any parsing: equal paths ask for the same result, so a warm request is answered
     /// without parsing or checking it again (it was checked when it was made). The format that
-    /// `Accept` chooses is part of it only when the path asks for `f:auto`.
-    static func responseKey(path: String, accept: String?, autoFormats: [ImageFormat]) -> String {
-        guard contains(path, "f:auto") || contains(path, "format:auto") else { return path }
+    /// `Accept` chooses is part of it only when the path may ask for `f:auto`: it names it, or
+    /// names a preset when one of `presetsChoose` does so (`presetsChoose` `.always`: the
+    /// default preset does).
+    static func responseKey(path: String, accept: String?, autoFormats: [ImageFormat], presetsChoose: AutoInPresets = .never) -> String {
+        let auto = contains(path, "f:auto") || contains(path, "format:auto") || contains(path, "ext:auto")
+            || presetsChoose == .always || (presetsChoose == .whenNamed && (contains(path, "pr:") || contains(path, "preset:")))
+        guard auto else { return path }
         return path + "|" + (autoFormat(accept: accept, order: autoFormats)?.rawValue ?? "source")
     }
 
-    /// `responseKey(path:accept:autoFormats:)` with this server's `f:auto` order.
+    /// Whether the configured presets ask for `f:auto`.
+    enum AutoInPresets: Sendable {
+        /// None does.
+        case never
+        /// One does: a path that names a preset may.
+        case whenNamed
+        /// The default preset does: every path may.
+        case always
+
+        /// What `presets` (names to option paths) say.
+        init(_ presets: [String: String]) {
+            func auto(_ options: String) -> Bool {
+                options.split(separator: "/").contains { ["f:auto", "format:auto", "ext:auto"].contains($0) }
+            }
+            if presets["default"].map(auto) == true { self = .always } else { self = presets.values.contains(where: auto) ? .whenNamed : .never }
+        }
+    }
+
+    /// `responseKey(path:accept:autoFormats:presetsChoose:)` with this server's `f:auto` order and presets.
     func responseKey(path: String, accept: String?) -> String {
-        Self.responseKey(path: path, accept: accept, autoFormats: autoFormats)
+        Self.responseKey(path: path, accept: accept, autoFormats: autoFormats, presetsChoose: defaults.autoInPresets)
     }
 
     /// Whether `text` holds `part`, byte by byte: Foundation's `contains` went through NSString

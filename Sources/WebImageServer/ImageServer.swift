@@ -28,7 +28,7 @@ public final class ImageServer: Sendable {
     public let configuration: ServerConfiguration
     /// The manager behind it (its caches and loader).
     public let manager: ImageManager
-    /// Parses nothing: turns checked requests into results (and counts its renders).
+    /// Turns checked requests into results, keeps them, and counts what it renders.
     let processor: ImageProcessor
     private let signer: URLSigner?
     private let sources: SourcePolicy

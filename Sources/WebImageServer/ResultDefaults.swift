@@ -19,6 +19,8 @@ struct ResultDefaults: Sendable {
     var fallback: Image?
     /// The status of a fallback answer.
     var fallbackStatus = 200
+    /// Whether the presets ask for `f:auto` (the response key then holds what `Accept` chose).
+    var autoInPresets = ImageProcessor.AutoInPresets.never
 
     /// The quality a result in `format` is encoded with for `request`, 1 to 100.
     func quality(of request: ProcessingRequest, in format: ImageFormat) -> Int {

@@ -39,6 +39,7 @@ extension ServerConfiguration {
         defaults.fallback = try fallbackImage.map { try Self.image(at: $0, "fallbackImage") }
         guard (200...599).contains(fallbackImageStatus) else { throw ServerConfigurationError("fallbackImageStatus must be an HTTP status") }
         defaults.fallbackStatus = fallbackImageStatus
+        defaults.autoInPresets = ImageProcessor.AutoInPresets(presets)
         return defaults
     }
 

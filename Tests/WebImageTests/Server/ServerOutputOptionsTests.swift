@@ -20,6 +20,15 @@ import Testing
         let unknown = try Curl.get(h.url(options: "pr:none", source: "/a.png"))
         #expect(unknown.status == 400 && String(decoding: unknown.body, as: UTF8.self).contains("unknown preset"))
         await h.finish()
+        // A preset that chooses the format from Accept: each Accept its own result, Vary: Accept.
+        let auto = try await ServerHarness { $0.presets = ["default": "f:auto"]; $0.autoFormats = ["webp"] }
+        auto.origin.route("/a.png", .respond(body: Self.png))
+        let webp = try Curl.get(auto.url(options: "w:10", source: "/a.png"), headers: ["Accept": "image/webp"])
+        let plain = try Curl.get(auto.url(options: "w:10", source: "/a.png"), headers: ["Accept": "image/png"])
+        #expect(webp.headers["content-type"] == "image/webp" && plain.headers["content-type"] == "image/png")
+        #expect(webp.headers["vary"] == "Accept" && plain.headers["vary"] == "Accept")
+        #expect(ImageProcessor.AutoInPresets(["thumb": "rs:fit:9:9/f:auto"]) == .whenNamed && ImageProcessor.AutoInPresets([:]) == .never)
+        await auto.finish()
     }
 
     @Test func qualityPerFormatAndMaxBytes() async throws {
