@@ -178,14 +178,17 @@ extension ImageManager {
     }
 
     /// The memory cache asked by suspending (a cache without synchronous memory, or a hit that
-    /// also reads its data from disk): the hit as `request` would be given it, or nil.
+    /// also reads its data from disk): the hit as `request` would be given it, or nil. Only a
+    /// memory hit answers here (its data read from disk for `.queryMemoryData`): a disk entry is
+    /// the disk stage's, which checks its freshness first.
     func queryMemory(_ request: LoadRequest) async -> ImageResult? {
         guard let key = request.cacheKey else { return nil }
-        let wantsData = request.options.contains(.queryMemoryData)
-        var query = ImageCacheQuery(scope: wantsData ? request.queryType : .memory, options: request.decodeOptions,
-                                    includingData: wantsData, storeType: request.memoryStoreType)
+        var query = ImageCacheQuery(scope: .memory, options: request.decodeOptions, storeType: request.memoryStoreType)
         query.context = request.context
         guard var hit = await request.cache.image(forKey: key, query: query) else { return nil }
+        if request.options.contains(.queryMemoryData), request.queryType.includesDisk, hit.data == nil {
+            hit.data = await request.cache.data(forKey: key)
+        }
         if request.options.contains(.retryFailed) { failedURLs.remove(request.url) }
         hit.image = hit.image.matching(request.decodeOptions)
         return ImageResult(hit, url: request.url)

@@ -100,6 +100,24 @@ import Testing
         await h.finish()
     }
 
+    /// `.queryMemoryData` reads a memory hit's bytes from disk; with the memory empty it used to
+    /// take the disk entry itself, stale or not, without the disk stage's freshness check.
+    @Test func queryMemoryDataDoesNotServeAStaleDiskEntry() async throws {
+        let clock = MovableDate()
+        let h = try await P.harness(clock)
+        h.server.route("/q.png", .headers([("cache-control", "max-age=60")], then: .etag("\"q\"", body: ManagerHarness.png)))
+        _ = try await P.load(h, "/q.png")
+        clock.advance(by: 61)
+        await h.cache.clear(.memory)
+        let result = try await h.manager.result(for: h.url("/q.png"), options: [.queryMemoryData, .waitStoreCache])
+        #expect(h.server.requestCount("/q.png") == 2, "revalidated")
+        #expect(result.data == ManagerHarness.png && result.freshness?.lifetime.map { $0 > 59 } == true)
+        // A memory hit still brings its bytes from disk.
+        let hit = try await h.manager.result(for: h.url("/q.png"), options: .queryMemoryData)
+        #expect(hit.cacheType == .memory && hit.data == ManagerHarness.png)
+        await h.finish()
+    }
+
     @Test func sharedDirectivesAreParsedAndStored() throws {
         let control = CacheControl("Private, S-MaxAge=\"30\", proxy-revalidate, max-age=5")
         #expect(control.isPrivate && control.sharedMaxAge == 30 && control.proxyRevalidate && !control.mustRevalidate)
