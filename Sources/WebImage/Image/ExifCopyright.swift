@@ -10,35 +10,17 @@ struct ExifCopyright: Equatable {
     /// The tags of `tiff` (a TIFF header and its IFDs; an `Exif\0\0` prefix is skipped), or nil
     /// when it has neither. Only ASCII values are read, each at most 64 KB.
     init?(tiff: some Collection<UInt8>) {
-        var bytes = Array(tiff)
-        if bytes.starts(with: Array("Exif\0\0".utf8)) { bytes.removeFirst(6) }
-        guard bytes.count >= 8 else { return nil }
-        let little: Bool
-        switch (bytes[0], bytes[1]) {
-        case (0x49, 0x49): little = true
-        case (0x4D, 0x4D): little = false
-        default: return nil
-        }
-        func u16(_ o: Int) -> Int? {
-            guard o >= 0, o + 2 <= bytes.count else { return nil }
-            return little ? Int(bytes[o]) | Int(bytes[o + 1]) << 8 : Int(bytes[o]) << 8 | Int(bytes[o + 1])
-        }
-        func u32(_ o: Int) -> Int? {
-            guard let a = u16(o), let b = u16(o + 2) else { return nil }
-            return little ? a | b << 16 : a << 16 | b
-        }
+        guard let reader = TIFFReader(tiff), let entries = reader.firstDirectoryEntries else { return nil }
         func ascii(_ entry: Int) -> [UInt8]? {
-            guard u16(entry + 2) == 2, let count = u32(entry + 4), count > 0, count <= 1 << 16 else { return nil }
-            let start = count <= 4 ? entry + 8 : (u32(entry + 8) ?? -1)
-            guard start >= 0, start + count <= bytes.count else { return nil }
-            var value = Array(bytes[start..<(start + count)])
+            guard reader.u16(entry + 2) == 2, let count = reader.u32(entry + 4), count > 0, count <= 1 << 16 else { return nil }
+            let start = count <= 4 ? entry + 8 : (reader.u32(entry + 8) ?? -1)
+            guard start >= 0, start + count <= reader.bytes.count else { return nil }
+            var value = Array(reader.bytes[start..<(start + count)])
             while value.last == 0 { value.removeLast() }
             return value.isEmpty ? nil : value
         }
-        guard u16(2) == 42, let ifd = u32(4), let count = u16(ifd) else { return nil }
-        for index in 0..<count {
-            let entry = ifd + 2 + index * 12
-            switch u16(entry) {
+        for entry in entries {
+            switch reader.u16(entry) {
             case 0x8298?: copyright = ascii(entry)
             case 0x013B?: artist = ascii(entry)
             case nil: break
