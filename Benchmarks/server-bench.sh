@@ -34,7 +34,9 @@ else:
     text = text[:start] + section + ("" if end < 0 else text[end:])
 open(path, "w").write(text)
 PY
-  rm -f "$out"; exit 0
+  rm -f "$out"
+  python3 "$dir/../scripts/performance-table.py" "$dir/RESULTS.md" "$dir/../DocC/WebImage.docc/Performance.md"
+  exit 0
 fi
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the benchmarks in release, installs the anchors (Debian packages and PyPI only), runs
 # every benchmark beside its anchors in one run, and writes Benchmarks/RESULTS.md: each figure,
-# its anchor and the ratio, with the machine and the date. Takes about 25 minutes (thumbor included).
+# its anchor and the ratio, with the machine and the date (and DocC Performance's table from it). Takes about 25 minutes (thumbor included).
 # `scripts/bench.sh --quick ROW` runs only the rows whose name contains ROW (any case; for example
 # "disk hit", "6 at once", "png", "image(for:)"), reuses the anchors of the last run when there are
 # any, prints to the terminal and leaves RESULTS.md alone: a minute or two instead of 25.
@@ -28,4 +28,6 @@ bash Benchmarks/run.sh | tee "$tmp"
   cat "$tmp"
 } > "$out"
 rm -f "$tmp"
+# DocC Performance shows this run as one table.
+python3 scripts/performance-table.py "$out" DocC/WebImage.docc/Performance.md
 echo "wrote $out"
