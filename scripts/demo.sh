@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 # --no-color-diagnostics: with a terminal SwiftPM would add -color-diagnostics to every compile
 # command, and switching between a terminal and a pipe would rebuild every module.
 # --static-swift-stdlib: the Swift runtime and Foundation are linked in, so the binary runs where
-# no toolchain is installed (124 MB, 73 MB stripped, against 52 and 14 MB; the link takes about 5 s
-# more). Every script builds the CLI with the same flags: a change of flags rebuilds everything.
+# no toolchain is installed (a larger binary and a longer link: Benchmarks/README.md, "Figures once
+# in source comments"). Every script builds the CLI with the same flags: a change of flags rebuilds
+# everything.
 swift build -c release --product webimage --static-swift-stdlib --no-color-diagnostics
 .build/release/webimage demo "$@"

@@ -1,8 +1,8 @@
 // Pixel buffers recycled between decodes. A decoded image of a few hundred KiB is above glibc's
 // mmap threshold at first, then in a thread's heap arena; when the buffers of several images
 // in flight are freed together, the arena gives the top of its heap back to the system (the
-// trim threshold) and the next decode faults every page in again: 32 faults for a 256 x 256
-// image, about a third of what the pipeline added to 1,000 small JPEGs (measured 2026-11-25).
+// trim threshold) and the next decode faults every page in again (what that cost is in
+// Benchmarks/README.md, "Figures once in source comments").
 // Freed buffers of a middle size wait here, a few MiB at most, for the next image of the same
 // byte count; every buffer handed out is malloc'd, so free() stays correct for any of them.
 // Under AddressSanitizer a buffer waiting here is poisoned, so a read or write through a pointer

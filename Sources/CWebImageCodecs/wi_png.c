@@ -172,8 +172,8 @@ int wi_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int keep
     }
     png_set_write_fn(png, &ctx, png_write_fn, png_flush_fn);
     png_set_compression_level(png, level);
-    // Without adaptive filtering every row is stored as it is: larger files, written several
-    // times faster (libvips's and sharp's default).
+    // Without adaptive filtering every row is stored as it is: larger files, written with far
+    // less work (libvips's and sharp's default).
     if (!adaptive_filters) png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
     png_set_IHDR(png, info, width, height, 8, keep_alpha ? PNG_COLOR_TYPE_RGBA : PNG_COLOR_TYPE_RGB,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);

@@ -4,9 +4,8 @@ extension ImageServer {
     /// Makes glibc give every allocation of `bytes` or more a mapping of its own, returned to the
     /// system when freed (`M_MMAP_THRESHOLD`). By default the threshold grows to the largest
     /// block freed so far, so the pixel buffers of images of many sizes end up in the heap and
-    /// the resident size keeps what the busiest moment needed: in the thumbor benchmark, at
-    /// 2 MiB, the peak fell from 361 to 250 MB for no measurable loss of throughput (1 MiB: 244 MB
-    /// and 5 % slower). Process-wide:
+    /// the resident size keeps what the busiest moment needed (the figures are in
+    /// Benchmarks/README.md, "Figures once in source comments"). Process-wide:
     /// `webimage serve` calls it at start unless `MALLOC_MMAP_THRESHOLD_` is set.
     /// - Returns: whether the allocator took the setting.
     @discardableResult

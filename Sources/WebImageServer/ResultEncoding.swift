@@ -17,8 +17,8 @@ enum ResultEncoding {
     static func encode(_ image: Image, as format: ImageFormat, quality: Int, maximumBytes: Int?) throws -> Data {
         var quality = quality
         while true {
-            // AVIF at libavif speed 9 (imgproxy's default): the slower speeds cost seconds a
-            // result. PNG without row filters, as libvips-based proxies write it.
+            // AVIF at libavif speed 9 (imgproxy's default): the slower speeds take many times
+            // as long a result. PNG without row filters, as libvips-based proxies write it.
             let options = ImageEncodingOptions(quality: Double(quality) / 100, effort: format == .avif || format == .png ? 0.1 : nil)
             let body = try ImageCoders.shared.encode(image, as: format, options: options)
             guard let maximumBytes, body.count > maximumBytes, lossy.contains(format), quality > lowestQuality else { return body }

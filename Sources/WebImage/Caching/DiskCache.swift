@@ -37,7 +37,7 @@ public actor DiskCache {
     var indexListedFolder = false
     /// Random per cache object, with `temporaryCounter` after it: temporary names that no other
     /// writer uses, without a UUID per store (Foundation reads `/dev/urandom` for each one: an
-    /// open, a read and a close, a third of a small store's system calls).
+    /// open, a read and a close).
     private nonisolated let temporaryToken = String(UInt64.random(in: .min ... .max), radix: 16)
     var temporaryCounter: UInt64 = 0
     /// `directoryPath` + `/.tmp-PID-TOKEN-`, built once: a temporary path is this and the counter.

@@ -58,7 +58,7 @@ package enum HTTPDate {
     }
 
     /// `HH:MM:SS`, read in place (a split into an array of parts cost more than the rest of
-    /// the date, callgrind).
+    /// the date).
     private static func clockParts(_ token: UnsafeBufferPointer<UInt8>) -> (Int, Int, Int)? {
         var parts = (0, 0, 0), count = 0, start = 0
         for end in 0...token.count where end == token.count || token[end] == 0x3A {

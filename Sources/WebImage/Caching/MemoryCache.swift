@@ -110,7 +110,7 @@ public final class MemoryCache: Sendable {
             totalCost += cost
             // The strong entry supersedes a weak one. An image gets its weak entry only when it is
             // evicted: a weak reference gives its object a side table, and every retain and release
-            // of it then takes the slow path (a third of a memory hit's time went there).
+            // of it then takes the runtime's slow path, on every memory hit.
             if !weakEntries.isEmpty { weakEntries.removeValue(forKey: key) }
             trim(toCost: configuration.costLimit)
             if configuration.countLimit > 0 { trim(toCount: configuration.countLimit) }

@@ -60,8 +60,7 @@ public struct JPEGCoder: ImageCoder {
 
     /// The smallest DCT scale (n/8) that still covers the size `options` ask for, of 1/8, 2/8,
     /// 4/8 and 8/8: libjpeg-turbo's other scales have no SIMD inverse DCT, and decoding at 6/8 or
-    /// 7/8 takes twice as long as a full decode (measured over thumbor's 40 sizes for 1-12 MP:
-    /// decode and area averaging 2-11 % faster in all, with 3/8 and 5-7/8 left out).
+    /// 7/8 costs more than a full decode (Benchmarks/README.md, "Figures once in source comments").
     static func dctScale(width: Int, height: Int, options: ImageDecodingOptions, exifOrientation: Int? = nil) -> Int32 {
         let target = options.targetSize(width: width, height: height, exifOrientation: exifOrientation)
         guard target.width < width || target.height < height else { return 8 }

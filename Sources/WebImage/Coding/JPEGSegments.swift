@@ -3,7 +3,7 @@ import Foundation
 /// The marker segments of a JPEG header, read without libjpeg (to find EXIF and the frame size).
 enum JPEGSegments {
     /// The names that open the APP segments read here, made once (building one from a string
-    /// literal on every read cost more than the walk: about 1,000 instructions a decode).
+    /// literal on every read cost more than the walk itself).
     private static let exifName = Data("Exif\0\0".utf8)
     private static let iccName = Data("ICC_PROFILE\0".utf8)
     private static let xmpName = Data("http://ns.adobe.com/xap/1.0/\0".utf8)

@@ -72,8 +72,8 @@ public struct PNGCoder: ImageCoder {
         // An animation is written as APNG: frames, durations and loop count kept.
         if image.isAnimated { return try APNGEncoder.encode(image) }
         let alpha: Int32 = image.bitmap.hasTransparency ? 1 : 0
-        // Below half effort, rows are not filtered (libvips's and sharp's default): several
-        // times faster to write, larger files; by default libpng picks a filter for each row.
+        // Below half effort, rows are not filtered (libvips's and sharp's default): less work to
+        // write, larger files; by default libpng picks a filter for each row.
         let adaptive: Int32 = (options.effort ?? 1) < 0.5 ? 0 : 1
         return try CodecBridge.withProfile(of: image) { icc, length in
             try CodecBridge.encodeStill(.png, image.bitmap) { wi_png_encode($0, $1, $2, alpha, 6, adaptive, icc, length, $3) }

@@ -13,7 +13,7 @@ extension Bitmap {
         let opaque: Int32 = isFullyOpaque ? 1 : 0
         let storage = PixelStorage(uninitializedCount: targetWidth * targetHeight * 4)
         // The loops are C (wi_area.c): Clang's vector conversions, where Swift's SIMD ones from
-        // Float to integers are not specialized (10 times slower).
+        // Float to integers are not specialized.
         let status = withUnsafeBytes { raw in
             wi_area_downscale(raw.bindMemory(to: UInt8.self).baseAddress, UInt32(width), UInt32(height), opaque,
                               storage.pointer, UInt32(targetWidth), UInt32(targetHeight))

@@ -6,9 +6,8 @@ import CWebImageCodecs
 /// all (16 MiB by default, at most 32 buffers), and the next decode of an image with the same
 /// byte count writes into it instead of into fresh memory. Without it, glibc hands the top of a
 /// thread's heap back to the system when the pixels of several images in flight are freed
-/// together, and the next decode faults each page in again: 1,000 concurrent 256 x 256 JPEGs
-/// through the pipeline took about 30 page faults per image, a third of the pipeline's time
-/// over a hand-written load-then-decode loop.
+/// together, and the next decode faults each page in again (Benchmarks/README.md, "Figures once
+/// in source comments").
 ///
 /// The pool is process-wide and thread-safe. It is drained when an `ImageCache` sees memory
 /// pressure; `limit = 0` turns it off. Under AddressSanitizer a kept buffer is poisoned until a

@@ -10,8 +10,7 @@ import Synchronization
 /// A body is counted from the moment its transfer ends, on the loader's own thread (a
 /// `BacklogClaim` handed over with the response), not when its work first runs: with both
 /// cores decoding, finished transfers waited in the cooperative pool's queue unseen while the
-/// loader kept starting new ones (10,000 loads at once: 278 MB of large buffers, bodies
-/// mostly, at the peak; 180 MB with the claim taken on the loader's thread).
+/// loader kept starting new ones (SoakBenchmarks; Benchmarks/README.md, "Memory soak").
 final class BacklogGate: Sendable {
     private struct State {
         var bytes = 0

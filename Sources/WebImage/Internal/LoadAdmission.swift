@@ -6,9 +6,9 @@ import Synchronization
 ///
 /// A work that waits here has no task yet: its callers wait in it as usual (and callers of the
 /// same key join it), but nothing of the disk query, the transfer or the decode exists. A work
-/// waiting in the loader's queue holds two suspended tasks (its own and its transfer's), about
-/// 13 KB of task memory; with every work started at once, 10,000 distinct calls held 182 MB
-/// of task frames and peaked at 1.4x their memory budget (SoakBenchmarks; 0.7x admitted here).
+/// waiting in the loader's queue holds two suspended tasks (its own and its transfer's) and
+/// their frames: with every work started at once, a burst of distinct calls went past its memory
+/// budget (SoakBenchmarks; the figures are in Benchmarks/README.md, "Memory soak").
 ///
 /// A slot passes from a work that ends straight to the next entry; an entry whose work was
 /// abandoned before it started is withdrawn; an entry follows its work's priority (the highest

@@ -21,7 +21,7 @@ import Synchronization
 /// order; its observers are called after every lock is released); never the other way round.
 ///
 /// The continuations are unsafe ones (the checked kind costs a lock and an allocation per
-/// caller, measured with 1,000 callers): the state machine hands each one out exactly once, to
+/// caller): the state machine hands each one out exactly once, to
 /// the one transition that takes it out of the state.
 @usableFromInline
 final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
@@ -60,8 +60,8 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
         // Watched before it is queued: a change in between is read by the enqueue. No weak
         // reference to the work (the gate is held by the work anyway, the handle is passed in):
         // one would give the work a side table, and every retain and release of it by each of
-        // its callers would take the runtime's slow path (about 350 instructions a joining
-        // caller, callgrind). Moving an entry that already left the queue does nothing.
+        // its callers would take the runtime's slow path. Moving an entry that already left the
+        // queue does nothing.
         self.priority.observe { [gate] handle in gate.move(id) { handle.value.rawValue } }
         gate.enqueue(id, level: { self.priority.value.rawValue }, lifo: lifo) { [self] in
             run(priority: priority, body)
@@ -299,7 +299,7 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
     /// The work is reserved after the table's lock is released: a work that ended or was
     /// abandoned meanwhile answers the reservation as it would under the lock (its outcome, or
     /// nil: start another). Only the entry is copied out of the lock, not a subscription with
-    /// it (copying and destroying that tuple cost about 450 instructions a joining caller).
+    /// it, which each joining caller would copy and destroy.
     func joinIfRunning(_ key: Key, priority: (Key) -> ImageLoaderPriority, onEvent: Work.EventHandler?) -> (work: Work, id: Int, key: Key)? {
         guard let entry = works.withLock({ $0.find(key) }),
               let subscription = entry.work.reserve(onEvent: onEvent, priority: priority(entry.key)) else { return nil }

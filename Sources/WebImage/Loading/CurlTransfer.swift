@@ -183,11 +183,9 @@ final class CurlTransfer {
         if request.url.scheme?.lowercased() == "https" { _ = wi_curl_setopt_long(easy, CURLOPT_PIPEWAIT, 1) }
         _ = wi_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = wi_curl_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(configuration.maximumResponseSize))
-        // The receive buffer stays at libcurl's 16 KiB. At 128 KiB it was a fresh allocation
-        // around every small image, reused handle or not (over 30,000 transfers: 22,765-25,312
-        // page faults against 1,774-1,776 at 16 KiB, and the caller-held row at 6 went from
-        // 1.57-1.61x to 1.16-1.36x the no-library floor in alternating runs), while a 50 MiB
-        // body showed no difference outside the noise (36-41 against 37-77 ms).
+        // The receive buffer stays at libcurl's 16 KiB: a larger one is a fresh allocation, and
+        // its pages' faults, around every small image, reused handle or not, and large bodies
+        // gain nothing from it (Benchmarks/README.md, "Figures once in source comments").
         if request.allowsInvalidCertificates {
             _ = wi_curl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0)
             _ = wi_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 0)

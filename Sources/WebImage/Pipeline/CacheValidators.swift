@@ -10,7 +10,7 @@ struct CacheValidators: Sendable, Equatable {
     /// sent in and start another (a damaged or planted cache file must not inject headers).
     init?(etag: String?, lastModified: String?) {
         func clean(_ value: String?) -> String? {
-            // Scanned as contiguous bytes (the UTF-8 view's iterator cost about 25 instructions a byte).
+            // Scanned as contiguous bytes: the UTF-8 view's iterator is not, and it runs on every revalidation.
             guard var value else { return nil }
             return value.withUTF8 { $0.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 } } ? nil : value
         }

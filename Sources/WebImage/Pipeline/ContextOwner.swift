@@ -2,8 +2,8 @@ import Synchronization
 
 /// What a manager worked out from each context its calls passed (`ImageContext.settings(for:make:)`),
 /// so that a context passed again (as most callers that pass one do: copies share their values)
-/// is merged once, not on every call (merging and reading a context cost about 16,000
-/// instructions a call). Neither side keeps the other: the manager holds each context's values
+/// is merged once, not on every call (merging and reading a context costs many times a memory
+/// hit). Neither side keeps the other: the manager holds each context's values
 /// weakly, and the values hold their managers weakly and take their entries out when they go.
 /// A context that outlives its manager keeps nothing of it (not its cache, with the images in
 /// memory), and a manager keeps nothing of a context after it (not a priority handle).

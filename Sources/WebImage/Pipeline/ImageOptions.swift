@@ -40,4 +40,13 @@ public struct ImageOptions: OptionSet, Sendable, Hashable {
     public static let preloadAllFrames = ImageOptions(rawValue: 1 << 14)
     /// Return only after the disk cache has written the image (by default the write finishes in the background).
     public static let waitStoreCache = ImageOptions(rawValue: 1 << 15)
+
+    /// Every option above, each once, in the order of its bit: what walks every option (tests,
+    /// descriptions) reads this list. A new option is added here with its declaration.
+    static let every: [ImageOptions] = [
+        .retryFailed, .lowPriority, .highPriority, .progressiveLoad, .refreshCached, .handleCookies,
+        .allowInvalidSSLCertificates, .transformAnimatedImage, .scaleDownLargeImages, .queryMemoryData,
+        .fromCacheOnly, .fromLoaderOnly, .avoidDecodeImage, .decodeFirstFrameOnly, .preloadAllFrames,
+        .waitStoreCache,
+    ]
 }

@@ -57,8 +57,7 @@ struct ImagePipeline: Sendable {
     /// One load per core decodes at a time, counted from its decode until its image is in the
     /// memory cache and its callers are resumed. Downloads end faster than decodes; unbounded,
     /// their decodes ran ahead of the memory stores and callers of finished loads, which kept
-    /// every decoded image alive until the burst was over (300 loads at once held 360 MB of
-    /// bitmaps against a 16 MB memory cache; 53 MB with this bound; see MemorySoakTests).
+    /// every decoded image alive until the burst was over (MemorySoakTests holds the bound).
     let decodeSlots = TaskSlots(max(1, ProcessInfo.processInfo.activeProcessorCount))
     /// Downloaded bodies waiting for a decode slot: the HTTP loader starts no new transfer
     /// for this manager while they are over 64 MB.

@@ -99,8 +99,8 @@ struct LoadMetrics: Sendable {
     func record(_ stage: Stage, _ duration: Duration) {
         guard hasBackend else { return }
         let (seconds, attoseconds) = duration.components
-        // By position, not by a dictionary: a stage hashes as its raw value, a string (about 150
-        // instructions a look-up, six a load).
+        // By position, not by a dictionary: a stage hashes as its raw value, a string, six
+        // times a load.
         stages[stage.index].recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 

@@ -20,8 +20,8 @@ final class WorkSpans: Sendable {
 
     private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
     /// Whether a tracer was at work when the manager was made (bootstrap it first, as the
-    /// metrics backend): without one, neither a load nor a joining caller reads a trace (reading
-    /// the caller's trace was a tenth of a joining caller's cost, callgrind).
+    /// metrics backend): without one, neither a load nor a joining caller reads a trace, which
+    /// costs a task-local lookup each.
     let isTracing = WorkSpans.tracerIsAtWork
 
     /// The trace of the caller that makes a work, to run the work in: a work that waits for
@@ -30,7 +30,7 @@ final class WorkSpans: Sendable {
 
     /// Whether a tracer other than the no-op one is bootstrapped (or bound to the task). The
     /// no-op instrument, the usual case, is told by its type: `InstrumentationSystem.tracer`
-    /// looks for a tracer with casts to a protocol, about 1,800 instructions a load (callgrind).
+    /// looks for a tracer with casts to a protocol, which a load should not pay for nothing.
     static var tracerIsAtWork: Bool {
         let instrument = InstrumentationSystem.instrument
         if type(of: instrument) == NoOpInstrument.self || type(of: instrument) == NoOpTracer.self { return false }
@@ -41,8 +41,8 @@ final class WorkSpans: Sendable {
     /// caller's trace), with the URL as attribute, and where the output came from and its byte
     /// count when it ends (`LoadOutput`). `body` learns whether a tracer is at work: with none
     /// (the no-op tracer, the usual case) neither the load nor its stages make a span; the
-    /// tracer is looked up once per load instead of once per span (about 10 us a load on 2
-    /// cores). Image loads and data loads (`ImageManager.data(for:)`) alike.
+    /// tracer is looked up once per load instead of once per span. Image loads and data loads
+    /// (`ImageManager.data(for:)`) alike.
     func traced<Output: LoadOutput>(_ request: LoadRequest, work: AnyObject, parent: ServiceContext?,
                                       _ body: (_ tracing: Bool) async throws -> Output) async throws -> Output {
         guard isTracing else {

@@ -80,7 +80,7 @@ extension ImagePipeline {
         guard storesEntry || storesOriginal else { return nil }
         // A write waiting for the disk holds a decoded image only where it needs one (to encode
         // it, for a serializer, or for the original's memory entry): a queue of pending writes
-        // must not keep every decoded bitmap of a burst alive (300 loads at once held 360 MB).
+        // must not keep every decoded bitmap of a burst alive.
         let encodedImage: Image? = serializer != nil || derived || reencodes || data == nil ? image : nil
         let originalImage: Image? = !thumbnailed && (originalDestination.includesMemory || data == nil) ? original : nil
         let metrics = self.metrics

@@ -10,7 +10,7 @@ enum URLScheme {
 
     private static func startsWithScheme(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard bytes.count > 1, isLetter(bytes[0]) else { return false }
-        // An index loop: iterating a slice of the buffer cost half as much again (callgrind).
+        // An index loop: iterating a slice of the buffer is not specialized as well.
         var index = 1
         while index < bytes.count {
             let byte = bytes[index]

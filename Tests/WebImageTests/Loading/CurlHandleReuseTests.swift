@@ -18,7 +18,7 @@ import Testing
             + Data("Content-Type: image/png\r\nContent-Length: \(png.count)\r\n\r\n".utf8) + png
     }
 
-    @Test func aFoldFirstAfterAnOrdinaryResponseOnOneSlotEndsCleanly() async throws {
+    @Test(.timeLimit(.minutes(2))) func aFoldFirstAfterAnOrdinaryResponseOnOneSlotEndsCleanly() async throws {
         let server = FaultServer()
         try await server.start()
         server.script("/ok", [.send(FaultServer.head([("Content-Type", "image/png"), ("Content-Length", "\(Self.png.count)"),

@@ -84,7 +84,7 @@ import Testing
     }
 
     /// A stalled response does not hold up the next request to the same host.
-    @Test func aStalledResponseDoesNotBlockTheNextRequestToTheHost() async throws {
+    @Test(.timeLimit(.minutes(2))) func aStalledResponseDoesNotBlockTheNextRequestToTheHost() async throws {
         var configuration = HTTPImageLoader.Configuration()
         configuration.timeout = .seconds(3)
         try await withServer(configuration) { server, loader in
@@ -180,7 +180,7 @@ import Testing
         }
     }
 
-    @Test func timeoutsWithNoBytesAndAfterAStall() async throws {
+    @Test(.timeLimit(.minutes(2))) func timeoutsWithNoBytesAndAfterAStall() async throws {
         try await withServer { server, loader in
             server.route("/silent", .delayed(.seconds(30), .respond(body: Self.png)))
             server.route("/stall", .stallAfter(bytes: 1000, body: Self.big))

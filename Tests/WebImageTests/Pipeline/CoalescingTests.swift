@@ -301,7 +301,7 @@ import Testing
         await h.finish()
     }
 
-    @Test func cancelAllEndsEveryCaller() async throws {
+    @Test(.timeLimit(.minutes(2))) func cancelAllEndsEveryCaller() async throws {
         let h = try await ManagerHarness()
         h.server.route("/stall.png", .stallAfter(bytes: 10, body: ManagerHarness.png))
         let manager = h.manager, url = h.url("/stall.png")
@@ -312,7 +312,7 @@ import Testing
         await h.finish()
     }
 
-    @Test func aLoaderThatNeverFinishesStillEndsOnCancel() async throws {
+    @Test(.timeLimit(.minutes(2))) func aLoaderThatNeverFinishesStillEndsOnCancel() async throws {
         let loader = RecordingLoader(bodies: [:], hangs: true)
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -350,7 +350,7 @@ import Testing
         await h.finish()
     }
 
-    @Test func cancellingDuringEachStageEndsTheCallPromptly() async throws {
+    @Test(.timeLimit(.minutes(2))) func cancellingDuringEachStageEndsTheCallPromptly() async throws {
         struct SlowCoder: ImageCoder {
             func canDecode(_ data: Data) -> Bool { true }
             func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {

@@ -45,7 +45,7 @@ import Testing
     /// A body that drips 16 bytes every 0.2 s: the loader's stall timeout never fires, the load's
     /// total deadline does; the transfer stops, nothing is cached, and another caller of the same
     /// URL without a deadline is not affected.
-    @Test func aLoadTimeoutEndsACallWhoseTransferDrips() async throws {
+    @Test(.timeLimit(.minutes(2))) func aLoadTimeoutEndsACallWhoseTransferDrips() async throws {
         let h = try await ManagerHarness()
         let body = ManagerHarness.png
         h.server.route("/drip.png", .drip(body: body, chunk: 16, interval: .milliseconds(200)))

@@ -69,7 +69,7 @@ import Testing
         await h.finish()
     }
 
-    @Test func aCancelledCallEndsAtOnceAndItsTransferStops() async throws {
+    @Test(.timeLimit(.minutes(2))) func aCancelledCallEndsAtOnceAndItsTransferStops() async throws {
         let h = try await ManagerHarness()
         h.server.route("/stall.png", .stallAfter(bytes: 10, body: ManagerHarness.png))
         let task = Task { try await h.manager.data(for: h.url("/stall.png")) }

@@ -14,10 +14,20 @@ import Testing
         if case .hit? = try? manager.decide(url, options: options, context: context, onEvent: nil) { true } else { false }
     }
 
+    /// The list the walk below takes is every option once: one bit each, no two alike, and no
+    /// bit between them left out.
+    @Test func theOptionListHoldsEveryOptionOnce() {
+        let union = ImageOptions.every.reduce(into: ImageOptions()) { $0.formUnion($1) }
+        #expect(ImageOptions.every.allSatisfy { $0.rawValue.nonzeroBitCount == 1 })
+        #expect(union.rawValue.nonzeroBitCount == ImageOptions.every.count)
+        #expect(union.rawValue == (1 << ImageOptions.every.count) - 1)
+        #expect(ImageOptions.every == ImageOptions.every.sorted { $0.rawValue < $1.rawValue })
+    }
+
     /// Every option, as the manager's default (a plain call, answered off the template) and as
     /// the call's own (the whole path with a request of its own), gives the same answer from
     /// memory: which options change a hit is read off the request, never listed by hand.
-    @Test(arguments: (0..<16).map { ImageOptions(rawValue: 1 << $0) })
+    @Test(arguments: ImageOptions.every)
     func everyOptionGivesThePlainCallTheWholePathsAnswer(_ option: ImageOptions) async throws {
         var configuration = ImageManager.Configuration()
         configuration.defaultOptions = option

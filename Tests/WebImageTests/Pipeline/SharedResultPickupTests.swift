@@ -39,7 +39,7 @@ import Testing
         shared.pickedUp()   // a late joiner given the same result: nothing to resume
     }
 
-    @Test func aResultThatDoesNotCountPickupsNeverMakesTheWorkWait() async {
+    @Test(.timeLimit(.minutes(2))) func aResultThatDoesNotCountPickupsNeverMakesTheWorkWait() async {
         let shared = SharedResult(Self.result().result)
         await shared.waitForPickups(5)
         shared.pickedUp()

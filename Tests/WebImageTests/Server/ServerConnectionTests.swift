@@ -132,7 +132,7 @@ import Testing
 
     /// 200 requests in flight that would take 30 s each: SIGTERM ends the process within the
     /// stop time, every request answered (or refused before it was read).
-    @Test func sigtermEndsWithinTheStopTime() async throws {
+    @Test(.timeLimit(.minutes(2))) func sigtermEndsWithinTheStopTime() async throws {
         let origin = TestHTTPServer()
         try await origin.start()
         for index in 0..<20 { origin.route("/\(index).png", .stallAfter(bytes: 10, body: ManagerHarness.png)) }

@@ -67,7 +67,7 @@ import Testing
         await prefixed.finish()
     }
 
-    @Test func localFilesCannotWedgeTheLoaderNorTellTheFileSystem() async throws {
+    @Test(.timeLimit(.minutes(2))) func localFilesCannotWedgeTheLoaderNorTellTheFileSystem() async throws {
         let files = TemporaryDirectory("serve-local")
         defer { files.remove() }
         let root = files.url.appendingPathComponent("root")

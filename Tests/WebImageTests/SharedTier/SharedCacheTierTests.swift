@@ -129,7 +129,7 @@ import Testing
     /// A node that accepts connections and never answers costs one I/O timeout a connection,
     /// then its lookups are misses at once until the retry delay passes (before: a timeout on
     /// every lookup, about 0.3 s a miss).
-    @Test func aNodeThatNeverAnswersIsMarkedFailed() async throws {
+    @Test(.timeLimit(.minutes(2))) func aNodeThatNeverAnswersIsMarkedFailed() async throws {
         let silent = Canary()
         try await silent.start()
         let configuration = SharedCacheConfiguration(servers: [.init(host: "127.0.0.1", port: silent.port)],

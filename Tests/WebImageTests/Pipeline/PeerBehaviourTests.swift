@@ -2,9 +2,9 @@ import Foundation
 import Testing
 @testable import WebImage
 
-/// Four behaviours the hand-kept lists let through (SDWebImage's and Nuke's own tests check
-/// each): each failed before the one-route redesign.
-@Suite(.serialized) struct BehaviourFixesTests {
+/// Behaviours SDWebImage's and Nuke's own tests check, through the manager's one route: a
+/// first-frame query, a thumbnail query, a joining caller's priority, the modified response.
+@Suite(.serialized) struct PeerBehaviourTests {
     /// SDImageCache's query with `SDImageCacheDecodeFirstFrameOnly`: a first-frame query that hits
     /// an animated image in memory gets a still image, as a disk hit decoded that way would.
     @Test func aFirstFrameCacheQueryOfAnAnimatedMemoryHitGivesAStill() async throws {
