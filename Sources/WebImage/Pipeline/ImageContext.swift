@@ -125,10 +125,6 @@ public struct ImageContext: Sendable {
         get { storage?.fields.decryptor }
         set { mutate { $0.decryptor = newValue } }
     }
-    /// The longest a whole call may take (waiting in the loader's queue, the transfer, decoding;
-    /// URLSession's resource timeout): past it the call fails with `ImageError.timedOut(url:)`,
-    /// and the shared work goes on for its other callers (or stops, when there are none).
-    /// Default: none; a stalled transfer still ends at the loader's timeout.
     /// URLs tried in order when the image cannot be loaded from the asked URL (Kingfisher's
     /// `alternativeSources`): a failed download or an undecodable body, not a cancellation.
     /// The image is cached under the asked URL's key; `ImageResult.sourceURL` says which source
@@ -145,6 +141,10 @@ public struct ImageContext: Sendable {
         set { mutate { $0.retryStrategy = newValue } }
     }
 
+    /// The longest a whole call may take (waiting in the loader's queue, the transfer, decoding;
+    /// URLSession's resource timeout): past it the call fails with `ImageError.timedOut(url:)`,
+    /// and the shared work goes on for its other callers (or stops, when there are none).
+    /// Default: none; a stalled transfer still ends at the loader's timeout.
     public var loadTimeout: Duration? {
         get { storage?.fields.loadTimeout }
         set { mutate { $0.loadTimeout = newValue } }
@@ -239,42 +239,18 @@ public struct ImageContext: Sendable {
         guard let mine = storage?.fields else { return defaults }
         guard let base = defaults.storage?.fields else { return self }
         var result = mine
-        result.transformer = mine.transformer ?? base.transformer
-        result.usesTransformer = mine.usesTransformer ?? base.usesTransformer
-        result.thumbnailPixelSize = mine.thumbnailPixelSize ?? base.thumbnailPixelSize
-        result.fillPixelSize = mine.fillPixelSize ?? base.fillPixelSize
-        result.preserveAspectRatio = mine.preserveAspectRatio ?? base.preserveAspectRatio
-        result.imageScaleFactor = mine.imageScaleFactor ?? base.imageScaleFactor
-        result.scaleDownLimitBytes = mine.scaleDownLimitBytes ?? base.scaleDownLimitBytes
-        result.decodePixelLimit = mine.decodePixelLimit ?? base.decodePixelLimit
-        result.colorSpace = mine.colorSpace ?? base.colorSpace
-        result.queryCacheType = mine.queryCacheType ?? base.queryCacheType
-        result.storeCacheType = mine.storeCacheType ?? base.storeCacheType
-        result.originalQueryCacheType = mine.originalQueryCacheType ?? base.originalQueryCacheType
-        result.originalStoreCacheType = mine.originalStoreCacheType ?? base.originalStoreCacheType
-        result.cacheKeyFilter = mine.cacheKeyFilter ?? base.cacheKeyFilter
-        result.cacheSerializer = mine.cacheSerializer ?? base.cacheSerializer
-        result.requestModifier = mine.requestModifier ?? base.requestModifier
-        result.asyncRequestModifier = mine.asyncRequestModifier ?? base.asyncRequestModifier
-        result.responseModifier = mine.responseModifier ?? base.responseModifier
-        result.decryptor = mine.decryptor ?? base.decryptor
-        result.downloadTimeout = mine.downloadTimeout ?? base.downloadTimeout
-        result.loadTimeout = mine.loadTimeout ?? base.loadTimeout
-        result.retryStrategy = mine.retryStrategy ?? base.retryStrategy
-        result.alternativeSources = mine.alternativeSources ?? base.alternativeSources
-        result.cache = mine.cache ?? base.cache
-        result.loader = mine.loader ?? base.loader
-        result.coder = mine.coder ?? base.coder
-        result.previewInterval = mine.previewInterval ?? base.previewInterval
-        result.priority = mine.priority ?? base.priority
-        result.httpCachePolicy = mine.httpCachePolicy ?? base.httpCachePolicy
-        result.dataCachePolicy = mine.dataCachePolicy ?? base.dataCachePolicy
-        result.cacheEncoding = mine.cacheEncoding ?? base.cacheEncoding
+        for field in Fields.table { field.fill(&result, base) }
         result.custom = base.custom.merging(mine.custom) { _, mine in mine }
         return ImageContext(storage: Storage(result))
     }
 
     private init(storage: Storage) { self.storage = storage }
+
+    /// How many fields the values hold (`custom` aside), and how many of them the table that
+    /// merging and emptiness read lists: equal unless a field was added without its entry.
+    static var fieldCounts: (declared: Int, tabled: Int) {
+        (Mirror(reflecting: Fields()).children.count - 1, Fields.table.count)
+    }
 
     /// Whether this context was left entirely at its defaults (the common, fastest case).
     var isEmpty: Bool {
@@ -328,15 +304,55 @@ public struct ImageContext: Sendable {
         var cacheEncoding: CacheEncoding?
         var custom: [ObjectIdentifier: any Sendable] = [:]
 
-        var isEmpty: Bool {
-            transformer == nil && usesTransformer == nil && thumbnailPixelSize == nil && fillPixelSize == nil && preserveAspectRatio == nil
-                && imageScaleFactor == nil && scaleDownLimitBytes == nil && decodePixelLimit == nil && colorSpace == nil && queryCacheType == nil
-                && storeCacheType == nil && originalQueryCacheType == nil && originalStoreCacheType == nil
-                && cacheKeyFilter == nil && cacheSerializer == nil && requestModifier == nil && asyncRequestModifier == nil
-                && responseModifier == nil
-                && decryptor == nil && downloadTimeout == nil && loadTimeout == nil && retryStrategy == nil && alternativeSources == nil && cache == nil && loader == nil && coder == nil
-                && previewInterval == nil && priority == nil && httpCachePolicy == nil && dataCachePolicy == nil
-                && cacheEncoding == nil && custom.isEmpty
+        var isEmpty: Bool { custom.isEmpty && Self.table.allSatisfy { $0.isUnset(self) } }
+
+        /// Every field above but `custom`, once: what merging and emptiness read. A new field is
+        /// added here with its declaration (`ImageContextFieldTests` checks that none is missing).
+        static let table: [Field] = [
+            Field(\.transformer),
+            Field(\.usesTransformer),
+            Field(\.thumbnailPixelSize),
+            Field(\.fillPixelSize),
+            Field(\.preserveAspectRatio),
+            Field(\.imageScaleFactor),
+            Field(\.scaleDownLimitBytes),
+            Field(\.decodePixelLimit),
+            Field(\.colorSpace),
+            Field(\.queryCacheType),
+            Field(\.storeCacheType),
+            Field(\.originalQueryCacheType),
+            Field(\.originalStoreCacheType),
+            Field(\.cacheKeyFilter),
+            Field(\.cacheSerializer),
+            Field(\.requestModifier),
+            Field(\.asyncRequestModifier),
+            Field(\.responseModifier),
+            Field(\.decryptor),
+            Field(\.downloadTimeout),
+            Field(\.loadTimeout),
+            Field(\.retryStrategy),
+            Field(\.alternativeSources),
+            Field(\.cache),
+            Field(\.loader),
+            Field(\.coder),
+            Field(\.previewInterval),
+            Field(\.priority),
+            Field(\.httpCachePolicy),
+            Field(\.dataCachePolicy),
+            Field(\.cacheEncoding),
+        ]
+
+        /// One optional field: whether it is set, and taking it from another context when not.
+        struct Field: Sendable {
+            let isUnset: @Sendable (Fields) -> Bool
+            let fill: @Sendable (inout Fields, Fields) -> Void
+
+            init<Value>(_ path: WritableKeyPath<Fields, Value?> & Sendable) {
+                isUnset = { $0[keyPath: path] == nil }
+                fill = { fields, base in
+                    if fields[keyPath: path] == nil { fields[keyPath: path] = base[keyPath: path] }
+                }
+            }
         }
     }
 
