@@ -232,6 +232,7 @@ public struct ImageContext: Sendable {
             storage!.version &+= 1   // what managers kept for the values before the change no longer holds
         }
         change(&storage!.fields)
+        storage!.isEmpty = storage!.fields.isEmpty
     }
 
     /// This context with every nil field taken from `defaults`.
@@ -254,7 +255,7 @@ public struct ImageContext: Sendable {
 
     /// Whether this context was left entirely at its defaults (the common, fastest case).
     var isEmpty: Bool {
-        storage?.fields.isEmpty ?? true
+        storage?.isEmpty ?? true
     }
 
     /// Whether loads with this context can share work with other loads of the same key: false
@@ -360,11 +361,16 @@ public struct ImageContext: Sendable {
     // referenced by one context alone (copy on write); shared storage is never written.
     private final class Storage: @unchecked Sendable {
         var fields: Fields
+        /// Whether every field is unset: asked several times a call, worked out once a change.
+        var isEmpty: Bool
         /// Counts the changes made in place (when no other context shares these values).
         var version = 0
         /// The managers that keep settings for these values (held weakly): told when they go.
         private let owners = Mutex<[WeakOwner]>([])
-        init(_ fields: Fields) { self.fields = fields }
+        init(_ fields: Fields) {
+            self.fields = fields
+            isEmpty = fields.isEmpty
+        }
 
         /// Notes that `owner` keeps settings for these values.
         func kept(by owner: ContextOwner) {
