@@ -54,8 +54,20 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
 
     /// Starts `body`, at once or (with an admission gate) when the gate admits the work, by the
     /// work's priority, `lifo` deciding within a level; its result or error goes to every
-    /// subscriber.
-    func start(priority: TaskPriority?, lifo: Bool = false, _ body: @escaping @Sendable (SharedWork) async throws -> Output) {
+    /// subscriber. With `first`, that stage runs at once, before admission (a cache asked
+    /// first): an output it gives is the work's, and only without one is `body` admitted.
+    func start(priority: TaskPriority?, lifo: Bool = false, first: (@Sendable () async -> Output?)? = nil,
+               _ body: @escaping @Sendable (SharedWork) async throws -> Output) {
+        guard let first else { return admit(priority: priority, lifo: lifo, body) }
+        let task = Task(priority: priority) {
+            if let output = await first() { return self.finish(.success(output)) }
+            if self.machine.withLock({ $0.firstStageMissed() }) { self.admit(priority: priority, lifo: lifo, body) }
+        }
+        if machine.withLock({ $0.started(task) }) { task.cancel() }
+    }
+
+    /// Runs `body` at once, or when the admission gate admits the work.
+    private func admit(priority: TaskPriority?, lifo: Bool, _ body: @escaping @Sendable (SharedWork) async throws -> Output) {
         guard let (gate, id) = admission else { return run(priority: priority, body) }
         // Watched before it is queued: a change in between is read by the enqueue. No weak
         // reference to the work (the gate is held by the work anyway, the handle is passed in):
@@ -151,8 +163,13 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
         for handler in machine.withLock({ $0.send(event) }) { handler(event) }
     }
 
+    /// Subscriber `id` leaves with `error` (its deadline passed): a waiting caller is resumed
+    /// with it, one that has not yet waited finds itself gone; the work goes on for the others
+    /// and is abandoned when nobody is left. Nothing when the subscriber is gone already.
+    func expire(_ id: Int, with error: any Error) { leave(id, error) }
+
     /// Subscriber `id` leaves; the work is abandoned when nobody is left and it has not ended.
-    private func leave(_ id: Int) {
+    private func leave(_ id: Int, _ error: any Error = CancellationError()) {
         let action = machine.withLock { machine -> Machine.LeaveAction in
             let action = machine.leave(id)
             switch action {
@@ -165,10 +182,10 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
         case .none(let changed):
             if changed { priority.notify() }
         case .resume(let waiter, let changed):
-            waiter.resume(throwing: CancellationError())
+            waiter.resume(throwing: error)
             if changed { priority.notify() }
         case .abandon(let waiter, let worker):
-            waiter?.resume(throwing: CancellationError())
+            waiter?.resume(throwing: error)
             abandoned(worker)
         }
     }
@@ -270,10 +287,11 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
     /// `priority` is how urgently this caller wants it (the work follows its most urgent caller);
     /// `taskPriority` is the new work's task's.
     /// With an admission gate, a new work starts when admitted, newest first within its level
-    /// when `lifo`. A new work is also found by `alias`, when given, until it ends.
+    /// when `lifo`; its `first` stage, when given, runs before that (see `SharedWork.start`).
+    /// A new work is also found by `alias`, when given, until it ends.
     func join(_ key: Key, alias: Key? = nil, replays: (@Sendable (Event) -> Bool)? = nil, priority: ImageLoaderPriority = .normal,
-              taskPriority: TaskPriority? = nil, lifo: Bool = false, onEvent: Work.EventHandler?,
-              body: @escaping @Sendable (Work) async throws -> Output) -> (work: Work, id: Int, isNew: Bool) {
+              taskPriority: TaskPriority? = nil, lifo: Bool = false, first: (@Sendable () async -> Output?)? = nil,
+              onEvent: Work.EventHandler?, body: @escaping @Sendable (Work) async throws -> Output) -> (work: Work, id: Int, isNew: Bool) {
         let (work, subscription, isNew) = works.withLock { works -> (Work, Work.Subscription, Bool) in
             if let entry = works.find(key), let subscription = entry.work.reserve(onEvent: onEvent, priority: priority) {
                 return (entry.work, subscription, false)
@@ -288,7 +306,7 @@ final class InFlightTable<Key: Hashable & Sendable, Event: Sendable, Output: Sen
             return (work, work.reserve(onEvent: onEvent, priority: priority)!, true)
         }
         work.replay(subscription)
-        if isNew { work.start(priority: taskPriority, lifo: lifo, body) }
+        if isNew { work.start(priority: taskPriority, lifo: lifo, first: first, body) }
         return (work, subscription.id, isNew)
     }
 

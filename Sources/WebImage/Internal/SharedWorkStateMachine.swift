@@ -134,6 +134,15 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
         return false
     }
 
+    /// The work's first stage (run before it waits for admission) missed: the work's task is
+    /// forgotten, so that abandoning the work from now on withdraws it from admission. False
+    /// when the work was abandoned meanwhile (it must not go on).
+    mutating func firstStageMissed() -> Bool {
+        if case .abandoned = state { return false }
+        worker = nil
+        return true
+    }
+
     // MARK: Joining
 
     enum ReserveAction {
@@ -259,14 +268,14 @@ struct SharedWorkStateMachine<Event, Output, Handler, Waiter, Worker> {
     enum LeaveAction {
         /// Nothing to resume; `priorityChanged` when the work's priority fell.
         case none(priorityChanged: Bool)
-        /// Resume this waiter with `CancellationError`; `priorityChanged` as above.
+        /// Resume this waiter with the leaving error; `priorityChanged` as above.
         case resume(Waiter, priorityChanged: Bool)
         /// The last subscriber left: resume its waiter (if it was suspended), cancel the work
         /// and tell the table.
         case abandon(Waiter?, worker: Worker?)
     }
 
-    /// Subscriber `id`'s task was cancelled.
+    /// Subscriber `id` leaves: its task was cancelled, or its deadline passed.
     mutating func leave(_ id: Int) -> LeaveAction {
         guard case .waiting(var subscribers) = state, id >= 0, id < subscribers.byID.count,
               let subscriber = subscribers.byID[id] else { return .none(priorityChanged: false) }

@@ -6,40 +6,11 @@ import Foundation
 enum CallDecision: Sendable {
     /// The image, from memory, answered without suspending.
     case hit(Image)
-    /// The call joined `work` as subscriber `id`. `request` is the call's request, or for a
-    /// plain call that found the work by its alias, the request of the plain call that made it
-    /// (the same one: plain calls of a URL differ in nothing).
-    case join(SharedWork<ImageEvent, SharedResult>, id: Int, LoadRequest)
-    /// The call joins or starts the shared work (after asking memory by suspending when the
-    /// cache cannot answer at once).
-    case start(NewWork)
-
-    /// The request of a decision that waits.
-    var request: LoadRequest {
-        switch self {
-        case .join(_, _, let request): request
-        case .start(let new): new.request
-        case .hit: preconditionFailure("a memory hit has no request")
-        }
-    }
-}
-
-/// What a call that starts (or joins) the shared work needs: its request, the loader found for
-/// its URL, and whether it asks memory by suspending first. A class, so that the decision every
-/// caller holds in its frame stays three words.
-@usableFromInline
-final class NewWork: Sendable {
-    let request: LoadRequest
-    let loader: any ImageLoader
-    /// Whether memory is asked first, by suspending (a cache without synchronous memory, or a
-    /// hit that also wants the data from disk).
-    let queriesMemoryFirst: Bool
-
-    init(_ request: LoadRequest, loader: any ImageLoader, queriesMemoryFirst: Bool) {
-        self.request = request
-        self.loader = loader
-        self.queriesMemoryFirst = queriesMemoryFirst
-    }
+    /// The call is subscriber `id` of `work`, the shared work of its key, joined or started.
+    /// `request` is the call's request, or for a plain call that found the work by its alias,
+    /// the request of the plain call that made it (the same one: plain calls of a URL differ
+    /// in nothing).
+    case subscribed(SharedWork<ImageEvent, SharedResult>, id: Int, LoadRequest)
 }
 
 /// What every plain call of a manager (no options and no context of its own, no options
@@ -76,11 +47,12 @@ final class PlainCalls: Sendable {
 }
 
 extension ImageManager {
-    /// The one decision of an image call: answered from memory, joined to the work in flight,
-    /// or run. Checks cancellation, the URL and the failed-URL list first. A plain call is
-    /// answered off the manager's template (`PlainCalls`) before it builds a request: a memory
-    /// hit by URL, or the work in flight found by the URL's alias key; otherwise, as every call,
-    /// it builds its request and asks memory, then the in-flight table.
+    /// The one decision of an image call: answered from memory, or subscribed to the shared
+    /// work of its key, joined when in flight, else started (`subscribe`). Checks
+    /// cancellation, the URL and the failed-URL list first. A plain call is answered off the
+    /// manager's template (`PlainCalls`) before it builds a request: a memory hit by URL, or
+    /// the work in flight found by the URL's alias key; otherwise, as every call, it builds its
+    /// request and asks memory, then the in-flight table.
     /// Synchronous, and inlined into `decideAccounted` (its only caller), which is called out
     /// of line: its temporaries stay out of the async frame of every call.
     @inline(__always)
@@ -113,8 +85,7 @@ extension ImageManager {
                 return joinedWork(joined.work, id: joined.id, request)
             }
         }
-        return .start(NewWork(request, loader: try loader(for: request),
-                              queriesMemoryFirst: request.queriesMemory && !request.answersMemoryAtOnce))
+        return subscribe(request, loader: try loader(for: request), onEvent: onEvent)
     }
 
     /// The request of a call that is not answered off the plain template, checked as every
@@ -154,7 +125,7 @@ extension ImageManager {
     private func joinedWork(_ work: SharedWork<ImageEvent, SharedResult>, id: Int, _ request: LoadRequest) -> CallDecision {
         followPriority(of: request, in: work, id: id)
         pipeline.spans.joined(work)
-        return .join(work, id: id, request)
+        return .subscribed(work, id: id, request)
     }
 
     /// The call's options and context merged over the defaults into one `LoadRequest` (no

@@ -30,32 +30,18 @@ enum LoadOutcome: Sendable {
 /// counts and the lifecycle events, for `image(for:)`, `result(for:)`, `events(for:)` and
 /// `data(for:)` alike.
 extension ImageManager {
-    /// An image call: decided once (`decide`), then answered or waited for, and accounted.
-    /// Inlined into its caller through `image(for:)` and `result(for:)`: a memory hit is one
-    /// synchronous call (`decideAccounted`), and the call allocates no async frame of its own.
+    /// An image call, top to bottom: decide (a memory hit, or a subscription to the shared work,
+    /// joined or started), then wait on the subscription within the call's deadline, then the
+    /// bookkeeping. Inlined into its caller through `image(for:)` and `result(for:)`: a memory
+    /// hit is one synchronous call (`decideAccounted`) and allocates no async frame of its own.
     @inlinable @inline(__always)
     nonisolated(nonsending) func perform(_ url: URL, options: ImageOptions, context: ImageContext,
                                          onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
-        let decision = try decideAccounted(url, options: options, context: context, onEvent: onEvent)
-        if case .hit(let image) = decision { return .memory(image) }
-        return .shared(try await waitFor(decision, url: url, context: context, onEvent: onEvent))
-    }
-
-    /// The wait of a call that did not hit memory, with its bookkeeping. A caller that joined a
-    /// work and has no deadline waits in this frame; every other wait (a deadline, a memory
-    /// query that suspends, a new work) is one call away, in `waitOutOfLine`: a joined caller's
-    /// frames then fit its task's first slab of task memory (with the other waits inlined, each
-    /// of a thousand joined callers allocated one more slab).
-    @usableFromInline
-    nonisolated(nonsending) func waitFor(_ decision: CallDecision, url: URL, context: ImageContext,
-                                         onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
-        switch decision {
-        case .join(let work, let id, let request) where !hasDeadline(context):
-            let shared: SharedResult
-            do { shared = try await work.wait(id) } catch { throw failed(request, error) }
-            return settled(request, shared)
-        default:
-            return try await waitOutOfLine(decision, url: url, context: context, onEvent: onEvent)
+        switch try decideAccounted(url, options: options, context: context, onEvent: onEvent) {
+        case .hit(let image):
+            return .memory(image)
+        case .subscribed(let work, let id, let request):
+            return .shared(try await waitForImage(work, id, request, context: context))
         }
     }
 
@@ -81,80 +67,76 @@ extension ImageManager {
         }
     }
 
-    /// Whether the call has a time limit (its context's, else the manager's). Never inlined:
-    /// reading the context inline put a copy of its storage in the caller's async frame.
-    @inline(never)
-    private func hasDeadline(_ context: ImageContext) -> Bool { loadTimeout(context) != nil }
-
-    /// The wait of a call that starts (or joins) the shared work, or has a deadline, with its
-    /// bookkeeping.
-    @inline(never)
-    private func waitOutOfLine(_ decision: CallDecision, url: URL, context: ImageContext,
-                               onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
-        try await accountedWait(decision.request, context: context) { try await self.wait(decision, onEvent: onEvent) }
+    /// `waitOn` for an image call. Not generic, and called from `perform` (which is inlined into
+    /// the callers of `image(for:)`): an inlinable function can only call a generic one
+    /// unspecialized, and this one's body is specialized.
+    @usableFromInline
+    nonisolated(nonsending) func waitForImage(_ work: SharedWork<ImageEvent, SharedResult>, _ id: Int, _ request: LoadRequest,
+                                              context: ImageContext) async throws -> SharedResult {
+        try await waitOn(work, id, request, context: context)
     }
 
     /// The one wait of every call that did not hit memory (`image(for:)`, `result(for:)`,
-    /// `events(for:)` and `data(for:)`; a joined image call without a deadline does the same in
-    /// `waitFor`'s frame): `wait` within the call's time limit, then its bookkeeping, a failure
-    /// (`failed(_:_:)`) or a success (`settled(_:_:)`).
-    func accountedWait<Output: LoadOutput>(_ request: LoadRequest, context: ImageContext,
-                                           _ wait: @escaping @Sendable () async throws -> Output) async throws -> Output {
+    /// `events(for:)` and `data(for:)`): subscriber `id` of `work` waits for its output, its
+    /// deadline (the call's time limit) scheduled on the manager's one timer; then the
+    /// bookkeeping, a failure (`failed(_:_:)`) or a success (`settled(_:_:)`).
+    @inline(__always)
+    nonisolated(nonsending) func waitOn<Event, Output: LoadOutput>(_ work: SharedWork<Event, Output>, _ id: Int, _ request: LoadRequest,
+                                                                   context: ImageContext) async throws -> Output {
+        var deadline: Int?
+        if let limit = loadTimeout(context) { deadline = scheduleDeadline(limit, work, id, request.url) }
         let output: Output
         do {
-            if let limit = loadTimeout(context) {
-                output = try await withDeadline(limit, request.url, wait)
-            } else {
-                output = try await wait()
-            }
+            output = try await work.wait(id)
         } catch {
-            throw failed(request, error)
+            throw failed(request, deadline == nil ? error : deadlineError(error, deadline, request.url))
         }
+        if let deadline { cancelDeadline(deadline) }
         return settled(request, output)
     }
 
-    /// Waits for what `decision` joined or starts: the work's result, or a memory hit asked by
-    /// suspending, then the work.
-    private func wait(_ decision: CallDecision, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
-        switch decision {
-        case .join(let work, let id, _):
-            return try await work.wait(id)
-        case .start(let new):
-            if new.queriesMemoryFirst {
-                if let hit = await queryMemory(new.request) { return SharedResult(hit) }
-                try Task.checkCancellation()
-            }
-            return try await run(new.request, loader: new.loader, onEvent: onEvent)
-        case .hit:
-            preconditionFailure("a memory hit is answered by the caller")
+    /// Schedules the time-out of subscriber `id`, `limit` from now: then the subscriber leaves
+    /// `work` with `ImageError.timedOut` and the work goes on for the others (or stops, when
+    /// none is left). Returns the deadline's token.
+    @inline(never)
+    func scheduleDeadline<Event, Output>(_ limit: Duration, _ work: SharedWork<Event, Output>, _ id: Int, _ url: URL) -> Int {
+        pipeline.deadlines.schedule(at: .now + limit) { [weak work] in
+            work?.expire(id, with: ImageError.timedOut(url: url))
         }
     }
 
-    /// Joins or starts the shared work of `request` (disk, download, decode, transform, store)
-    /// and waits for it.
-    private func run(_ request: LoadRequest, loader: any ImageLoader, onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> SharedResult {
-        let (work, id) = joinOrStart(request, loader: loader, onEvent: onEvent)
-        return try await work.wait(id)
+    /// The error of a call with a deadline whose wait threw `error`: a subscriber that timed
+    /// out before it waited finds itself gone (a `CancellationError`); its deadline says which.
+    @inline(never)
+    func deadlineError(_ error: any Error, _ deadline: Int?, _ url: URL) -> any Error {
+        guard let deadline, !pipeline.deadlines.cancel(deadline), error is CancellationError, !Task.isCancelled else { return error }
+        return ImageError.timedOut(url: url)
     }
 
-    /// The shared work of `request`, joined or started, and this caller's subscription to it.
-    /// Works wait for their start in the order of the loader's own queue. Synchronous and
-    /// apart from `run`: the work's body and the join stay out of the frame every waiting
-    /// caller keeps.
+    /// Cancels deadline `token` (its call's wait ended first).
     @inline(never)
-    private func joinOrStart(_ request: LoadRequest, loader: any ImageLoader,
-                             onEvent: (@Sendable (ImageEvent) -> Void)?) -> (SharedWork<ImageEvent, SharedResult>, Int) {
+    func cancelDeadline(_ token: Int) { pipeline.deadlines.cancel(token) }
+
+    /// The shared work of `request`, joined or started, and this caller's subscription to it
+    /// (`decide`'s last step). Works wait for their start in the order of the loader's own
+    /// queue; a request that asks its cache's memory by suspending (a cache without synchronous
+    /// memory, or a hit that also wants its data) asks it as the work's first stage, before
+    /// the work waits for admission: the work, not each caller, asks it once.
+    @inline(never)
+    func subscribe(_ request: LoadRequest, loader: any ImageLoader, onEvent: (@Sendable (ImageEvent) -> Void)?) -> CallDecision {
         let (coders, pipeline) = (self.coders, self.pipeline)
         let trace = WorkSpans.creatorContext()
+        let first: (@Sendable () async -> SharedResult?)? = request.queriesMemory && !request.answersMemoryAtOnce
+            ? { @Sendable [self] in await queryMemory(request).map { SharedResult($0) } } : nil
         let (work, id, isNew) = pipeline.works.join(
             WorkKey(request), alias: request.isPlain && request.queriesMemory ? WorkKey(plainURL: request.urlString) : nil,
             priority: request.callerPriority, taskPriority: Task.currentPriority,
-            lifo: loader.capabilities.contains(.startsNewestFirst), onEvent: onEvent) { work in
+            lifo: loader.capabilities.contains(.startsNewestFirst), first: first, onEvent: onEvent) { work in
             try await pipeline.load(request, loader: loader, coders: coders, work: work, trace: trace)
         }
         followPriority(of: request, in: work, id: id)
         if !isNew { pipeline.spans.joined(work) }
-        return (work, id)
+        return .subscribed(work, id: id, request)
     }
 
     /// A caller that gave a priority handle moves its subscription when the handle changes.
@@ -167,29 +149,6 @@ extension ImageManager {
     /// The call's time limit: its context's, else the configuration's; nil: none.
     func loadTimeout(_ context: ImageContext) -> Duration? {
         context.isEmpty ? defaultLoadTimeout : context.loadTimeout ?? defaultLoadTimeout
-    }
-
-    /// `body`, failing with `ImageError.timedOut(url:)` when it takes longer than `limit`: it
-    /// runs as a child task, cancelled then (a waiting caller leaves its work as a cancelled
-    /// caller does). Never inlined: its task group's state would be in the frame of every call,
-    /// with a deadline or not.
-    @inline(never)
-    func withDeadline<Output: Sendable>(_ limit: Duration, _ url: URL,
-                                        _ body: @escaping @Sendable () async throws -> Output) async throws -> Output {
-        do {
-            return try await withThrowingTaskGroup(of: Output?.self) { group in
-                group.addTask { try await body() }
-                group.addTask {
-                    try await Task.sleep(for: limit)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let output = first else { throw DeadlinePassed() }
-                return output
-            }
-        } catch is DeadlinePassed {
-            throw ImageError.timedOut(url: url)
-        }
     }
 
     // MARK: - Bookkeeping
@@ -233,6 +192,3 @@ extension ImageManager {
         pipeline.events.send(.loadFailed(url, error: error))
     }
 }
-
-/// A call's deadline passed before its result (see `ImageManager.withDeadline`).
-private struct DeadlinePassed: Error {}

@@ -11,15 +11,18 @@ import Tracing
 ///     caller ── image(for:) · result(for:) · events(for:) ── perform (CallWait)
 ///        ├─ decide (CallDecision, synchronous): cancellation, scheme, failed URLs;
 ///        │    plain call: the manager's template request (PlainCalls), else the call's LoadRequest;
-///        │    memory hit ─▶ return │ work in flight (WorkKey, or a plain call's alias) ─▶ join
-///        │    the loader for the URL ─▶ run (or query: memory asked by suspending, then run)
-///        ├─ wait (CallWait, within the call's deadline) ─▶ the shared work below
+///        │    memory hit ─▶ return │ else a subscription to the shared work of its key:
+///        │    joined when in flight (WorkKey, or a plain call's alias), else started (subscribe)
+///        ├─ waitOn (CallWait): the subscription's wait; a deadline is the subscriber's
+///        │    time-out on the manager's one timer (Deadlines), the work going on for the others
 ///        └─ bookkeeping (CallWait): failed-URL list, metrics, lifecycle events
-///     data(for:) (LoadData) ── the same checks, wait and bookkeeping (accounted, accountedWait)
-///                             and span; one work per DataKey
+///     data(for:) (LoadData) ── the same checks, subscription, wait and bookkeeping (accounted,
+///                             waitOn) and span; one work per DataKey
 ///
 ///     shared work (SharedWork, one per WorkKey ⊃ DownloadKey; its task starts when
 ///     LoadAdmission admits it, at most maximumConcurrentLoads at once)
+///        1. memory       asked by suspending (a cache without synchronous memory, or
+///                        .queryMemoryData), before admission ─▶ hit
 ///        2. QueryDisk    disk cache (or the cached original of a derived image) ─▶ hit;
 ///                        HTTPFreshness: a stale entry goes on to be revalidated (or, within
 ///                        stale-while-revalidate, is a hit revalidated in the background)
@@ -48,6 +51,8 @@ struct ImagePipeline: Sendable {
     let events = LoadEventHub()
     /// The spans of the works running (swift-distributed-tracing).
     let spans = WorkSpans()
+    /// The deadlines of the manager's waiting calls, on one timer.
+    let deadlines = Deadlines()
     /// The manager's loaders (an alternative source picks its own).
     let loaders: ImageLoaders
     /// The token bucket new transfers pass (`Configuration.rateLimiter`); nil: none.

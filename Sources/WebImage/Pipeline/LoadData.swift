@@ -30,18 +30,19 @@ extension ImageManager {
     /// `data(for:options:context:)` with where the bytes came from and, with `.waitStoreCache`,
     /// why their disk store failed (the prefetcher's disk-only destination).
     func loadedData(for url: URL, options: ImageOptions, context: ImageContext) async throws -> LoadedData {
-        // The decision and the wait of the image calls (`decide`, `accountedWait`); a data load
-        // has no memory hit and no plain template.
-        let (request, loader) = try accounted(url) {
+        // The decision and the wait of the image calls (`decide`, `waitOn`); a data load has no
+        // memory hit and no plain template.
+        let (work, id, request) = try accounted(url) {
             try Task.checkCancellation()
             let request = try checkedRequest(url, url.absoluteString, options: options, context: context)
-            return (request, try self.loader(for: request))
+            return subscribeData(request, loader: try self.loader(for: request))
         }
-        return try await accountedWait(request, context: context) { try await self.waitForData(request, loader: loader) }
+        return try await waitOn(work, id, request, context: context)
     }
 
-    /// Joins or starts the data load of `request` (one per `DataKey`) and waits for it.
-    private func waitForData(_ request: LoadRequest, loader: any ImageLoader) async throws -> LoadedData {
+    /// Joins or starts the data load of `request` (one per `DataKey`): the work and this
+    /// caller's subscription to it.
+    private func subscribeData(_ request: LoadRequest, loader: any ImageLoader) -> (SharedWork<Never, LoadedData>, Int, LoadRequest) {
         let pipeline = self.pipeline
         let trace = WorkSpans.creatorContext()
         let (work, id, isNew) = pipeline.dataLoads.join(DataKey(request), priority: request.callerPriority, taskPriority: Task.currentPriority,
@@ -52,7 +53,7 @@ extension ImageManager {
         }
         followPriority(of: request, in: work, id: id)
         if !isNew { pipeline.spans.joined(work) }
-        return try await work.wait(id)
+        return (work, id, request)
     }
 }
 

@@ -75,9 +75,9 @@ import Testing
     }
     // MARK: The one decision (`ImageManager.decide`): a plain call joins before building anything
 
-    /// Whether the decision joined (and the subscription it took, to be waited on).
+    /// The subscription the decision took (joined, with the work in flight), to be waited on.
     private func shortcutJoin(_ manager: ImageManager, _ url: URL) -> (SharedWork<ImageEvent, SharedResult>, Int)? {
-        if case .join(let work, let id, _)? = try? manager.decide(url, options: [], context: .init(), onEvent: nil) { return (work, id) }
+        if case .subscribed(let work, let id, _)? = try? manager.decide(url, options: [], context: .init(), onEvent: nil) { return (work, id) }
         return nil
     }
 
