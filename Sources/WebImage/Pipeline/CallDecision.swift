@@ -51,7 +51,8 @@ extension ImageManager {
     /// work of its key, joined when in flight, else started (`subscribe`). Checks
     /// cancellation, the URL and the failed-URL list first. A plain call is answered off the
     /// manager's template (`PlainCalls`) before it builds a request: a memory hit by URL, or
-    /// the work in flight found by the URL's alias key; otherwise, as every call, it builds its
+    /// the work in flight found by the URL's alias key; a plain miss then subscribes with the
+    /// template's settings without asking again. Otherwise, as every call, it builds its
     /// request and asks memory, then the in-flight table.
     /// Synchronous, and inlined into `decideAccounted` (its only caller), which is called out
     /// of line: its temporaries stay out of the async frame of every call.
@@ -72,6 +73,13 @@ extension ImageManager {
             if plain.template.queriesMemory, !pipeline.works.isEmpty,
                let joined = pipeline.works.joinIfRunning(WorkKey(plainURL: string), priority: { $0.request.callerPriority }, onEvent: onEvent) {
                 return joinedWork(joined.work, id: joined.id, joined.key.request)
+            }
+            if plain.hitsByURL {
+                // Missed: the failed-URL list and memory were asked; the request is the template's
+                // settings for this URL, and `subscribe` joins a work of its key or starts one.
+                guard URLScheme.isPresent(in: string) else { throw ImageError.invalidURL(string) }
+                let request = makeRequest(url, string, options: options, context: context)
+                return subscribe(request, loader: try loader(for: request), onEvent: onEvent)
             }
         }
         let request = try checkedRequest(url, string, options: options, context: context)
