@@ -70,7 +70,8 @@ suite() (
   echo "sanitize $kind: tests $(( $(date +%s) - start )) s, $reports reports; ${summary:-no summary}"
   if [ "$status" -ne 0 ] || [ "$reports" -ne 0 ]; then
     { grep -E -A12 "WARNING: ThreadSanitizer|ERROR: AddressSanitizer|ERROR: LeakSanitizer" "$log" || true; } | head -60 >&2 || true
-    { grep -E "^✘ Test [a-zA-Z].* failed" "$log" || true; } | head -20 >&2 || true
+    # Every failed test and the issue it recorded (a display name can start with a quote).
+    { grep -E "^✘ (Test|Suite) " "$log" | grep -v "^✘ Test run" || true; } | head -20 >&2 || true
     echo "sanitize $kind: failed (log: $log)" >&2
     exit 1
   fi
