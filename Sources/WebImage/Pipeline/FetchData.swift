@@ -10,15 +10,7 @@ extension ImagePipeline {
     func fetch(_ request: LoadRequest, loader: any ImageLoader, coders: ImageCoders, validators: CacheValidators?,
                progressive: Bool, work: SharedWork<ImageEvent, SharedResult>) async throws -> (Download, (any IncrementalImageDecoder)?) {
         let key = DownloadKey(request)
-        let (backlog, limiter, metrics, downloads, events) = (self.backlog, rateLimiter, self.metrics, self.downloads, self.events)
-        let body: @Sendable (SharedWork<DownloadEvent, Download>) async throws -> Download = { transfer in
-            metrics.transfers(downloads.count)
-            defer { metrics.transfers(downloads.count - 1) }
-            return try await ImagePipeline.transfer(request.loaderRequest(validators: validators, priority: transfer.priority, backlog: backlog),
-                                                    loader: loader, streaming: transfer.hasEventSubscribers,
-                                                    transfer: transfer, retry: request.settings.retry, limiter: limiter, metrics: metrics,
-                                                    events: events)
-        }
+        let body = transferBody(request, loader: loader, validators: validators)
         guard progressive || work.hasEventSubscribers else {
             return (try await downloads.run(key, priority: work.priority, onEvent: nil, body: body), nil)
         }
@@ -29,6 +21,31 @@ extension ImagePipeline {
             return (download, nil)
         }
         return try await fetchWithPreviews(request, key: key, coders: coders, work: work, body: body)
+    }
+
+    /// The body of `request`'s transfer in one piece, shared with every load of the same
+    /// download key (image loads included), waiting in the loader's queue at `priority`: the
+    /// fetch of a load that wants the bytes alone (`ImageManager.data(for:)`).
+    func fetchBytes(_ request: LoadRequest, loader: any ImageLoader, validators: CacheValidators?,
+                    priority: LoadPriority) async throws -> Download {
+        try await downloads.run(DownloadKey(request), priority: priority, onEvent: nil,
+                                body: transferBody(request, loader: loader, validators: validators))
+    }
+
+    /// What the shared transfer of `request` runs: the loader's request (with `validators`, at
+    /// the transfer's priority, counted against the decode backlog), streamed when a work
+    /// watches its events, tried again as the request's retry strategy says.
+    private func transferBody(_ request: LoadRequest, loader: any ImageLoader, validators: CacheValidators?)
+        -> @Sendable (SharedWork<DownloadEvent, Download>) async throws -> Download {
+        let (backlog, limiter, metrics, downloads, events) = (self.backlog, rateLimiter, self.metrics, self.downloads, self.events)
+        return { transfer in
+            metrics.transfers(downloads.count)
+            defer { metrics.transfers(downloads.count - 1) }
+            return try await ImagePipeline.transfer(request.loaderRequest(validators: validators, priority: transfer.priority, backlog: backlog),
+                                                    loader: loader, streaming: transfer.hasEventSubscribers,
+                                                    transfer: transfer, retry: request.settings.retry, limiter: limiter, metrics: metrics,
+                                                    events: events)
+        }
     }
 
     /// A transfer streamed into an incremental decoder, previews sent as they come. Apart from
@@ -198,5 +215,22 @@ extension ImagePipeline {
             }
         }
         return Download(data: body, response: response)
+    }
+}
+
+extension ImagePipeline.Download {
+    /// The rules of a transfer's answer that every load follows (an image's, an alternative
+    /// source's, a data load's): a 304 answers only a load that revalidates a cached entry
+    /// (`revalidating`), and a body must not be empty.
+    /// - Returns: true for a 304 to a revalidation (the cached entry stays, refreshed).
+    /// - Throws: `ImageError.badStatusCode(304)` for a 304 nobody asked for; `.emptyData` for an
+    ///   empty body.
+    func isNotModified(revalidating: Bool, _ request: LoadRequest) throws -> Bool {
+        if response.statusCode == 304 {
+            guard revalidating else { throw ImageError.badStatusCode(304, url: request.url) }
+            return true
+        }
+        guard !data.isEmpty else { throw ImageError.decodingFailed(.emptyData, source: request.urlString, byteCount: 0) }
+        return false
     }
 }

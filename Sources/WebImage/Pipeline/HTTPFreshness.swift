@@ -14,6 +14,34 @@ extension ImagePipeline {
         return metadata.use(at: now(), requestHeaders: headers)
     }
 
+    /// What a load does with a disk entry, by the origin's rules.
+    enum EntryVerdict {
+        /// Use it (fresh, or stale within `stale-while-revalidate`); its metadata, if any.
+        case use(CacheEntryMetadata?)
+        /// Revalidate it before use.
+        case revalidate
+        /// Not this request's entry (made for other request headers): a miss.
+        case ignore
+    }
+
+    /// The rule for a disk hit, the same for an image's entry and a data load's bytes: a fresh
+    /// entry is used; a stale one within `stale-while-revalidate` is used too, and
+    /// `revalidateInBackground` starts its revalidation; any other stale one is revalidated
+    /// first; one made for other request headers (`Vary`) is ignored. `stored` is the entry's
+    /// stored metadata.
+    func verdict(on stored: Data?, _ request: LoadRequest, loader: any ImageLoader,
+                 revalidateInBackground: () -> Void) -> EntryVerdict {
+        let metadata = stored.flatMap(CacheEntryMetadata.init(stored:))
+        switch use(of: metadata, request, loader: loader) {
+        case .fresh: return .use(metadata)
+        case .staleWhileRevalidate:
+            revalidateInBackground()
+            return .use(metadata)
+        case .revalidate: return .revalidate
+        case .otherVariant: return .ignore
+        }
+    }
+
     /// The freshness a result made from an entry with `metadata` carries, and how long its
     /// image may stay in memory; neither under `.ignoreHeaders`.
     func memoryTerms(_ metadata: CacheEntryMetadata?, _ request: LoadRequest) -> (freshness: HTTPFreshness?, lifetime: Duration?) {

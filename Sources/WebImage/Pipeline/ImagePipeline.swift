@@ -17,7 +17,9 @@ import Tracing
 ///        │    time-out on the manager's one timer (Deadlines), the work going on for the others
 ///        └─ bookkeeping (CallWait): failed-URL list, metrics, lifecycle events
 ///     data(for:) (LoadData) ── the same checks, subscription, wait and bookkeeping (accounted,
-///                             waitOn) and span; one work per DataKey
+///                             waitOn) and span; one work per DataKey, the plan below
+///                             stopped after 3 (2 on the original's bytes, 3, then 6's disk
+///                             write), with the same rules
 ///
 ///     shared work (SharedWork, one per WorkKey ⊃ DownloadKey; its task starts when
 ///     LoadAdmission admits it, at most maximumConcurrentLoads at once)
@@ -156,16 +158,27 @@ struct ImagePipeline: Sendable {
     @inline(never)
     private func endsBeforeTransfer(_ request: LoadRequest, cached: ImageCacheResult?,
                                     work: SharedWork<ImageEvent, SharedResult>) throws -> SharedResult? {
-        if request.options.contains(.fromCacheOnly) {
-            if let cached { return SharedResult(ImageResult(cached, url: request.url)) }
-            throw ImageError.notInCache(key: request.cacheKey ?? request.url.absoluteString)
-        }
-        if let shouldDownload, !shouldDownload(request.url) {
-            if let cached { return SharedResult(ImageResult(cached, url: request.url)) }
-            throw ImageError.downloadNotAllowed(request.url)
+        if let ended = try endsWithoutTransfer(request, cached: cached, key: request.cacheKey) {
+            return SharedResult(ImageResult(ended, url: request.url))
         }
         try Task.checkCancellation()
         if let cached, request.options.contains(.refreshCached) { work.send(.cached(ImageResult(cached, url: request.url))) }
+        return nil
+    }
+
+    /// The rules that end a load before its transfer, the same for an image and for bytes: a
+    /// cache-only load (`.fromCacheOnly`) gets its cached entry or `notInCache` (for `key`); a
+    /// URL `shouldDownload` refuses gets its cached entry or `downloadNotAllowed`.
+    /// - Returns: the cached entry that ends the load; nil: go on to the loader.
+    func endsWithoutTransfer<Cached>(_ request: LoadRequest, cached: Cached?, key: String?) throws -> Cached? {
+        if request.options.contains(.fromCacheOnly) {
+            guard let cached else { throw ImageError.notInCache(key: key ?? request.urlString) }
+            return cached
+        }
+        if let shouldDownload, !shouldDownload(request.url) {
+            guard let cached else { throw ImageError.downloadNotAllowed(request.url) }
+            return cached
+        }
         return nil
     }
 
@@ -184,11 +197,14 @@ struct ImagePipeline: Sendable {
         let (download, incremental) = try await traceStage("webimage.download", tracing) {
             try await fetch(request, loader: loader, coders: coders, validators: validators, progressive: progressive, work: work)
         }
-        if download.response.statusCode == 304, cached == nil, let original {
-            return try await notModified(request, original: original, response: download.response, coders: coders)
+        if try download.isNotModified(revalidating: cached != nil || original != nil, request) {
+            // Nothing to decode: the body's place in the decode backlog is given back.
+            download.response.backlogClaim?.release()
+            if let cached { return await notModified(request, cached: cached, response: download.response) }
+            if let original { return try await notModified(request, original: original, response: download.response, coders: coders) }
         }
-        return try await decodeAndStore(request, download: download, incremental: incremental, cached: cached,
-                                        loader: loader, coders: coders, work: work, tracing: tracing)
+        return try await decodeAndStore(request, download: download, incremental: incremental, loader: loader, coders: coders,
+                                        work: work, tracing: tracing)
     }
 
     /// A 304 to the revalidation of a derived image's stale original: the original's entry is
@@ -196,7 +212,6 @@ struct ImagePipeline: Sendable {
     @inline(never)
     private func notModified(_ request: LoadRequest, original: StaleOriginal, response: ImageLoaderResponse,
                              coders: ImageCoders) async throws -> SharedResult {
-        response.backlogClaim?.release()
         let refreshed = await refreshEntry(original.key, stored: original.hit.extendedData, notModified: response, request)
         try Task.checkCancellation()
         return SharedResult(try await derived(request, from: original.hit, metadata: refreshed, stored: refreshed.stored, coders: coders))
@@ -219,8 +234,9 @@ struct ImagePipeline: Sendable {
             guard let loader = loaders.loader(request.loader, for: source.url) else { continue }
             do {
                 let (download, _) = try await fetch(source, loader: loader, coders: coders, validators: nil, progressive: false, work: work)
-                return try await decodeAndStore(source, download: download, incremental: nil, cached: nil, loader: loader,
-                                                coders: coders, work: work, tracing: tracing)
+                _ = try download.isNotModified(revalidating: false, source)   // a 304 or an empty body throws
+                return try await decodeAndStore(source, download: download, incremental: nil, loader: loader, coders: coders,
+                                                work: work, tracing: tracing)
             } catch where !(error is CancellationError) {
                 ImagePipeline.logger.debug("[WebImage] alternative source \(source.urlString) failed: \(error)")
             }
@@ -228,23 +244,19 @@ struct ImagePipeline: Sendable {
         throw failure
     }
 
-    /// Stages 4 to 6, once the body is in. A function of its own (never inlined): an async
-    /// function's frame is sized for all of its suspension points, and every load waiting in
-    /// the loader's queue holds the frame of `load`. Only the suspensions are written here;
-    /// what runs between them is in synchronous functions (`decoded`, `deliver`), whose
+    /// Stages 4 to 6, once a body is in (`Download.isNotModified` checked it). A function of
+    /// its own (never inlined): an async function's frame is sized for all of its suspension
+    /// points, and every load waiting in the loader's queue holds the frame of `load`. Only the
+    /// suspensions are written here; what runs between them is in synchronous functions (`decoded`, `deliver`), whose
     /// temporaries stay on the thread's stack instead of in this frame (Benchmarks/README.md,
     /// "Task memory of a load").
     @inline(never)
     private func decodeAndStore(_ request: LoadRequest, download: Download, incremental: (any IncrementalImageDecoder)?,
-                                cached: ImageCacheResult?, loader: any ImageLoader, coders: ImageCoders,
+                                loader: any ImageLoader, coders: ImageCoders,
                                 work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
         // The body waits for a decode slot: counted by the loader as its transfer ended, or here.
         let waiting = download.response.backlogClaim ?? backlog.claim(download.data.count)
         defer { waiting.release() }
-        if download.response.statusCode == 304, let cached {
-            return await notModified(request, cached: cached, response: download.response)
-        }
-        try Self.checkBody(download, request)
 
         // 4. Decode, 5. process: one load per core at a time, until its callers are resumed.
         try Task.checkCancellation()
@@ -298,12 +310,6 @@ struct ImagePipeline: Sendable {
             }
         }
         return SharedResult(result)
-    }
-
-    /// Fails a body that cannot be decoded before it waits for a decode slot.
-    private static func checkBody(_ download: Download, _ request: LoadRequest) throws {
-        guard download.response.statusCode != 304 else { throw ImageError.badStatusCode(304, url: request.url) }
-        guard !download.data.isEmpty else { throw ImageError.decodingFailed(.emptyData, source: request.url.absoluteString, byteCount: 0) }
     }
 
     /// A decoded and processed image, with what its stores need.

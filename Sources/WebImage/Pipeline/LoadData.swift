@@ -72,89 +72,99 @@ struct LoadedData: LoadOutput {
 }
 
 extension ImagePipeline {
-    /// The shared part of a data load: disk, transfer (shared with image loads), store; the
-    /// disk query and the transfer in spans of their own when `tracing` (as an image load's).
+    /// The shared work of a data load: the image load's plan, stopped after the fetch. Its
+    /// rules are the image stages' own: the disk entry's verdict (`verdict(on:)`), what ends a
+    /// load before its transfer (`endsWithoutTransfer`), the transfer shared with image loads
+    /// (`fetchBytes`), the answer's 304 and empty-body rules (`Download.isNotModified`), and the
+    /// disk write (`scheduledDiskWrite`). The disk query and the transfer are in spans of their
+    /// own when `tracing`, as an image load's.
     func loadData(_ request: LoadRequest, loader: any ImageLoader, work: SharedWork<Never, LoadedData>,
                   tracing: Bool) async throws -> LoadedData {
         events.send(.loadStarted(request.url))
-        let options = request.options
-        let key = request.originalKey
-        var cached: Data?
-        var stored: Data?
-        if let key, !options.contains(.fromLoaderOnly), request.queryType.includesDisk {
-            let checksFreshness = request.settings.respectsHTTPHeaders && !options.contains(.refreshCached)
-            (cached, stored) = try await traceStage("webimage.disk", tracing) {
-                let cached = await request.cache.data(forKey: key)
-                guard cached != nil, options.contains(.refreshCached) || checksFreshness else { return (cached, nil) }
-                return (cached, await request.cache.extendedData(forKey: key))
-            }
-            if let bytes = cached, !options.contains(.refreshCached) {
-                guard checksFreshness else { return LoadedData(data: bytes, source: .disk) }
-                let metadata = stored.flatMap(CacheEntryMetadata.init(stored:))
-                let freshness = metadata?.freshness(at: now())
-                switch use(of: metadata, request, loader: loader) {
-                case .fresh: return LoadedData(data: bytes, source: .disk, freshness: freshness)
-                case .staleWhileRevalidate:
-                    revalidateDataInBackground(request, loader: loader)
-                    return LoadedData(data: bytes, source: .disk, freshness: freshness)
-                case .revalidate: break
-                case .otherVariant: (cached, stored) = (nil, nil)
-                }
+        // 2. Disk: the original's bytes.
+        var cached: CachedBytes?
+        if request.queriesDisk, request.queryType.includesDisk {
+            switch try await traceStage("webimage.disk", tracing, { await queryDiskBytes(request, loader: loader) }) {
+            case .hit(let loaded): return loaded
+            case .miss(let entry): cached = entry
             }
         }
-        let validators = stored.flatMap(CacheEntryMetadata.init(stored:))?.validators
-        if options.contains(.fromCacheOnly) {
-            if let cached { return LoadedData(data: cached, source: .disk) }
-            throw ImageError.notInCache(key: key ?? request.urlString)
-        }
-        if let shouldDownload, !shouldDownload(request.url) {
-            if let cached { return LoadedData(data: cached, source: .disk) }
-            throw ImageError.downloadNotAllowed(request.url)
+        if let ended = try endsWithoutTransfer(request, cached: cached, key: request.originalKey) {
+            return LoadedData(data: ended.data, source: .disk)
         }
         try Task.checkCancellation()
-        let (backlog, revalidation, limiter, metrics, events) = (self.backlog, validators, rateLimiter, self.metrics, self.events)
+        // 3. Fetch, then stop: no decode waits for these bytes.
         let download = try await traceStage("webimage.download", tracing) {
-            try await downloads.run(DownloadKey(request), priority: work.priority, onEvent: nil) { transfer in
-                try await ImagePipeline.transfer(request.loaderRequest(validators: revalidation, priority: transfer.priority, backlog: backlog),
-                                                 loader: loader, streaming: false, transfer: transfer,
-                                                 retry: request.settings.retry, limiter: limiter, metrics: metrics, events: events)
-            }
+            try await fetchBytes(request, loader: loader, validators: cached?.validators, priority: work.priority)
         }
-        // No decode waits for these bytes: they leave the loader's decode backlog now.
         download.response.backlogClaim?.release()
-        if download.response.statusCode == 304 {
-            if let cached {
-                var loaded = LoadedData(data: cached, source: .disk)
-                if let key {
-                    let refreshed = await refreshEntry(key, stored: stored, notModified: download.response, request)
-                    if request.settings.respectsHTTPHeaders { loaded.freshness = refreshed.freshness(at: now()) }
-                }
-                return loaded
-            }
-            throw ImageError.badStatusCode(304, url: request.url)
+        if try download.isNotModified(revalidating: cached != nil, request), let cached {
+            return await notModified(request, cached: cached, response: download.response)
         }
-        guard !download.data.isEmpty else { throw ImageError.decodingFailed(.emptyData, source: request.urlString, byteCount: 0) }
         try Task.checkCancellation()
+        // 6. Store.
+        return await storeBytes(request, download: download, loader: loader)
+    }
+
+    /// A data load's disk entry: its bytes, and the metadata stored beside them.
+    struct CachedBytes: Sendable {
+        let data: Data
+        let stored: Data?
+        /// Its validators, to revalidate it.
+        var validators: CacheValidators? { stored.flatMap(CacheEntryMetadata.init(stored:))?.validators }
+    }
+
+    /// What the disk query of a data load decided.
+    enum BytesQuery {
+        /// The load's result, from the disk.
+        case hit(LoadedData)
+        /// Go on to the loader; `cached` is the entry to revalidate (`.refreshCached`, or stale).
+        case miss(CachedBytes?)
+    }
+
+    /// The original's bytes on disk, as `queryDisk` decides for an image: used when fresh (the
+    /// metadata is read only when the origin's rules are followed or the entry is refreshed),
+    /// kept to revalidate when stale or refreshed, dropped when made for other request headers.
+    private func queryDiskBytes(_ request: LoadRequest, loader: any ImageLoader) async -> BytesQuery {
+        guard let key = request.originalKey else { return .miss(nil) }
+        let refreshing = request.options.contains(.refreshCached)
+        let checksFreshness = request.settings.respectsHTTPHeaders && !refreshing
+        guard let data = await request.cache.data(forKey: key) else { return .miss(nil) }
+        guard refreshing || checksFreshness else { return .hit(LoadedData(data: data, source: .disk)) }
+        let cached = CachedBytes(data: data, stored: await request.cache.extendedData(forKey: key))
+        if refreshing { return .miss(cached) }
+        switch verdict(on: cached.stored, request, loader: loader,
+                       revalidateInBackground: { revalidateDataInBackground(request, loader: loader) }) {
+        case .use(let metadata):
+            return .hit(LoadedData(data: data, source: .disk, freshness: memoryTerms(metadata, request).freshness))
+        case .revalidate: return .miss(cached)
+        case .ignore: return .miss(nil)
+        }
+    }
+
+    /// A 304 to the revalidation of a data load's entry: its freshness refreshed, its bytes kept.
+    private func notModified(_ request: LoadRequest, cached: CachedBytes, response: ImageLoaderResponse) async -> LoadedData {
+        var loaded = LoadedData(data: cached.data, source: .disk)
+        if let key = request.originalKey {
+            let refreshed = await refreshEntry(key, stored: cached.stored, notModified: response, request)
+            loaded.freshness = memoryTerms(refreshed, request).freshness
+        }
+        return loaded
+    }
+
+    /// The downloaded bytes, with the origin's freshness, stored on disk under the original's
+    /// key when the request's store type and the response allow (in the background, or awaited
+    /// with `.waitStoreCache`, which reports a failed write).
+    private func storeBytes(_ request: LoadRequest, download: Download, loader: any ImageLoader) async -> LoadedData {
         var loaded = LoadedData(data: download.data, source: .none)
         let (metadata, storable) = metadata(of: download.response, request, loader: loader)
-        if request.settings.respectsHTTPHeaders { loaded.freshness = metadata.freshness(at: now()) }
-        guard let key, request.storeType.includesDisk else { return loaded }
-        let (cache, data) = (request.cache, download.data)
-        guard storable else { return loaded }
-        let write: @Sendable () async -> ImageError? = { [metadata = metadata.stored] in
-            do {
-                try await cache.store(nil, data: data, extendedData: metadata, forKey: key, to: .disk, context: request.context)
-                return nil
-            } catch {
-                ImagePipeline.logger.warning("[WebImage] could not cache \(request.urlString) on disk: \(error)")
-                return error as? ImageError ?? ImageError.cacheWriteFailed(path: key, reason: "\(error)")
-            }
+        loaded.freshness = memoryTerms(metadata, request).freshness
+        guard let key = request.originalKey, request.storeType.includesDisk, storable else { return loaded }
+        let (cache, data, stored) = (request.cache, download.data, metadata.stored)
+        let write = scheduledDiskWrite(request, key: key) {
+            try await cache.store(nil, data: data, extendedData: stored, forKey: key, to: .disk, context: request.context)
         }
-        if options.contains(.waitStoreCache) {
-            loaded.storeFailure = await write()
-        } else {
-            pendingStores.start { _ = await write() }
-        }
+        if let write { loaded.storeFailure = await write() }
         return loaded
     }
 }

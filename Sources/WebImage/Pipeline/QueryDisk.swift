@@ -44,17 +44,16 @@ extension ImagePipeline {
         if let cached, !refreshing {
             var result = ImageResult(cached, url: request.url)
             if checksFreshness {
-                let metadata = cached.extendedData.flatMap(CacheEntryMetadata.init(stored:))
-                switch use(of: metadata, request, loader: loader) {
-                case .fresh: break
-                case .staleWhileRevalidate: revalidateInBackground(request, loader: loader, coders: coders)
+                switch verdict(on: cached.extendedData, request, loader: loader,
+                               revalidateInBackground: { revalidateInBackground(request, loader: loader, coders: coders) }) {
+                case .use(let metadata):
+                    // Into memory for as long as the entry stays fresh (a stale one not at all).
+                    let (freshness, lifetime) = memoryTerms(metadata, request)
+                    result.freshness = freshness
+                    _ = await storeInMemory(request, image: cached.image, lifetime: lifetime)
                 case .revalidate: return .miss(cached: cached)
-                case .otherVariant: return .miss(cached: nil)
+                case .ignore: return .miss(cached: nil)
                 }
-                // Into memory for as long as the entry stays fresh (a stale one not at all).
-                let (freshness, lifetime) = memoryTerms(metadata, request)
-                result.freshness = freshness
-                _ = await storeInMemory(request, image: cached.image, lifetime: lifetime)
             }
             return .hit(SharedResult(result))
         }

@@ -83,39 +83,52 @@ extension ImagePipeline {
         // must not keep every decoded bitmap of a burst alive.
         let encodedImage: Image? = serializer != nil || derived || reencodes || data == nil ? image : nil
         let originalImage: Image? = !thumbnailed && (originalDestination.includesMemory || data == nil) ? original : nil
-        let metrics = self.metrics
-        let disk: @Sendable () async -> ImageError? = {
-            let start = ContinuousClock.now
-            defer { metrics.record(.store, .now - start) }
+        started = true
+        return scheduledDiskWrite(request, key: key, reservation: reservation) {
             // Written out here, in the write's own task, not before the callers are resumed.
             let metadata = metadata.data
-            do {
-                if storesOriginal, let originalKey, originalDestination != .none {
-                    // The full-size original: its data for the disk; its image for memory only when not a thumbnail.
-                    try await cache.store(originalImage, data: data, extendedData: metadata, forKey: originalKey, to: originalDestination,
-                                          context: request.context)
-                }
-                guard storesEntry else { return nil }
-                var bytes: Data? = derived || reencodes ? nil : data
-                if let serializer, let encodedImage {
-                    bytes = serializer.serialize(encodedImage, derived ? nil : data, url)
-                    guard bytes != nil else { return nil }   // nil stores nothing, by design
-                } else if bytes == nil, let encoding, let encodedImage {
-                    bytes = try encoding.encode(encodedImage, coders: coders)
-                }
-                // The metadata is written with the data, in one step; an image made from the
-                // response (a thumbnail, a transformed one) keeps the response's freshness.
-                try await cache.store(encodedImage, data: bytes, extendedData: metadata, forKey: key, to: .disk,
+            if storesOriginal, let originalKey, originalDestination != .none {
+                // The full-size original: its data for the disk; its image for memory only when not a thumbnail.
+                try await cache.store(originalImage, data: data, extendedData: metadata, forKey: originalKey, to: originalDestination,
                                       context: request.context)
+            }
+            guard storesEntry else { return }
+            var bytes: Data? = derived || reencodes ? nil : data
+            if let serializer, let encodedImage {
+                bytes = serializer.serialize(encodedImage, derived ? nil : data, url)
+                guard bytes != nil else { return }   // nil stores nothing, by design
+            } else if bytes == nil, let encoding, let encodedImage {
+                bytes = try encoding.encode(encodedImage, coders: coders)
+            }
+            // The metadata is written with the data, in one step; an image made from the
+            // response (a thumbnail, a transformed one) keeps the response's freshness.
+            try await cache.store(encodedImage, data: bytes, extendedData: metadata, forKey: key, to: .disk, context: request.context)
+        }
+    }
+
+    /// A disk write of `request`'s load (`body`, storing under `key`), the same for an image's
+    /// entries and a data load's bytes: timed, its failure logged and typed. With
+    /// `.waitStoreCache` it is returned for the load to await (and `reservation` released);
+    /// otherwise it starts in the background, in place of `reservation`, and nil is returned.
+    func scheduledDiskWrite(_ request: LoadRequest, key: String, reservation: PendingStores.Reservation? = nil,
+                            _ body: @escaping @Sendable () async throws -> Void) -> (@Sendable () async -> ImageError?)? {
+        let (metrics, url) = (self.metrics, request.url)
+        let write: @Sendable () async -> ImageError? = {
+            let start = ContinuousClock.now
+            defer { metrics.record(.store, .now - start) }
+            do {
+                try await body()
                 return nil
             } catch {
                 ImagePipeline.logger.warning("could not cache \(url.absoluteString) on disk: \(error)")
                 return error as? ImageError ?? ImageError.cacheWriteFailed(path: key, reason: "\(error)")
             }
         }
-        if request.options.contains(.waitStoreCache) { return disk }
-        pendingStores.start({ _ = await disk() }, reservation: reservation)
-        started = true
+        if request.options.contains(.waitStoreCache) {
+            if let reservation { pendingStores.release(reservation) }
+            return write
+        }
+        pendingStores.start({ _ = await write() }, reservation: reservation)
         return nil
     }
 }

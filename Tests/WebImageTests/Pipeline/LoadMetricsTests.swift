@@ -53,6 +53,29 @@ import Testing
         await h.finish()
     }
 
+    /// A data call and an image call of one URL share one transfer, and each is its own load in
+    /// the figures: two loads from the network, the bytes downloaded once, and each disk write
+    /// timed (the data load's through the image stages' own write).
+    @Test func aDataCallAndAnImageCallOfOneURLAreEachCounted() async throws {
+        _ = Self.backend
+        let h = try await ManagerHarness()
+        let body = ManagerHarness.png
+        h.server.route("/slow.png", .drip(body: body, chunk: max(1, body.count / 4), interval: .milliseconds(100)))
+        let url = h.url("/slow.png")
+        let loads = "webimage_loads_total"
+        let before = (network: total(loads, [("source", "network")]), bytes: total("webimage_downloaded_bytes_total"),
+                      stores: timings("store"))
+        async let image = h.manager.image(for: url, options: .waitStoreCache)
+        async let data = h.manager.data(for: url, options: .waitStoreCache)
+        let (width, bytes) = try await (image.width, data)
+        #expect(width == 64 && bytes == body)
+        #expect(h.server.requestCount("/slow.png") == 1, "one transfer for both")
+        #expect(total(loads, [("source", "network")]) - before.network == 2)
+        #expect(total("webimage_downloaded_bytes_total") - before.bytes == Int64(body.count))
+        #expect(timings("store") - before.stores == 2)
+        await h.finish()
+    }
+
     /// A call's deadline (`loadTimeout`) counts as timed out, once; a caller's cancellation as
     /// cancelled, once; a failure inside the deadline as itself, once.
     @Test func aDeadlineIsTimedOutNotCancelled() async throws {
