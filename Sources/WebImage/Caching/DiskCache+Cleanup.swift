@@ -161,6 +161,9 @@ extension DiskCache {
 
     private static func seconds(_ time: timespec) -> Double { Double(time.tv_sec) + Double(time.tv_nsec) / 1e9 }
 
+    /// When the index last saw `key`'s entry read (for tests).
+    func indexedAccessDate(forKey key: String) -> Date? { index?[DiskCache.fileName(forKey: key)]?.accessed }
+
     func recordAccess(_ name: String) {
         ensureIndex()
         let now = Date()

@@ -89,7 +89,7 @@ extension DiskCache {
     nonisolated func path(_ name: String) -> String { directoryPath + "/" + name }
 
     /// The whole file, or nil when it is missing, not a regular file, or unreadable.
-    func read(_ path: String) -> Data? {
+    nonisolated func read(_ path: String) -> Data? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -112,7 +112,7 @@ extension DiskCache {
     }
 
     /// The whole of the open file `fd`, or nil when it is not a regular file or unreadable.
-    private func read(_ fd: Int32) -> Data? {
+    private nonisolated func read(_ fd: Int32) -> Data? {
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         var data = Data(count: Int(info.st_size))
@@ -146,7 +146,7 @@ extension DiskCache {
         return configuration.additionalDirectories.contains { directory in names.contains { isRegularFile(directory.path + "/" + $0) } }
     }
 
-    func isRegularFile(_ path: String) -> Bool {
+    nonisolated func isRegularFile(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
