@@ -63,8 +63,10 @@ case $target in
   # A decoding worker's replies (WebImageIsolation's pool reads them as untrusted input).
   worker) product=FuzzWorkerReply; seeds="$fuzz_seeds/worker"; dict=all
           python3 Fuzz/make-reply-seeds.py "$seeds" ;;
-  # ImageMetadata.stripped, which webimage serve runs in its own process on strangers' files.
-  metadata) product=FuzzMetadata; seeds="$corpus/png $corpus/jpeg $corpus/webp $corpus/gif"; dict=all ;;
+  # ImageMetadata: stripped, which webimage serve runs in its own process on strangers' files,
+  # and read (EXIF, XMP and ICC out of every format that carries them).
+  metadata) product=FuzzMetadata; seeds="$corpus/png $corpus/jpeg $corpus/webp $corpus/gif $modern/avif $modern/heic $modern/jxl $fuzz_seeds/metadata-tiff"; dict=all
+            mkdir -p "$fuzz_seeds/metadata-tiff" && cp "$pillow_suite"/*.tif "$pillow_suite"/*.tiff "$fuzz_seeds/metadata-tiff/" ;;
   *) echo "unknown target $target (png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff worker metadata all)" >&2; exit 2 ;;
 esac
 cd Fuzz

@@ -1,9 +1,14 @@
 import CWebImageCodecs
 import Foundation
 
-/// The metadata of an encoded file, read and removed without decoding or re-encoding its image:
-/// what an image proxy needs to pass a source on without what it says about its author's camera,
-/// place and software.
+/// The metadata of an encoded file, read and removed without decoding or re-encoding its image.
+///
+/// `ImageMetadata(reading:)` reads a file's EXIF tags as values (``ExifProperties``: orientation,
+/// dates, camera and lens, exposure, GPS), its XMP packet and its ICC profile, from JPEG (APP1,
+/// APP2), PNG (`eXIf`, `iTXt`, `iCCP`), WebP (`EXIF`, `XMP `, `ICCP`), TIFF (its own tags),
+/// HEIF and AVIF (the `Exif` and XMP items, the `colr` profile) and JPEG XL containers (`Exif`
+/// and `xml ` boxes; a JPEG XL profile is inside the codestream, read by decoding). GIF, BMP
+/// and ICO carry none of them; SVG's are not read.
 ///
 /// `stripped(_:format:keepingCopyright:)` removes EXIF (GPS included), XMP, IPTC (Photoshop's
 /// APP13), comments, text chunks and anything after the image's end, and keeps what the pixels
@@ -11,7 +16,68 @@ import Foundation
 /// PNG transparency and animation chunks, GIF's loop count. JPEG, PNG, WebP (libwebpmux) and
 /// GIF are rewritten; other formats are re-encoded by whoever needs them stripped (their encoders
 /// write no metadata).
-public enum ImageMetadata {
+public struct ImageMetadata: Sendable, Equatable {
+    /// The EXIF tags, when the file has an EXIF block with any of them.
+    public var exif: ExifProperties?
+    /// The XMP packet (RDF/XML), as the file stores it.
+    public var xmp: String?
+    /// The embedded ICC profile, as stored.
+    public var iccProfile: Data?
+
+    /// The ICC profile's own description (its `desc` tag), e.g. "Display P3".
+    public var iccProfileDescription: String? { iccProfile.flatMap(ICCProfile.description(of:)) }
+
+    /// How to turn the pixels upright: EXIF's orientation, else the XMP packet's
+    /// `tiff:Orientation`.
+    public var orientation: ExifOrientation? {
+        exif?.orientation ?? xmp.flatMap { XMPReader.orientation(Array($0.utf8)) }.flatMap(ExifOrientation.init(rawValue:))
+    }
+
+    /// No metadata.
+    public init() {}
+
+    /// The metadata of `data`, an image file whose format is sniffed from its first bytes; empty
+    /// for a format that carries none, or a file whose structure cannot be followed. Reads no
+    /// pixels: only the header's blocks (a JPEG's up to its first scan), and bounds every read
+    /// (a stranger's EXIF is untrusted input).
+    public init(reading data: Data) {
+        var exif: Data?, xmp: Data?
+        switch ImageFormat(sniffing: data) {
+        case .jpeg:
+            exif = JPEGSegments.exifBlock(data)
+            xmp = JPEGSegments.xmpPacket(data)
+            iccProfile = JPEGSegments.iccProfile(data)
+        case .png:
+            let chunks = PNGChunks(data)
+            exif = chunks.exifBlock(in: data) ?? chunks.legacyExifBlock(in: data)
+            xmp = chunks.xmpPacket(in: data)
+            iccProfile = chunks.colorInfo(in: data).iccProfile
+        case .webp:
+            exif = WebPCoder.chunk("EXIF", in: data)
+            xmp = WebPCoder.chunk("XMP ", in: data)
+            iccProfile = WebPCoder.chunk("ICCP", in: data)
+        case .tiff:
+            exif = data
+            if let reader = TIFFReader(data), let ifd0 = reader.u32(4) {
+                var directories = ExifDirectories(reader: reader)
+                directories.read(at: ifd0) { tag, value in
+                    if tag == 700 { xmp = value.bytes }                  // XMLPacket
+                    if tag == 34675 { iccProfile = value.bytes }         // InterColorProfile
+                }
+            }
+        case .heic, .heif, .avif:
+            let boxes = ISOBMFFMetadata(heif: data)
+            (exif, xmp, iccProfile) = (boxes.exif, boxes.xmp, boxes.icc)
+        case .jxl:
+            let boxes = ISOBMFFMetadata(jxl: data)
+            (exif, xmp) = (boxes.exif, boxes.xmp)
+        default:
+            break
+        }
+        self.exif = exif.flatMap(ExifProperties.init(tiff:))
+        self.xmp = xmp.flatMap { $0.isEmpty ? nil : String(decoding: $0, as: UTF8.self) }
+    }
+
     /// `data` (an image file in `format`) without its private metadata, losslessly: the same
     /// image data, byte for byte. With `keepingCopyright`, EXIF's Copyright and Artist tags stay,
     /// in an EXIF block of their own (imgproxy's `keep_copyright`; GIF has no EXIF to keep them in).

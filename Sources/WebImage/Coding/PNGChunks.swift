@@ -96,10 +96,81 @@ struct PNGChunks {
     /// `XML:com.adobe.xmp` iTXt chunk (anywhere in the file, as XMP writers put it).
     func orientation(in data: Data) -> Int? {
         if let exif = exifOrientation(in: data) { return exif }
+        return xmpPacket(in: data).flatMap { XMPReader.orientation($0) }
+    }
+
+    /// The packet of the first uncompressed `XML:com.adobe.xmp` iTXt chunk, anywhere in the file.
+    func xmpPacket(in data: Data) -> Data? {
         for chunk in chunks where chunk.type == "iTXt" && chunk.crcMatches {
-            if let packet = PNGChunks.xmpText(data[chunk.data]), let orientation = XMPReader.orientation(packet) { return orientation }
+            if let packet = PNGChunks.xmpText(data[chunk.data]) { return packet }
         }
         return nil
+    }
+
+    /// The EXIF block ImageMagick and GIMP write as text before PNG had `eXIf`: a tEXt, zTXt or
+    /// iTXt chunk named `Raw profile type exif` (or `APP1`) whose text is a line with the name, a
+    /// line with the byte count, then the bytes in hex (at most 1 MB).
+    func legacyExifBlock(in data: Data) -> Data? {
+        for chunk in chunks where ["tEXt", "zTXt", "iTXt"].contains(chunk.type) && chunk.crcMatches {
+            let body = data[(data.startIndex + chunk.data.lowerBound)..<(data.startIndex + chunk.data.upperBound)]
+            guard let nul = body.prefix(80).firstIndex(of: 0) else { continue }
+            let keyword = String(decoding: body[body.startIndex..<nul], as: UTF8.self)
+            guard keyword == "Raw profile type exif" || keyword == "Raw profile type APP1" else { continue }
+            var text: Data
+            switch chunk.type {
+            case "tEXt": text = Data(body[(nul + 1)...])
+            case "zTXt":
+                guard nul + 2 <= body.endIndex, let inflated = Self.inflate(body[(nul + 2)...]) else { continue }
+                text = inflated
+            default:
+                // iTXt: compression flag and method, language tag, translated keyword, text.
+                guard nul + 3 <= body.endIndex else { continue }
+                let compressed = body[nul + 1] == 1
+                var cursor = nul + 3
+                for _ in 0..<2 {
+                    guard let end = body[cursor...].firstIndex(of: 0) else { cursor = body.endIndex; break }
+                    cursor = end + 1
+                }
+                guard cursor < body.endIndex else { continue }
+                guard let plain = compressed ? Self.inflate(body[cursor...]) : Data(body[cursor...]) else { continue }
+                text = plain
+            }
+            if let block = Self.hexProfile(text) { return block }
+        }
+        return nil
+    }
+
+    /// The bytes of ImageMagick's raw profile text: name line, count line, hex digits.
+    private static func hexProfile(_ text: Data) -> Data? {
+        let lines = text.split(separator: 0x0A, maxSplits: 2, omittingEmptySubsequences: true)
+        guard lines.count == 3, let count = Int(String(decoding: lines[1], as: UTF8.self).trimmingCharacters(in: .whitespaces)),
+              count > 0, count <= 1 << 20 else { return nil }
+        var bytes = Data(capacity: count), high: UInt8?
+        for character in lines[2] {
+            let nibble: UInt8
+            switch character {
+            case 0x30...0x39: nibble = character - 0x30
+            case 0x61...0x66: nibble = character - 0x61 + 10
+            case 0x41...0x46: nibble = character - 0x41 + 10
+            default: continue
+            }
+            if let first = high {
+                bytes.append(first << 4 | nibble)
+                high = nil
+                if bytes.count == count { return bytes }
+            } else {
+                high = nibble
+            }
+        }
+        return nil
+    }
+
+    /// A zlib stream inflated to at most 2 MB (1 MB in hex, with line breaks).
+    private static func inflate(_ stream: Data) -> Data? {
+        var out = wi_buffer()
+        let status = stream.withBytePointer { wi_inflate($0, $1, 1 << 21, &out) }
+        guard status == WI_OK else { return nil }
+        return CodecBridge.takeData(&out)
     }
 
     /// The text of an iTXt chunk whose keyword is `XML:com.adobe.xmp` and that is not
