@@ -324,7 +324,8 @@ void wi_webp_anim_encoder_destroy(wi_webp_anim_encoder *e) {
     free(e);
 }
 
-int wi_webp_strip_metadata(const uint8_t *data, size_t length, const uint8_t *exif, size_t exif_length, wi_buffer *out) {
+int wi_webp_strip_metadata(const uint8_t *data, size_t length, const uint8_t *exif, size_t exif_length,
+                           const uint8_t *xmp, size_t xmp_length, wi_buffer *out) {
     memset(out, 0, sizeof *out);
     WebPData input = { data, length }, assembled;
     WebPDataInit(&assembled);
@@ -336,6 +337,10 @@ int wi_webp_strip_metadata(const uint8_t *data, size_t length, const uint8_t *ex
     if (ok && exif && exif_length > 0) {
         WebPData block = { exif, exif_length };
         ok = WebPMuxSetChunk(mux, "EXIF", &block, 1) == WEBP_MUX_OK;
+    }
+    if (ok && xmp && xmp_length > 0) {
+        WebPData block = { xmp, xmp_length };
+        ok = WebPMuxSetChunk(mux, "XMP ", &block, 1) == WEBP_MUX_OK;
     }
     ok = ok && WebPMuxAssemble(mux, &assembled) == WEBP_MUX_OK;
     WebPMuxDelete(mux);

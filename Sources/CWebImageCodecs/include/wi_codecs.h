@@ -169,8 +169,10 @@ int wi_webp_exif(const uint8_t *data, size_t length, size_t *offset, size_t *exi
 /// WI_OK, WI_NEED_MORE when absent, WI_ERR_CORRUPT when the container does not parse.
 int wi_webp_chunk(const uint8_t *data, size_t length, const char *fourcc, size_t *offset, size_t *chunk_length);
 /// `data` without its EXIF and XMP chunks (libwebpmux, which also clears the VP8X flags), with
-/// `exif` (a TIFF block) as its EXIF chunk when given; WI_ERR_CORRUPT when libwebpmux cannot read it.
-int wi_webp_strip_metadata(const uint8_t *data, size_t length, const uint8_t *exif, size_t exif_length, wi_buffer *out);
+/// `exif` (a TIFF block) as its EXIF chunk and `xmp` as its XMP chunk when given (libwebpmux
+/// sets the VP8X flags); WI_ERR_CORRUPT when libwebpmux cannot read it.
+int wi_webp_strip_metadata(const uint8_t *data, size_t length, const uint8_t *exif, size_t exif_length,
+                           const uint8_t *xmp, size_t xmp_length, wi_buffer *out);
 
 typedef struct wi_webp_anim wi_webp_anim;
 /// Keeps its own copy of the data. Composites frames (blend, dispose) on request.

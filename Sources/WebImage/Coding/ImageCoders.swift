@@ -81,6 +81,10 @@ public final class ImageCoders: Sendable {
         guard let coder = all.first(where: { $0.canEncode(format) }) else {
             throw ImageError.encodingFailed(format, reason: "no registered coder encodes this format")
         }
+        // Metadata to keep that this format's encoder would drop is refused, not lost.
+        if let metadata = options.metadata, metadata.exifData != nil || metadata.xmp != nil, ![.jpeg, .png, .webp].contains(format) {
+            throw ImageError.encodingFailed(format, reason: "this format's encoder writes no EXIF or XMP")
+        }
         return try coder.encode(image, as: format, options: options)
     }
 

@@ -19,6 +19,9 @@ import Foundation
 public struct ImageMetadata: Sendable, Equatable {
     /// The EXIF tags, when the file has an EXIF block with any of them.
     public var exif: ExifProperties?
+    /// The EXIF block as stored (TIFF-structured, without JPEG's `Exif\0\0` prefix): what an
+    /// encoder writes when asked to keep the metadata (``ImageEncodingOptions/metadata``).
+    public var exifData: Data?
     /// The XMP packet (RDF/XML), as the file stores it.
     public var xmp: String?
     /// The embedded ICC profile, as stored.
@@ -75,7 +78,47 @@ public struct ImageMetadata: Sendable, Equatable {
             break
         }
         self.exif = exif.flatMap(ExifProperties.init(tiff:))
+        if let exif, let reader = TIFFReader(exif), self.exif != nil { exifData = Data(reader.bytes) }
         self.xmp = xmp.flatMap { $0.isEmpty ? nil : String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// `encoded` (a file our encoder wrote in `format`, from `image`) with this metadata's EXIF
+    /// block and XMP packet written into it: JPEG APP1 segments, PNG `eXIf` and `iTXt` chunks,
+    /// WebP `EXIF` and `XMP ` chunks. When the image's pixels were turned upright on decoding,
+    /// the EXIF orientation is written as 1 (up), so that no viewer turns them again.
+    /// - Throws: `ImageError.encodingFailed` when the format cannot hold them (another format,
+    ///   or a JPEG segment's 64 KB).
+    package func embedded(in encoded: Data, format: ImageFormat, image: Image) throws -> Data {
+        var exif = exifData.map { [UInt8]($0) }
+        if image.isOrientationApplied, let block = exif { exif = ExifProperties.withOrientationUp(block) }
+        let xmp = self.xmp.map { Array($0.utf8) }
+        guard exif != nil || xmp != nil else { return encoded }
+        func failed(_ reason: String) -> ImageError { .encodingFailed(format, reason: reason) }
+        switch format {
+        case .jpeg:
+            if let exif, exif.count > JPEGSegments.segmentCapacity(name: "Exif\0\0") { throw failed("its EXIF block is over a JPEG segment's 64 KB") }
+            if let xmp, xmp.count > JPEGSegments.segmentCapacity(name: "http://ns.adobe.com/xap/1.0/\0") {
+                throw failed("its XMP packet is over a JPEG segment's 64 KB (extended XMP is not written)")
+            }
+            guard let out = JPEGSegments.stripped(encoded, exif: exif, xmp: xmp) else { throw failed("the metadata could not be written") }
+            return out
+        case .png:
+            guard let out = PNGChunks(encoded).stripped(encoded, exif: exif, xmp: xmp) else { throw failed("the metadata could not be written") }
+            return out
+        case .webp:
+            var out = wi_buffer()
+            let status = encoded.withBytePointer { bytes, count in
+                (exif ?? []).withUnsafeBufferPointer { exifBlock in
+                    (xmp ?? []).withUnsafeBufferPointer { xmpBlock in
+                        wi_webp_strip_metadata(bytes, count, exifBlock.baseAddress, exifBlock.count, xmpBlock.baseAddress, xmpBlock.count, &out)
+                    }
+                }
+            }
+            guard status == WI_OK else { free(out.data); throw failed(CodecBridge.message(out.message)) }
+            return CodecBridge.takeData(&out)
+        default:
+            throw failed("this encoder writes no EXIF or XMP")
+        }
     }
 
     /// `data` (an image file in `format`) without its private metadata, losslessly: the same
@@ -97,7 +140,7 @@ public struct ImageMetadata: Sendable, Equatable {
             var out = wi_buffer()
             let status = data.withBytePointer { bytes, count in
                 (exif?.tiff ?? []).withUnsafeBufferPointer { block in
-                    wi_webp_strip_metadata(bytes, count, block.baseAddress, block.count, &out)
+                    wi_webp_strip_metadata(bytes, count, block.baseAddress, block.count, nil, 0, &out)
                 }
             }
             guard status == WI_OK else { free(out.data); return nil }

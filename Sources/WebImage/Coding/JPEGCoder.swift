@@ -75,9 +75,10 @@ public struct JPEGCoder: ImageCoder {
         guard format == .jpeg else { throw ImageError.encodingFailed(format, reason: "the JPEG coder writes JPEG only") }
         let quality = Int32(max(1, min(100, (options.quality * 100).rounded())))
         let progressive: Int32 = options.progressive ? 1 : 0
-        return try CodecBridge.withProfile(of: image) { icc, length in
+        let encoded = try CodecBridge.withProfile(of: image) { icc, length in
             try CodecBridge.encodeStill(.jpeg, image.bitmap) { wi_jpeg_encode($0, $1, $2, quality, progressive, icc, length, $3) }
         }
+        return try options.metadata.map { try $0.embedded(in: encoded, format: .jpeg, image: image) } ?? encoded
     }
 
     public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {

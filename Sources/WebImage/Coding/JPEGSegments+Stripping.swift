@@ -4,19 +4,24 @@ extension JPEGSegments {
     /// `data` with only the segments that show its image: every APPn but JFIF (APP0), the ICC
     /// profile (APP2) and Adobe's colour transform (APP14) is dropped, and so are comments and
     /// the bytes after EOI (a phone's appended video or depth map); the scans are copied as they
-    /// are. `exif` (a TIFF block) is written as an APP1 Exif segment after SOI (and JFIF).
-    /// Nil when the file does not start with SOI or a segment runs past its end.
-    static func stripped(_ data: Data, exif: [UInt8]?) -> Data? {
+    /// are. `exif` (a TIFF block) is written as an APP1 Exif segment after SOI (and JFIF), and
+    /// `xmp` as an APP1 XMP segment after it; one that does not fit a segment is not written
+    /// (`segmentCapacity`). Nil when the file does not start with SOI or a segment runs past
+    /// its end.
+    static func stripped(_ data: Data, exif: [UInt8]?, xmp: [UInt8]? = nil) -> Data? {
         data.withUnsafeBytes { raw -> Data? in
             let b = raw.bindMemory(to: UInt8.self)
             guard b.count >= 4, b[0] == 0xFF, b[1] == 0xD8 else { return nil }
             var out = Data(capacity: b.count)
             out.append(contentsOf: [0xFF, 0xD8])
-            var exifSegment: [UInt8]?
-            if let exif, exif.count + 8 <= 0xFFFF {
-                let length = exif.count + 8
-                exifSegment = [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + Array("Exif\0\0".utf8) + exif
+            // The segments written after SOI (and JFIF): EXIF, then XMP.
+            var inserted: [UInt8] = []
+            for (name, block) in [("Exif\0\0", exif), ("http://ns.adobe.com/xap/1.0/\0", xmp)] {
+                guard let block, block.count <= Self.segmentCapacity(name: name) else { continue }
+                let length = block.count + name.utf8.count + 2
+                inserted += [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + Array(name.utf8) + block
             }
+            let exifSegment: [UInt8]? = inserted.isEmpty ? nil : inserted
             var o = 2
             var first = true
             while o < b.count {
@@ -57,6 +62,9 @@ extension JPEGSegments {
             return out
         }
     }
+
+    /// The most bytes an APP segment opened by `name` holds.
+    static func segmentCapacity(name: String) -> Int { 0xFFFF - 2 - name.utf8.count }
 
     /// Whether a segment stays: everything but APPn and COM, and of those JFIF, the ICC profile
     /// and Adobe's colour transform.

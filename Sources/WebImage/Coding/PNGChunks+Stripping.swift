@@ -14,9 +14,10 @@ extension PNGChunks {
     }
 
     /// `data` with its display chunks only (see `displayChunks`; a critical chunk not known here
-    /// stays, since a decoder needs it), nothing after IEND, and `exif` as an eXIf chunk after
-    /// IHDR. Nil when the chunks do not end with IEND.
-    func stripped(_ data: Data, exif: [UInt8]?) -> Data? {
+    /// stays, since a decoder needs it), nothing after IEND, `exif` as an eXIf chunk after IHDR
+    /// and `xmp` as an uncompressed `XML:com.adobe.xmp` iTXt chunk after it. Nil when the chunks
+    /// do not end with IEND.
+    func stripped(_ data: Data, exif: [UInt8]?, xmp: [UInt8]? = nil) -> Data? {
         guard chunks.first?.type == "IHDR", chunks.last?.type == "IEND", !endsMidChunk else { return nil }
         var out = Data(capacity: data.count)
         out.append(contentsOf: PNGChunks.signature)
@@ -26,6 +27,10 @@ extension PNGChunks {
                 out.append(data[(data.startIndex + chunk.whole.lowerBound)..<(data.startIndex + chunk.whole.upperBound)])
             }
             if chunk.type == "IHDR", let exif { out.appendPNGChunk(type: "eXIf", data: exif) }
+            if chunk.type == "IHDR", let xmp {
+                // iTXt: keyword, NUL, not compressed, method 0, no language tag, no translated keyword.
+                out.appendPNGChunk(type: "iTXt", data: Array("XML:com.adobe.xmp\0".utf8) + [0, 0, 0, 0] + xmp)
+            }
         }
         return out
     }

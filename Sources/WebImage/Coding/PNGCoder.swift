@@ -70,14 +70,18 @@ public struct PNGCoder: ImageCoder {
     public func encode(_ image: Image, as format: ImageFormat, options: ImageEncodingOptions) throws -> Data {
         guard format == .png else { throw ImageError.encodingFailed(format, reason: "the PNG coder writes PNG only") }
         // An animation is written as APNG: frames, durations and loop count kept.
-        if image.isAnimated { return try APNGEncoder.encode(image) }
+        if image.isAnimated {
+            let encoded = try APNGEncoder.encode(image)
+            return try options.metadata.map { try $0.embedded(in: encoded, format: .png, image: image) } ?? encoded
+        }
         let alpha: Int32 = image.bitmap.hasTransparency ? 1 : 0
         // Below half effort, rows are not filtered (libvips's and sharp's default): less work to
         // write, larger files; by default libpng picks a filter for each row.
         let adaptive: Int32 = (options.effort ?? 1) < 0.5 ? 0 : 1
-        return try CodecBridge.withProfile(of: image) { icc, length in
+        let encoded = try CodecBridge.withProfile(of: image) { icc, length in
             try CodecBridge.encodeStill(.png, image.bitmap) { wi_png_encode($0, $1, $2, alpha, 6, adaptive, icc, length, $3) }
         }
+        return try options.metadata.map { try $0.embedded(in: encoded, format: .png, image: image) } ?? encoded
     }
 
     public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {

@@ -108,12 +108,14 @@ public struct WebPCoder: ImageCoder {
                 free(buffer.data)
                 throw ImageError.encodingFailed(.webp, reason: CodecBridge.message(buffer.message))
             }
-            return CodecBridge.takeData(&buffer)
+            let encoded = CodecBridge.takeData(&buffer)
+            return try options.metadata.map { try $0.embedded(in: encoded, format: .webp, image: image) } ?? encoded
         }
         let lossless: Int32 = options.lossless ? 1 : 0
-        return try CodecBridge.withProfile(of: image) { icc, length in
+        let encoded = try CodecBridge.withProfile(of: image) { icc, length in
             try CodecBridge.encodeStill(.webp, image.bitmap) { wi_webp_encode($0, $1, $2, quality, lossless, icc, length, $3) }
         }
+        return try options.metadata.map { try $0.embedded(in: encoded, format: .webp, image: image) } ?? encoded
     }
 
     public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {

@@ -154,6 +154,19 @@ public struct ExifProperties: Sendable, Equatable {
     }
 }
 
+extension ExifProperties {
+    /// `tiff` (an EXIF block) with IFD0's orientation tag set to 1 (up), for pixels already
+    /// turned upright; unchanged when it has no such tag of type SHORT.
+    static func withOrientationUp(_ tiff: [UInt8]) -> [UInt8] {
+        guard let reader = TIFFReader(tiff), let entries = reader.firstDirectoryEntries else { return tiff }
+        var out = reader.bytes
+        for entry in entries where reader.u16(entry) == 0x0112 && reader.u16(entry + 2) == 3 && entry + 10 <= out.count {
+            (out[entry + 8], out[entry + 9]) = reader.littleEndian ? (1, 0) : (0, 1)
+        }
+        return out
+    }
+}
+
 /// The directories of one EXIF block (or TIFF file), each read at most once.
 struct ExifDirectories {
     let reader: TIFFReader

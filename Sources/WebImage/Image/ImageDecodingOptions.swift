@@ -122,12 +122,22 @@ public struct ImageEncodingOptions: Sendable, Equatable {
     /// writes its rows unfiltered, as libvips and sharp do); nil leaves each encoder's own
     /// default (for PNG, libpng's adaptive filters).
     public var effort: Double?
+    /// Metadata to write into the file: its EXIF block (``ImageMetadata/exifData``, with the
+    /// orientation written as 1 when the image's pixels were turned upright) and its XMP packet,
+    /// for example a source's, read with ``ImageMetadata/init(reading:)``. Nil (the default)
+    /// writes none, as SDWebImage's encoders write none of a source's: a re-encoded file carries
+    /// no EXIF, GPS or XMP. The image's ICC profile is written either way. The JPEG, PNG and
+    /// WebP encoders write it; ``ImageCoders/encode(_:as:options:)`` refuses it for another
+    /// format with `ImageError.encodingFailed` rather than dropping it.
+    public var metadata: ImageMetadata?
 
-    /// Encoding options: quality 0.9, lossy, baseline, each encoder's default effort.
-    public init(quality: Double = 0.9, lossless: Bool = false, progressive: Bool = false, effort: Double? = nil) {
+    /// Encoding options: quality 0.9, lossy, baseline, each encoder's default effort, no metadata.
+    public init(quality: Double = 0.9, lossless: Bool = false, progressive: Bool = false, effort: Double? = nil,
+                metadata: ImageMetadata? = nil) {
         self.quality = quality
         self.lossless = lossless
         self.progressive = progressive
         self.effort = effort
+        self.metadata = metadata
     }
 }
