@@ -37,10 +37,15 @@ fi
 shim=$(mktemp -d)/sigsuspend-copy.so
 gcc -shared -fPIC -O2 "$here/valgrind/sigsuspend-copy.c" -o "$shim" -ldl
 
-# Instructions of one process: BINARY ROW SIDE TIMES.
+# Instructions of one process: BINARY ROW SIDE TIMES. Two sources of spread are taken out: Swift's
+# per-process hash seed (SWIFT_DETERMINISTIC_HASHING: a dictionary's probes differ with it) and
+# the order valgrind runs threads in (--fair-sched=yes: the rows whose callers wait on both cores
+# otherwise spin and park a different number of times each run). See Benchmarks/README.md,
+# "Instruction counts that repeat".
 count() {
   LD_PRELOAD="$shim" WEBIMAGE_COUNT_ROW="$2" WEBIMAGE_COUNT_SIDE="$3" WEBIMAGE_COUNT_TIMES="$4" SWIFT_BACKTRACE=enable=no \
-    "$valgrind" --tool=callgrind --callgrind-out-file=/dev/null "$here/.build/release/$1" "$fixtures" 2>&1 >/dev/null \
+    SWIFT_DETERMINISTIC_HASHING=1 \
+    "$valgrind" --tool=callgrind --fair-sched=yes --callgrind-out-file=/dev/null "$here/.build/release/$1" "$fixtures" 2>&1 >/dev/null \
     | awk '/Collected :/ { print $NF }'
 }
 # Instructions of one operation of one side: BINARY ROW SIDE.

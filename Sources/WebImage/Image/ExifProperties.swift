@@ -206,7 +206,7 @@ struct ExifValue {
         switch type {
         case 1, 2, 6, 7: 1        // BYTE, ASCII, SBYTE, UNDEFINED
         case 3, 8: 2              // SHORT, SSHORT
-        case 4, 9: 4              // LONG, SLONG
+        case 4, 9, 13: 4          // LONG, SLONG, IFD (a sub-directory's offset)
         case 5, 10: 8             // RATIONAL, SRATIONAL
         default: nil
         }
@@ -228,7 +228,7 @@ struct ExifValue {
         switch type {
         case 1: Int(reader.bytes[start])
         case 3: reader.u16(start)
-        case 4: reader.u32(start)
+        case 4, 13: reader.u32(start)
         default: nil
         }
     }

@@ -136,10 +136,8 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
 
     /// Waits for the output as subscriber `id`; throws `CancellationError` when the caller's task
     /// is cancelled, without waiting for the work. A task cancelled before it waits has left
-    /// already (the cancellation handler runs first), and its wait finds it gone. Inlined into
-    /// its callers, and on their executor: a joining caller's wait is no async level and no
-    /// executor hop of its own.
-    @inline(__always)
+    /// already (the cancellation handler runs first), and its wait finds it gone. It runs on its
+    /// callers' executor: a joining caller's wait makes no executor hop.
     nonisolated(nonsending) func wait(_ id: Int) async throws -> Output {
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (waiter: Waiter) in park(id, waiter) }
@@ -148,10 +146,8 @@ final class SharedWork<Event: Sendable, Output: Sendable>: Sendable {
         }
     }
 
-    /// Subscriber `id` waits with `waiter`, resumed at once when the outcome is in. Apart from
-    /// `wait` (never inlined): the state machine's answer would take room in the async frame
-    /// of every waiting caller.
-    @inline(never)
+    /// Subscriber `id` waits with `waiter`, resumed at once when the outcome is in: the step
+    /// under the state machine's lock.
     private func park(_ id: Int, _ waiter: Waiter) {
         if case .resume(let outcome) = machine.withLock({ $0.wait(id, waiter: waiter) }) {
             waiter.resume(with: outcome)

@@ -54,8 +54,8 @@ extension ImageManager {
     /// the work in flight found by the URL's alias key; a plain miss then subscribes with the
     /// template's settings without asking again. Otherwise, as every call, it builds its
     /// request and asks memory, then the in-flight table.
-    /// Synchronous, and inlined into `decideAccounted` (its only caller), which is called out
-    /// of line: its temporaries stay out of the async frame of every call.
+    /// Synchronous, and inlined into `decideAccounted`, its only caller: it pays on a memory hit
+    /// (Benchmarks/README.md, "The `@inline` attributes that remain").
     @inline(__always)
     func decide(_ url: URL, options: ImageOptions, context: ImageContext,
                 onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
@@ -99,7 +99,6 @@ extension ImageManager {
     /// The request of a call that is not answered off the plain template, checked as every
     /// entry point checks it: a URL with a scheme (only such a string is a URL), not on the
     /// failed list unless the call retries failed URLs.
-    @inline(__always)
     func checkedRequest(_ url: URL, _ string: String, options: ImageOptions, context: ImageContext) throws -> LoadRequest {
         guard URLScheme.isPresent(in: string) else { throw ImageError.invalidURL(string) }
         let request = makeRequest(url, string, options: options, context: context)
@@ -109,7 +108,6 @@ extension ImageManager {
 
     /// The loader of a call that runs: a URL that none loads is invalid (not a failure of the
     /// URL's server, so never blacklisted).
-    @inline(__always)
     func loader(for request: LoadRequest) throws -> any ImageLoader {
         guard let loader = loaders.loader(request.loader, for: request.url) else { throw ImageError.invalidURL(request.urlString) }
         return loader

@@ -32,9 +32,9 @@ enum LoadOutcome: Sendable {
 extension ImageManager {
     /// An image call, top to bottom: decide (a memory hit, or a subscription to the shared work,
     /// joined or started), then wait on the subscription within the call's deadline, then the
-    /// bookkeeping. Inlined into its caller through `image(for:)` and `result(for:)`: a memory
-    /// hit is one synchronous call (`decideAccounted`) and allocates no async frame of its own.
-    @inlinable @inline(__always)
+    /// bookkeeping. Inlinable with `image(for:)` and `result(for:)`: a memory hit is one
+    /// synchronous call (`decideAccounted`) that the caller's own code can make.
+    @inlinable
     nonisolated(nonsending) func perform(_ url: URL, options: ImageOptions, context: ImageContext,
                                          onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
         switch try decideAccounted(url, options: options, context: context, onEvent: onEvent) {
@@ -48,7 +48,7 @@ extension ImageManager {
     /// `decide`, with a failure or a memory hit accounted.
     @usableFromInline
     func decideAccounted(_ url: URL, options: ImageOptions, context: ImageContext,
-                                 onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
+                         onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
         let decision = try accounted(url) { try decide(url, options: options, context: context, onEvent: onEvent) }
         if case .hit = decision { succeeded(url, .memory) }
         return decision
@@ -57,7 +57,6 @@ extension ImageManager {
     /// `decision`'s value; a failure (a cancelled caller, an invalid or blacklisted URL) is
     /// counted and told to the lifecycle watchers before it is thrown. The decision of every
     /// entry point, `data(for:)` included.
-    @inline(__always)
     func accounted<Decision>(_ url: URL, _ decision: () throws -> Decision) throws -> Decision {
         do {
             return try decision()
@@ -67,8 +66,8 @@ extension ImageManager {
         }
     }
 
-    /// `waitOn` for an image call. Not generic, and called from `perform` (which is inlined into
-    /// the callers of `image(for:)`): an inlinable function can only call a generic one
+    /// `waitOn` for an image call. Not generic, and called from `perform` (inlinable into the
+    /// callers of `image(for:)`): an inlinable function can only call a generic one
     /// unspecialized, and this one's body is specialized.
     @usableFromInline
     nonisolated(nonsending) func waitForImage(_ work: SharedWork<ImageEvent, SharedResult>, _ id: Int, _ request: LoadRequest,
@@ -80,7 +79,6 @@ extension ImageManager {
     /// `events(for:)` and `data(for:)`): subscriber `id` of `work` waits for its output, its
     /// deadline (the call's time limit) scheduled on the manager's one timer; then the
     /// bookkeeping, a failure (`failed(_:_:)`) or a success (`settled(_:_:)`).
-    @inline(__always)
     nonisolated(nonsending) func waitOn<Event, Output: LoadOutput>(_ work: SharedWork<Event, Output>, _ id: Int, _ request: LoadRequest,
                                                                    context: ImageContext) async throws -> Output {
         var deadline: Int?
@@ -91,14 +89,13 @@ extension ImageManager {
         } catch {
             throw failed(request, deadline == nil ? error : deadlineError(error, deadline, request.url))
         }
-        if let deadline { cancelDeadline(deadline) }
+        if let deadline { pipeline.deadlines.cancel(deadline) }
         return settled(request, output)
     }
 
     /// Schedules the time-out of subscriber `id`, `limit` from now: then the subscriber leaves
     /// `work` with `ImageError.timedOut` and the work goes on for the others (or stops, when
     /// none is left). Returns the deadline's token.
-    @inline(never)
     func scheduleDeadline<Event, Output>(_ limit: Duration, _ work: SharedWork<Event, Output>, _ id: Int, _ url: URL) -> Int {
         pipeline.deadlines.schedule(at: .now + limit) { [weak work] in
             work?.expire(id, with: ImageError.timedOut(url: url))
@@ -107,22 +104,16 @@ extension ImageManager {
 
     /// The error of a call with a deadline whose wait threw `error`: a subscriber that timed
     /// out before it waited finds itself gone (a `CancellationError`); its deadline says which.
-    @inline(never)
     func deadlineError(_ error: any Error, _ deadline: Int?, _ url: URL) -> any Error {
         guard let deadline, !pipeline.deadlines.cancel(deadline), error is CancellationError, !Task.isCancelled else { return error }
         return ImageError.timedOut(url: url)
     }
-
-    /// Cancels deadline `token` (its call's wait ended first).
-    @inline(never)
-    func cancelDeadline(_ token: Int) { pipeline.deadlines.cancel(token) }
 
     /// The shared work of `request`, joined or started, and this caller's subscription to it
     /// (`decide`'s last step). Works wait for their start in the order of the loader's own
     /// queue; a request that asks its cache's memory by suspending (a cache without synchronous
     /// memory, or a hit that also wants its data) asks it as the work's first stage, before
     /// the work waits for admission: the work, not each caller, asks it once.
-    @inline(never)
     func subscribe(_ request: LoadRequest, loader: any ImageLoader, onEvent: (@Sendable (ImageEvent) -> Void)?) -> CallDecision {
         let (coders, pipeline) = (self.coders, self.pipeline)
         let trace = WorkSpans.creatorContext()
@@ -161,7 +152,6 @@ extension ImageManager {
     }
 
     /// A call that waited got `output`: its pickup counted, then `settled(_:source:)`.
-    @inline(never)
     func settled<Output: LoadOutput>(_ request: LoadRequest, _ output: Output) -> Output {
         output.pickedUp()
         settled(request, source: output.source)
@@ -171,7 +161,6 @@ extension ImageManager {
     /// A call that waited failed with `error`: a permanent failure blacklists the URL (unless
     /// the call retries failed URLs); the counts and the lifecycle watchers are told. Returns
     /// the error to throw.
-    @inline(never)
     func failed(_ request: LoadRequest, _ error: any Error) -> any Error {
         let block = configuration.shouldBlockFailedURL?(request.url, error) ?? ImageManager.isPermanentFailure(error)
         if block, !request.options.contains(.retryFailed) { failedURLs.insert(request.url) }
@@ -179,7 +168,8 @@ extension ImageManager {
         return error
     }
 
-    /// Counts a finished call and tells the lifecycle watchers.
+    /// Counts a finished call and tells the lifecycle watchers. Inlined: it pays on a memory
+    /// hit (Benchmarks/README.md, "The `@inline` attributes that remain").
     @inline(__always)
     func succeeded(_ url: URL, _ source: ImageCacheType) {
         pipeline.metrics.loaded(from: source)

@@ -28,7 +28,9 @@ extension ImagePipeline {
     /// entry is used; a stale one within `stale-while-revalidate` is used too, and
     /// `revalidateInBackground` starts its revalidation; any other stale one is revalidated
     /// first; one made for other request headers (`Vary`) is ignored. `stored` is the entry's
-    /// stored metadata.
+    /// stored metadata. Out of line: inlined, its temporaries sized the async frame of the disk
+    /// stage (Benchmarks/README.md, "The `@inline` attributes that remain").
+    @inline(never)
     func verdict(on stored: Data?, _ request: LoadRequest, loader: any ImageLoader,
                  revalidateInBackground: () -> Void) -> EntryVerdict {
         let metadata = stored.flatMap(CacheEntryMetadata.init(stored:))

@@ -197,14 +197,11 @@ struct ImagePipeline: Sendable {
         let (download, incremental) = try await traceStage("webimage.download", tracing) {
             try await fetch(request, loader: loader, coders: coders, validators: validators, progressive: progressive, work: work)
         }
-        if try download.isNotModified(revalidating: cached != nil || original != nil, request) {
-            // Nothing to decode: the body's place in the decode backlog is given back.
-            download.response.backlogClaim?.release()
-            if let cached { return await notModified(request, cached: cached, response: download.response) }
-            if let original { return try await notModified(request, original: original, response: download.response, coders: coders) }
+        if cached == nil, let original, try download.isNotModified(revalidating: true, request) {
+            return try await notModified(request, original: original, response: download.response, coders: coders)
         }
-        return try await decodeAndStore(request, download: download, incremental: incremental, loader: loader, coders: coders,
-                                        work: work, tracing: tracing)
+        return try await decodeAndStore(request, download: download, incremental: incremental, cached: cached, loader: loader,
+                                        coders: coders, work: work, tracing: tracing)
     }
 
     /// A 304 to the revalidation of a derived image's stale original: the original's entry is
@@ -212,6 +209,7 @@ struct ImagePipeline: Sendable {
     @inline(never)
     private func notModified(_ request: LoadRequest, original: StaleOriginal, response: ImageLoaderResponse,
                              coders: ImageCoders) async throws -> SharedResult {
+        response.backlogClaim?.release()
         let refreshed = await refreshEntry(original.key, stored: original.hit.extendedData, notModified: response, request)
         try Task.checkCancellation()
         return SharedResult(try await derived(request, from: original.hit, metadata: refreshed, stored: refreshed.stored, coders: coders))
@@ -234,9 +232,8 @@ struct ImagePipeline: Sendable {
             guard let loader = loaders.loader(request.loader, for: source.url) else { continue }
             do {
                 let (download, _) = try await fetch(source, loader: loader, coders: coders, validators: nil, progressive: false, work: work)
-                _ = try download.isNotModified(revalidating: false, source)   // a 304 or an empty body throws
-                return try await decodeAndStore(source, download: download, incremental: nil, loader: loader, coders: coders,
-                                                work: work, tracing: tracing)
+                return try await decodeAndStore(source, download: download, incremental: nil, cached: nil, loader: loader,
+                                                coders: coders, work: work, tracing: tracing)
             } catch where !(error is CancellationError) {
                 ImagePipeline.logger.debug("[WebImage] alternative source \(source.urlString) failed: \(error)")
             }
@@ -244,19 +241,21 @@ struct ImagePipeline: Sendable {
         throw failure
     }
 
-    /// Stages 4 to 6, once a body is in (`Download.isNotModified` checked it). A function of
-    /// its own (never inlined): an async function's frame is sized for all of its suspension
-    /// points, and every load waiting in the loader's queue holds the frame of `load`. Only the
-    /// suspensions are written here; what runs between them is in synchronous functions (`decoded`, `deliver`), whose
-    /// temporaries stay on the thread's stack instead of in this frame (Benchmarks/README.md,
-    /// "Task memory of a load").
+    /// Stages 4 to 6, once a body is in (a 304 to a revalidation of `cached` ends here; the
+    /// answer's rules are `Download.isNotModified`'s). A function of its own (never inlined): an async function's frame is sized for all of its suspension
+    /// points, and every load waiting in the loader's queue holds the frame of `load`
+    /// (Benchmarks/README.md, "Task memory of a load"). The steps between its suspensions,
+    /// stages 4 and 5 (`decoded`) and the delivery (`deliver`), are synchronous functions.
     @inline(never)
     private func decodeAndStore(_ request: LoadRequest, download: Download, incremental: (any IncrementalImageDecoder)?,
-                                loader: any ImageLoader, coders: ImageCoders,
+                                cached: ImageCacheResult?, loader: any ImageLoader, coders: ImageCoders,
                                 work: SharedWork<ImageEvent, SharedResult>, tracing: Bool) async throws -> SharedResult {
         // The body waits for a decode slot: counted by the loader as its transfer ended, or here.
         let waiting = download.response.backlogClaim ?? backlog.claim(download.data.count)
         defer { waiting.release() }
+        if try download.isNotModified(revalidating: cached != nil, request), let cached {
+            return await notModified(request, cached: cached, response: download.response)
+        }
 
         // 4. Decode, 5. process: one load per core at a time, until its callers are resumed.
         try Task.checkCancellation()
@@ -356,7 +355,6 @@ struct ImagePipeline: Sendable {
     /// Stages 4 and 5 (synchronous): the body decoded (a failure names the URL and the byte
     /// count) unless `isolated` holds it already, and transformed, with the response's cache
     /// terms. Checks cancellation after each.
-    @inline(never)
     private func decoded(_ request: LoadRequest, download: Download, incremental: (any IncrementalImageDecoder)?, isolated: Image?,
                          decodeStart: ContinuousClock.Instant, loader: any ImageLoader, coders: ImageCoders, tracing: Bool) throws -> Decoded {
         let original: Image
@@ -391,7 +389,6 @@ struct ImagePipeline: Sendable {
 
     /// The callers waiting now resumed with the loaded image (unless they wait for the stores);
     /// returns the result, how many were resumed, and the background disk write's reservation.
-    @inline(never)
     private func deliver(_ decoded: Decoded, _ request: LoadRequest, download: Download,
                          work: SharedWork<ImageEvent, SharedResult>) -> (SharedResult, resumed: Int, PendingStores.Reservation?) {
         let image = decoded.image

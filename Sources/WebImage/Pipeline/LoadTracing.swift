@@ -98,11 +98,12 @@ final class WorkSpans: Sendable {
 @inline(__always)
 func traceStage<T>(_ name: String, _ tracing: Bool, _ body: () async throws -> T) async throws -> T {
     guard tracing else { return try await body() }
-    return try await tracedStage(name, body)
+    return try await traceStage_slowPath(name, body)
 }
 
+/// `traceStage` when a tracer is at work: the stage in a span of its own.
 @inline(never)
-private func tracedStage<T>(_ name: String, _ body: () async throws -> T) async throws -> T {
+private func traceStage_slowPath<T>(_ name: String, _ body: () async throws -> T) async throws -> T {
     try await withSpan(name) { _ in try await body() }
 }
 

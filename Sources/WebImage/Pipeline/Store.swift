@@ -14,12 +14,12 @@ extension ImagePipeline {
     func storeInMemory(_ request: LoadRequest, image: Image, lifetime: Duration? = nil) async -> Bool {
         guard let key = request.cacheKey, request.memoryStoreType.includesMemory else { return false }
         if request.settings.hasSynchronousMemory { return request.cache.storeInMemoryNow(image, forKey: key, lifetime: lifetime) }
-        return await storeInMemorySuspending(request, key: key, image: image, lifetime: lifetime)
+        return await storeInMemory_slowPath(request, key: key, image: image, lifetime: lifetime)
     }
 
     /// `storeInMemory` through a cache whose memory store may suspend.
     @inline(never)
-    private func storeInMemorySuspending(_ request: LoadRequest, key: String, image: Image, lifetime: Duration?) async -> Bool {
+    private func storeInMemory_slowPath(_ request: LoadRequest, key: String, image: Image, lifetime: Duration?) async -> Bool {
         if let lifetime, lifetime <= .zero { return false }
         do {
             try await request.cache.store(image, data: nil, extendedData: nil, forKey: key, to: .memory, context: request.context)

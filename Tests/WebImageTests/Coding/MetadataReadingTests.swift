@@ -3,8 +3,8 @@ import Testing
 @testable import WebImage
 
 /// `ImageMetadata(reading:)` against Pillow's reading of the same files (with its AVIF, HEIF and
-/// JPEG XL plug-ins): every file of both corpora that carries EXIF, XMP or an ICC profile, in
-/// JPEG, PNG, WebP, TIFF, AVIF, HEIC and JPEG XL. Upstream, the peers' own checks of this are
+/// JPEG XL plug-ins): every file of both corpora, and Pillow's own TIFFs, in JPEG, PNG, WebP,
+/// TIFF, AVIF, HEIC and JPEG XL. Upstream, the peers' own checks of this are
 /// SDWebImage's SDImageCoderTests `test22ThatThumbnailPreserveAspectRatio`'s metadata half and
 /// Kingfisher's ImageExtensionTests (properties read back from a file); Pillow is our reference.
 @Suite(.timeLimit(.minutes(2))) struct MetadataReadingTests {
@@ -51,30 +51,18 @@ import Testing
             out[path] = tags
         print(json.dumps(out))
         """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: PillowPlugIns.python)
-        process.arguments = ["-c", script] + paths
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let text = output.fileHandleForReading.readDataToEndOfFile()
-        let errorText = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let result = try JSONSerialization.jsonObject(with: text) as? [String: [String: Any]] else {
-            throw ImageError.transformFailed("Pillow failed: \(String(decoding: errorText, as: UTF8.self))")
-        }
-        return result
+        return try PillowPlugIns.json(script, arguments: paths)
     }
 
-    /// Every file of both corpora in a format that carries metadata.
+    /// Every file of both corpora in a format that carries metadata, and Pillow's own TIFFs.
     static func files() throws -> [String] {
         let folders = [Corpus.directory, ModernCorpus.directory]
-        let formats: Set<String> = ["jpg", "jpeg", "png", "webp", "tif", "tiff", "avif", "heic", "jxl"]
-        return folders.flatMap { folder -> [String] in
+        let formats: Set<String> = ["jpg", "jpeg", "png", "webp", "avif", "heic", "jxl"]
+        let corpora = folders.flatMap { folder -> [String] in
             guard let walk = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else { return [] }
             return walk.compactMap { ($0 as? URL)?.path }.filter { formats.contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }
-        }.sorted()
+        }
+        return (corpora + (try PillowSuite.files(extensions: ["tif", "tiff"])).map(\.path)).sorted()
     }
 
     /// Ours, as the same keys.
@@ -100,10 +88,20 @@ import Testing
         let pillow = try Self.pillowReadings(files)
         var compared = 0, withEXIF = 0, withICC = 0, withGPS = 0
         for path in files {
-            guard let theirs = pillow[path] else { continue }
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
             let ours = Self.ours(data), metadata = ImageMetadata(reading: data)
             let name = URL(fileURLWithPath: path).lastPathComponent
+            // Pillow's fuzzing finds: Pillow stops reading a directory at its first broken entry,
+            // this reader skips that entry alone; reading them must only end well (it did).
+            // A BigTIFF's tags are not read here (an EXIF block is always classic TIFF).
+            if name.hasPrefix("crash-") || name.hasPrefix("oom-") || name.contains("bigtiff") { continue }
+            // Pillow 13 reads this file's Software tag as the number 3; Debian's Pillow and this
+            // reader read the string it holds.
+            if name == "old-style-jpeg-compression-no-samplesperpixel.tif" {
+                #expect(metadata.exif?.software == "Kofax standard Multi-Page TIFF Storage Filter v3.03.000")
+                continue
+            }
+            guard let theirs = pillow[path] else { continue }
             compared += 1
             for key in ["271", "272", "305", "306", "315", "33432", "36867", "36868", "36881", "42035", "42036"] {
                 let expected = (theirs[key] as? String).flatMap { $0.allSatisfy(\.isASCII) ? $0 : nil }

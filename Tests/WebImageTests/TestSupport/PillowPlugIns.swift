@@ -38,9 +38,15 @@ enum PillowPlugIns {
                          "frame0": hashlib.sha256(rgba.tobytes()).hexdigest()}
         print(json.dumps(out))
         """
+        return try json(script, arguments: [folder.path])
+    }
+
+    /// Runs `script` with this python and `arguments`, and returns the JSON object of objects
+    /// it prints.
+    static func json(_ script: String, arguments: [String]) throws -> [String: [String: Any]] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", script, folder.path]
+        process.arguments = ["-c", script] + arguments
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
