@@ -165,7 +165,7 @@ if wantsRow("metadata read") {
     ])
     let read = rounds[0].median / Double(reads), decode = rounds[1].median
     print("")
-    print("metadata read of a 12 MP JPEG: \(f(read * 1000)) us; its decode \(f(decode)) ms; the read is \(f(100 * read / decode))% of the decode (target < 1%)")
+    print("metadata read of a 12 MP JPEG: \(f(read * 1000)) us; its decode \(f(decode)) ms; the read is \(String(format: "%.4f", 100 * read / decode))% of the decode (target < 1%)")
 }
 if wantsRow("isolated decode") {
     // The same decode at size in this process and through a decoding worker (WebImageIsolation:
