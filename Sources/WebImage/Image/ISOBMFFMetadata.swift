@@ -135,7 +135,7 @@ struct ISOBMFFMetadata {
             var type = fourCC(typeAt)
             if type == "mime" {
                 // The item name (NUL-terminated), then the content type (NUL-terminated).
-                let strings = data[(data.startIndex + typeAt + 4)..<(data.startIndex + infe.body.upperBound)].split(separator: 0, omittingEmptySubsequences: false)
+                let strings = slice((typeAt + 4)..<infe.body.upperBound).split(separator: 0, omittingEmptySubsequences: false)
                 guard strings.count >= 2 else { continue }
                 type = String(decoding: strings[1], as: UTF8.self)
             }

@@ -242,10 +242,11 @@ struct ImagePipeline: Sendable {
     }
 
     /// Stages 4 to 6, once a body is in (a 304 to a revalidation of `cached` ends here; the
-    /// answer's rules are `Download.isNotModified`'s). A function of its own (never inlined): an async function's frame is sized for all of its suspension
-    /// points, and every load waiting in the loader's queue holds the frame of `load`
-    /// (Benchmarks/README.md, "Task memory of a load"). The steps between its suspensions,
-    /// stages 4 and 5 (`decoded`) and the delivery (`deliver`), are synchronous functions.
+    /// answer's rules are `Download.isNotModified`'s). A function of its own (never inlined):
+    /// an async function's frame is sized for all of its suspension points, and every load
+    /// waiting in the loader's queue holds the frame of `load` (Benchmarks/README.md, "Task
+    /// memory of a load"). The steps between its suspensions, stages 4 and 5 (`decoded`) and
+    /// the delivery (`deliver`), are synchronous functions.
     @inline(never)
     private func decodeAndStore(_ request: LoadRequest, download: Download, incremental: (any IncrementalImageDecoder)?,
                                 cached: ImageCacheResult?, loader: any ImageLoader, coders: ImageCoders,
