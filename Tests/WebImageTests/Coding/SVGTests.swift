@@ -149,7 +149,7 @@ import Testing
 
         let server = try await ServerHarness()
         server.origin.route("/logo.svg", .respond(contentType: "image/svg+xml", body: try ModernCorpus.data("svg/gradients.svg")))
-        let reply = try Curl.get(server.url(options: "w:48", source: "/logo.svg"))
+        let reply = try await Curl.get(server.url(options: "w:48", source: "/logo.svg"))
         #expect(reply.status == 200 && reply.headers["content-type"] == "image/png")
         let png = try Image(data: reply.body)
         #expect(png.width == 48 && png.height == 32)

@@ -9,8 +9,8 @@ import Testing
     @Test func resultsAreSRGBByDefaultAndKeepTheProfileWithCSOriginal() async throws {
         let server = try await ServerHarness()
         server.origin.route("/p3.jpg", .respond(body: try ModernCorpus.data("icc/jpeg_displayp3.jpg")))
-        let converted = try Curl.get(server.url(options: "f:png", source: "/p3.jpg"))
-        let kept = try Curl.get(server.url(options: "cs:original/f:png", source: "/p3.jpg"))
+        let converted = try await Curl.get(server.url(options: "f:png", source: "/p3.jpg"))
+        let kept = try await Curl.get(server.url(options: "cs:original/f:png", source: "/p3.jpg"))
         #expect(converted.status == 200 && kept.status == 200)
         let srgb = try ImageCoders.shared.decode(converted.body, options: .init(colorSpace: .original))
         let original = try ImageCoders.shared.decode(kept.body, options: .init(colorSpace: .original))
@@ -20,7 +20,7 @@ import Testing
         let reference = try ImageCoders.shared.decode(try ModernCorpus.data("reference/icc/jpeg_displayp3.jpg.srgb.png")).bitmap
         #expect(try #require(PixelDistance(srgb.bitmap, reference)).meanAbs <= 1)
         #expect(try #require(PixelDistance(try ImageCoders.shared.decode(kept.body).bitmap, reference)).meanAbs <= 1)
-        let refused = try Curl.get(server.url(options: "cs:p3/f:png", source: "/p3.jpg"))
+        let refused = try await Curl.get(server.url(options: "cs:p3/f:png", source: "/p3.jpg"))
         #expect(refused.status == 400)
         await server.finish()
     }
@@ -28,7 +28,7 @@ import Testing
     @Test func theConfigurationCanKeepTheOriginal() async throws {
         let server = try await ServerHarness { $0.colorSpace = .original }
         server.origin.route("/p3.png", .respond(body: try ModernCorpus.data("icc/png_displayp3.png")))
-        let reply = try Curl.get(server.url(options: "w:24/f:png", source: "/p3.png"))
+        let reply = try await Curl.get(server.url(options: "w:24/f:png", source: "/p3.png"))
         let image = try ImageCoders.shared.decode(reply.body, options: .init(colorSpace: .original))
         #expect(reply.status == 200 && image.width == 24 && image.colorInfo.iccProfile != nil)
         let config = try ServerConfiguration.decode(Data(#"{"colorSpace": "sRGB"}"#.utf8))

@@ -81,7 +81,7 @@ import Testing
         let urls = printed.split(separator: "\n").compactMap { URL(string: String($0)) }
         #expect(urls.count == 5, "\(printed)")
         for url in urls {
-            let reply = try Curl.get(url)
+            let reply = try await Curl.get(url)
             #expect(reply.status == 200 && !reply.body.isEmpty, "\(url): \(reply.status)")
         }
         running.signal(SIGTERM)

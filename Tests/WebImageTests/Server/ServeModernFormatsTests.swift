@@ -28,41 +28,41 @@ import WebImageJXL
         let running = try CLIRunner.start(["serve", "--config", config.path])
         let (port, printed) = try await running.listeningPort()
         #expect(port > 0, "\(printed)")
-        func get(_ options: String, _ source: String, accept: String? = nil) throws -> Curl.Reply {
+        func get(_ options: String, _ source: String, accept: String? = nil) async throws -> Curl.Reply {
             let url = URL(string: "http://127.0.0.1:\(port)/unsafe/\(options)/plain/" + origin.url(source).absoluteString)!
-            return try Curl.get(url, headers: accept.map { ["Accept": $0] } ?? [:])
+            return try await Curl.get(url, headers: accept.map { ["Accept": $0] } ?? [:])
         }
         let coders = ModernCorpus.coders
         // Explicit formats.
         for (format, mime) in [(ImageFormat.avif, "image/avif"), (.jxl, "image/jxl"), (.heic, "image/heic")] {
-            let reply = try get("w:32/f:\(format.rawValue)", "/a.png")
+            let reply = try await get("w:32/f:\(format.rawValue)", "/a.png")
             #expect(reply.status == 200 && reply.headers["content-type"] == mime, "\(format): \(reply.status)")
             let image = try coders.decode(reply.body)
             #expect(image.format == format && image.width == 32 && image.height == 24, "\(format)")
         }
         // f:auto: AVIF first, then WebP, then the source's format; Vary: Accept each time.
-        let avif = try get("w:16/f:auto", "/a.png", accept: "image/avif,image/webp,*/*")
+        let avif = try await get("w:16/f:auto", "/a.png", accept: "image/avif,image/webp,*/*")
         #expect(avif.headers["content-type"] == "image/avif" && avif.headers["vary"] == "Accept")
-        let webp = try get("w:16/f:auto", "/a.png", accept: "image/webp,*/*")
+        let webp = try await get("w:16/f:auto", "/a.png", accept: "image/webp,*/*")
         #expect(webp.headers["content-type"] == "image/webp" && webp.headers["vary"] == "Accept")
-        let source = try get("w:16/f:auto", "/a.png", accept: "*/*")
+        let source = try await get("w:16/f:auto", "/a.png", accept: "*/*")
         #expect(source.headers["content-type"] == "image/png" && source.headers["vary"] == "Accept")
         // Modern sources: an iPhone-style HEIC to JPEG, an AVIF sequence kept animated as WebP,
         // a JPEG XL turned upright by its orientation.
-        let heic = try get("rs:fit:32:32/f:jpeg", "/p.heic")
+        let heic = try await get("rs:fit:32:32/f:jpeg", "/p.heic")
         let heicImage = try Image(data: heic.body)
         #expect(heic.status == 200 && heicImage.width == 32)
-        let sequence = try coders.decode(try get("w:32/f:webp", "/s.avif").body)
+        let sequence = try coders.decode(try await get("w:32/f:webp", "/s.avif").body)
         #expect(sequence.frameCount == 4 && sequence.frameDurations.map { ($0 * 1000).rounded() } == [100, 250, 40, 500])
-        let upright = try Image(data: try get("f:png", "/o.jxl").body)
+        let upright = try Image(data: try await get("f:png", "/o.jxl").body)
         #expect(upright.width == 40 && upright.height == 64)
         // A GIF converted to AVIF keeps its animation: every frame and its duration.
-        let animated = try coders.decode(try get("rs:fit:40:40/f:avif", "/a.gif").body)
+        let animated = try coders.decode(try await get("rs:fit:40:40/f:avif", "/a.gif").body)
         let frames = try Image(data: gif)
         #expect(animated.format == .avif && animated.frameCount == frames.frameCount, "\(animated.frameCount) of \(frames.frameCount) frames")
         #expect(animated.frameDurations.map { ($0 * 1000).rounded() } == frames.frameDurations.map { ($0 * 1000).rounded() })
         // A HEIC source with no format asked for is not sent as HEIC (browsers do not show it).
-        let unasked = try get("w:16", "/p.heic")
+        let unasked = try await get("w:16", "/p.heic")
         #expect(unasked.headers["content-type"] == "image/png")
         running.signal(SIGTERM)
         _ = running.wait()

@@ -55,9 +55,9 @@ import Testing
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    static func health(_ port: Int) throws -> (Int, Duration) {
+    static func health(_ port: Int) async throws -> (Int, Duration) {
         let start = ContinuousClock.now
-        let reply = try Curl.get(URL(string: "http://127.0.0.1:\(port)/health")!)
+        let reply = try await Curl.get(URL(string: "http://127.0.0.1:\(port)/health")!)
         return (reply.status, ContinuousClock.now - start)
     }
 
@@ -85,7 +85,7 @@ import Testing
         #expect(Self.closedByServer(keptAlive, within: 4), "an idle keep-alive connection stayed open")
         #expect(ContinuousClock.now - start < .seconds(4))
         drip.cancel()
-        #expect(try Self.health(h.port).0 == 200)
+        #expect(try await Self.health(h.port).0 == 200)
         await h.finish()
     }
 
@@ -109,7 +109,7 @@ import Testing
         }
         #expect(clients.count == 1100, "connections made: \(clients.count)")
         for _ in 0..<5 {
-            let (status, took) = try Self.health(port)
+            let (status, took) = try await Self.health(port)
             #expect(status == 200 && took < .seconds(1), "/health: \(status) in \(took)")
             try await Task.sleep(for: .milliseconds(300))
         }
@@ -124,7 +124,7 @@ import Testing
             if windows.last! < 0.25 { break }
         }
         #expect(windows.last! < 0.25, "the server used \(windows) s of CPU in quiet one-second windows with 1,100 idle connections")
-        #expect(try Self.health(port).0 == 200)
+        #expect(try await Self.health(port).0 == 200)
         running.signal(SIGTERM)
         let output = running.wait()
         #expect(output.status == 0, "\(output.stderr.suffix(1500))")

@@ -69,7 +69,17 @@ enum Curl {
         var body: Data
     }
 
-    static func get(_ url: URL, headers: [String: String] = [:], method: String = "GET") throws -> Reply {
+    /// `url` fetched by curl on a thread of its own: an async test that waits for a server in
+    /// this process holds no thread of the cooperative pool, which that server needs (two tests
+    /// that each blocked a pool thread on two cores waited for each other until curl's time-out).
+    static func get(_ url: URL, headers: [String: String] = [:], method: String = "GET") async throws -> Reply {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try blockingGet(url, headers: headers, method: method) }) }.start()
+        }
+    }
+
+    /// `get` on the caller's thread.
+    static func blockingGet(_ url: URL, headers: [String: String] = [:], method: String = "GET") throws -> Reply {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("curl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -8,14 +8,6 @@ import WebImage
 /// `/health` throughout.
 @Suite("Server decoding isolation", .serialized, .timeLimit(.minutes(2)))
 struct ServerIsolationTests {
-    /// curl on a thread of its own, so that clients waiting on slow answers hold no thread of
-    /// the cooperative pool that the server in this process needs.
-    static func get(_ url: URL) async throws -> Curl.Reply {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try Curl.get(url) }) }.start()
-        }
-    }
-
     /// CPU seconds used so far by the processes `pids` (user and system).
     static func cpuSeconds(_ pids: [Int32]) -> Double {
         pids.reduce(0) { total, pid in
@@ -44,10 +36,10 @@ struct ServerIsolationTests {
     @Test("The SVG that aborts librsvg is a 422; the server stays up and serves the next request")
     func abortingSource() async throws {
         let h = try await Self.harness()
-        let reply = try await Self.get(h.url(options: "rs:fit:64:64", source: "/abort.svg"))
+        let reply = try await Curl.get(h.url(options: "rs:fit:64:64", source: "/abort.svg"))
         #expect(reply.status == 422, "\(String(decoding: reply.body, as: UTF8.self))")
-        #expect(try await Self.get(URL(string: "http://127.0.0.1:\(h.port)/health")!).status == 200)
-        #expect(try await Self.get(h.url(options: "rs:fit:64:64", source: "/photo.png")).status == 200)
+        #expect(try await Curl.get(URL(string: "http://127.0.0.1:\(h.port)/health")!).status == 200)
+        #expect(try await Curl.get(h.url(options: "rs:fit:64:64", source: "/photo.png")).status == 200)
         #expect(h.server.decodingWorkers?.restartCount == 1)
         await h.finish()
     }
@@ -56,21 +48,21 @@ struct ServerIsolationTests {
     func endlessSources() async throws {
         let h = try await Self.harness { $0.decodeTimeoutSeconds = 3 * Self.slowdown }
         let cached = h.url(options: "rs:fit:32:32", source: "/photo.png")
-        #expect(try await Self.get(cached).status == 200)
+        #expect(try await Curl.get(cached).status == 200)
         let endless = ["/endless-a.svg", "/endless-b.svg"].map { source in
-            Task { try await Self.get(h.url(options: "rs:fit:64:64", source: source)) }
+            Task { try await Curl.get(h.url(options: "rs:fit:64:64", source: source)) }
         }
         try await Task.sleep(for: .milliseconds(500))
         for _ in 0..<3 {
             let start = ContinuousClock.now
-            #expect(try await Self.get(URL(string: "http://127.0.0.1:\(h.port)/health")!).status == 200)
+            #expect(try await Curl.get(URL(string: "http://127.0.0.1:\(h.port)/health")!).status == 200)
             #expect(ContinuousClock.now - start < .seconds(Self.slowdown))
         }
         // Every worker is busy: a result already made is answered without one.
         let start = ContinuousClock.now
-        #expect(try await Self.get(cached).status == 200)
+        #expect(try await Curl.get(cached).status == 200)
         #expect(ContinuousClock.now - start < .seconds(Self.slowdown))
-        let thumbnail = try await Self.get(h.url(options: "rs:fit:64:64", source: "/photo.png"))
+        let thumbnail = try await Curl.get(h.url(options: "rs:fit:64:64", source: "/photo.png"))
         #expect(thumbnail.status == 200)
         for task in endless {
             let reply = try await task.value
@@ -86,7 +78,7 @@ struct ServerIsolationTests {
             $0.processingTimeoutSeconds = 1.5
             $0.decodeTimeoutSeconds = 60
         }
-        let reply = try await Self.get(h.url(options: "rs:fit:64:64", source: "/endless-a.svg"))
+        let reply = try await Curl.get(h.url(options: "rs:fit:64:64", source: "/endless-a.svg"))
         #expect(reply.status == 504)
         // The worker that was killed is replaced; the new one's start-up is over by then.
         try await Task.sleep(for: .seconds(Self.slowdown))
@@ -109,14 +101,14 @@ struct ServerIsolationTests {
         let before = ServerMemoryTests.peakResidentMegabytes(getpid())
         for source in ["/grid.avif", "/grid.heic", "/tile.tif"] {
             let start = ContinuousClock.now
-            let reply = try await Self.get(h.url(options: "rs:fit:64:64", source: source))
+            let reply = try await Curl.get(h.url(options: "rs:fit:64:64", source: source))
             #expect(reply.status == 422, "\(source): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
             #expect(ContinuousClock.now - start < .seconds(2), "\(source)")
         }
         if ProcessInfo.processInfo.environment["WEBIMAGE_SANITIZER"] == nil {
             #expect(ServerMemoryTests.peakResidentMegabytes(getpid()) - before < 100)
         }
-        #expect(try await Self.get(URL(string: "http://127.0.0.1:\(h.port)/health")!).status == 200)
+        #expect(try await Curl.get(URL(string: "http://127.0.0.1:\(h.port)/health")!).status == 200)
         await h.finish()
     }
 

@@ -42,12 +42,12 @@ import Testing
         h.origin.route("/bomb.gif", .respond(contentType: "image/gif", body: bomb))
         let start = ContinuousClock.now
         for options in ["f:png", "f:webp", "f:gif", "rot:90", "q:50"] {
-            let reply = try Curl.get(h.url(options: options, source: "/bomb.gif"))
+            let reply = try await Curl.get(h.url(options: options, source: "/bomb.gif"))
             #expect(reply.status == 422 && String(decoding: reply.body, as: UTF8.self).contains("pixels in all"), "\(options): \(reply.status)")
         }
         #expect(ContinuousClock.now - start < .seconds(5))
         // Its first frame is a still image of 4 megapixels: served.
-        #expect(try Curl.get(h.url(options: "rs:fit:100:100/ff", source: "/bomb.gif")).status == 200)
+        #expect(try await Curl.get(h.url(options: "rs:fit:100:100/ff", source: "/bomb.gif")).status == 200)
         await h.finish()
     }
 
@@ -70,7 +70,7 @@ import Testing
         var statuses: [Int] = []
         for format in ["png", "webp", "gif"] {
             let start = ContinuousClock.now
-            let reply = try Curl.get(URL(string: "http://127.0.0.1:\(port)/_/f:\(format)/plain/" + origin.url("/bomb.gif").absoluteString)!)
+            let reply = try await Curl.get(URL(string: "http://127.0.0.1:\(port)/_/f:\(format)/plain/" + origin.url("/bomb.gif").absoluteString)!)
             statuses.append(reply.status)
             #expect(ContinuousClock.now - start < .seconds(6), "f:\(format) answered after \(ContinuousClock.now - start)")
             #expect(reply.status == 200 || reply.status == 504, "f:\(format): \(reply.status)")
@@ -79,7 +79,7 @@ import Testing
         // A source claiming 10000x10000, by every operation: refused from its header.
         origin.route("/huge.png", .respond(body: Fixtures.pngHeader(width: 10_000, height: 10_000)))
         for options in ["q:50", "rs:fit:4096:4096", "rs:fill-crop:4096:4096", "w:1024/dpr:4", "rot:45", "bl:100", "rc:100"] {
-            let reply = try Curl.get(URL(string: "http://127.0.0.1:\(port)/_/\(options)/plain/" + origin.url("/huge.png").absoluteString)!)
+            let reply = try await Curl.get(URL(string: "http://127.0.0.1:\(port)/_/\(options)/plain/" + origin.url("/huge.png").absoluteString)!)
             #expect(reply.status == 422, "\(options): \(reply.status)")
         }
         // Not under a sanitizer (scripts/sanitize.sh sets WEBIMAGE_SANITIZER): AddressSanitizer's
@@ -96,20 +96,20 @@ import Testing
     @Test func everyResultLargerThanTheLimitIsRefusedBeforeItIsMade() async throws {
         let h = try await ServerHarness { $0.maximumDimension = 60 }
         h.origin.route("/a.png", .respond(body: Self.png))   // 64x48: over 60 without a resize
-        func status(_ options: String) throws -> (Int, String) {
-            let reply = try Curl.get(h.url(options: options, source: "/a.png"))
+        func status(_ options: String) async throws -> (Int, String) {
+            let reply = try await Curl.get(h.url(options: options, source: "/a.png"))
             return (reply.status, String(decoding: reply.body, as: UTF8.self))
         }
         for options in ["q:50", "f:webp", "gs", "rs:fit:60:60/rot:45", "rs:fit:50:50/rot:30", "rs:cover:60:60/rot:90"] {
-            let (code, text) = try status(options)
+            let (code, text) = try await status(options)
             #expect(code == 422 && text.contains("larger than 60"), "\(options): \(code) \(text)")
         }
         // The sizes and the device pixel ratio are bounded by the parser (400, nothing fetched).
         for options in ["rs:fit:61:10", "w:30/dpr:3", "bl:1000"] {
-            #expect(try status(options).0 == 400, "\(options)")
+            #expect(try await status(options).0 == 400, "\(options)")
         }
         for options in ["rs:fit:40:40", "rs:fit:40:40/rot:90", "rs:fit:30:30/rot:45", "rs:fill:60:40"] {
-            let (code, text) = try status(options)
+            let (code, text) = try await status(options)
             #expect(code == 200, "\(options): \(code) \(text)")
         }
         await h.finish()
@@ -122,12 +122,12 @@ import Testing
         h.origin.route("/huge.png", .respond(body: Fixtures.pngHeader(width: 10_000, height: 10_000)))
         h.origin.route("/big.png", .respond(body: Fixtures.pngHeader(width: 5_000, height: 5_000)))
         for options in ["q:50", "f:webp", "rs:fit:100:100", "rs:fill-crop:4096:4096", "rot:45", "bl:100", "w:1000/dpr:4", "rc:50", "info"] {
-            let reply = try Curl.get(h.url(options: options, source: "/huge.png"))
+            let reply = try await Curl.get(h.url(options: options, source: "/huge.png"))
             #expect(reply.status == 422 && String(decoding: reply.body, as: UTF8.self).contains("10000x10000, over"), "\(options): \(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
         }
         // 25 megapixels: within the source limit with a resize, over a result's without one.
         for options in ["q:50", "rot:90"] {
-            let reply = try Curl.get(h.url(options: options, source: "/big.png"))
+            let reply = try await Curl.get(h.url(options: options, source: "/big.png"))
             #expect(reply.status == 422 && String(decoding: reply.body, as: UTF8.self).contains("5000x5000, over 16777216"), "\(options): \(reply.status)")
         }
         await h.finish()

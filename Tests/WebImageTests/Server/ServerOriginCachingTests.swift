@@ -16,17 +16,17 @@ import Testing
         let h = try await ServerHarness()
         h.origin.route("/short.png", .headers([("cache-control", "max-age=60")], then: .respond(body: Self.png)))
         h.origin.route("/plain.png", .respond(body: Self.png))
-        let first = try Curl.get(h.url(options: "rs:fit:32:32", source: "/short.png"))
+        let first = try await Curl.get(h.url(options: "rs:fit:32:32", source: "/short.png"))
         #expect(first.status == 200)
         let age = try #require(Self.maxAge(first), "\(first.headers)")
         #expect((55...60).contains(age), "capped at the origin's 60 s: \(age)")
         // A warm answer (the response cache) keeps the cap.
-        let warm = try Curl.get(h.url(options: "rs:fit:32:32", source: "/short.png"))
+        let warm = try await Curl.get(h.url(options: "rs:fit:32:32", source: "/short.png"))
         #expect(Self.maxAge(warm).map { $0 <= 60 } == true)
-        #expect(Self.maxAge(try Curl.get(h.url(options: "rs:fit:32:32", source: "/plain.png"))) == 31_536_000, "the origin said nothing")
+        #expect(Self.maxAge(try await Curl.get(h.url(options: "rs:fit:32:32", source: "/plain.png"))) == 31_536_000, "the origin said nothing")
         // Another result of the same decoded source, made from memory (no request, no disk read),
         // keeps the source's cap.
-        let fromMemory = try Curl.get(h.url(options: "rs:fit:32:32/f:webp", source: "/short.png"))
+        let fromMemory = try await Curl.get(h.url(options: "rs:fit:32:32/f:webp", source: "/short.png"))
         #expect(fromMemory.status == 200 && fromMemory.headers["content-type"] == "image/webp")
         #expect(Self.maxAge(fromMemory).map { $0 <= 60 } == true, "\(fromMemory.headers)")
         #expect(h.origin.requestCount("/short.png") == 1)
@@ -38,9 +38,9 @@ import Testing
         h.origin.route("/private.png", .headers([("cache-control", "no-store")], then: .respond(body: Self.png)))
         h.origin.route("/check.png", .headers([("cache-control", "no-cache")], then: .etag("\"c\"", body: Self.png)))
         for _ in 0..<2 {
-            let reply = try Curl.get(h.url(options: "rs:fit:32:32", source: "/private.png"))
+            let reply = try await Curl.get(h.url(options: "rs:fit:32:32", source: "/private.png"))
             #expect(reply.status == 200 && reply.headers["cache-control"] == "no-store")
-            let checked = try Curl.get(h.url(options: "rs:fit:32:32", source: "/check.png"))
+            let checked = try await Curl.get(h.url(options: "rs:fit:32:32", source: "/check.png"))
             #expect(checked.status == 200 && checked.headers["cache-control"] == "no-cache")
         }
         #expect(h.origin.requestCount("/private.png") == 2, "kept in no cache: fetched each time")
@@ -54,9 +54,9 @@ import Testing
     @Test func ignoreKeepsTheConfiguredMaxAge() async throws {
         let h = try await ServerHarness { $0.cachePolicy = .ignoreHeaders }
         h.origin.route("/private.png", .headers([("cache-control", "no-store")], then: .respond(body: Self.png)))
-        let reply = try Curl.get(h.url(options: "rs:fit:32:32", source: "/private.png"))
+        let reply = try await Curl.get(h.url(options: "rs:fit:32:32", source: "/private.png"))
         #expect(reply.headers["cache-control"] == "public, max-age=31536000")
-        _ = try Curl.get(h.url(options: "rs:fit:32:32", source: "/private.png"))
+        _ = try await Curl.get(h.url(options: "rs:fit:32:32", source: "/private.png"))
         #expect(h.origin.requestCount("/private.png") == 1)
         #expect(try ServerConfiguration.decode(Data(#"{"cachePolicy": "ignore"}"#.utf8)).cachePolicy == .ignoreHeaders)
         #expect(throws: (any Error).self) { try ServerConfiguration.decode(Data(#"{"cachePolicy": "sometimes"}"#.utf8)) }

@@ -31,13 +31,13 @@ import Testing
         h.origin.route("/hop.png", .redirect(to: "/a.png"))
         h.origin.route("/a.png", .respond(body: Self.png))
         for source in ["/jump.png", "/chain1.png", "/ftp.png"] {
-            let reply = try Curl.get(h.url(options: "w:10", source: source))
+            let reply = try await Curl.get(h.url(options: "w:10", source: source))
             #expect(reply.status == 403 && text(reply).contains("redirects"), "\(source): \(reply.status) \(text(reply))")
         }
         #expect(h.origin.requestCount("/chain5.png") == 1, "the allowed hops were followed")
         #expect(canary.connections == 0, "a redirect left the allowed sources")
         // A redirect within them is followed.
-        #expect(try Curl.get(h.url(options: "w:10", source: "/hop.png")).status == 200)
+        #expect(try await Curl.get(h.url(options: "w:10", source: "/hop.png")).status == 200)
         await h.finish()
         await canary.stop()
     }
@@ -53,17 +53,17 @@ import Testing
         let escapes = ["/f/../secret.png", "/f/%2e%2e/secret.png", "/f/%2E%2E/secret.png", "/f/.%2e/secret.png", "/f/..%2fsecret.png",
                        "/f/..%2Fsecret.png", "/f/..\\secret.png", "/f/..%5csecret.png", "/f/./../secret.png", "/F/a.png"]
         for escape in escapes {
-            let reply = try Curl.get(prefixed.url("/w:10/" + encoded(root + escape)))
+            let reply = try await Curl.get(prefixed.url("/w:10/" + encoded(root + escape)))
             #expect(reply.status == 403, "\(escape): \(reply.status) \(text(reply))")
         }
         // Credentials, and a backslash before an @ (libcurl reads the host after it).
         for source in ["http://user:pw@" + root.dropFirst(7) + "/f/a.png", root + "\\@127.0.0.2/f/a.png"] {
-            let reply = try Curl.get(prefixed.url("/w:10/" + encoded(String(source))))
+            let reply = try await Curl.get(prefixed.url("/w:10/" + encoded(String(source))))
             #expect(reply.status == 403 || reply.status == 400, "\(source): \(reply.status) \(text(reply))")
         }
         #expect(prefixed.origin.requestCount("/secret.png") == 0, "an escape reached the origin")
-        #expect(try Curl.get(prefixed.url("/w:10/" + encoded(root + "/f/a.png"))).status == 200)
-        #expect(try Curl.get(prefixed.url("/w:10/" + encoded(root + "/f/./a.png"))).status == 200, "a dot segment within the prefix")
+        #expect(try await Curl.get(prefixed.url("/w:10/" + encoded(root + "/f/a.png"))).status == 200)
+        #expect(try await Curl.get(prefixed.url("/w:10/" + encoded(root + "/f/./a.png"))).status == 200, "a dot segment within the prefix")
         await prefixed.finish()
     }
 
@@ -80,17 +80,17 @@ import Testing
             $0.maximumSourceBytes = 1024
             $0.processingTimeoutSeconds = 5
         }
-        func get(_ path: String) throws -> Curl.Reply { try Curl.get(h.url("/w:10/plain/local://" + path)) }
+        func get(_ path: String) async throws -> Curl.Reply { try await Curl.get(h.url("/w:10/plain/local://" + path)) }
         let start = ContinuousClock.now
         for path in ["/fifo.png", "/folder", "/folder/"] {
-            let reply = try get(path)
+            let reply = try await get(path)
             #expect(reply.status == 404, "\(path): \(reply.status)")
             #expect(!text(reply).contains(root.path) && !text(reply).contains("/tmp"), "\(path) told the file system: \(text(reply))")
         }
         #expect(ContinuousClock.now - start < .seconds(3), "a FIFO held the request")
         // The loader is not wedged: the next file is served at once.
-        #expect(try get("/a.png").status == 200)
-        let big = try get("/big.png")
+        #expect(try await get("/a.png").status == 200)
+        let big = try await get("/big.png")
         #expect(big.status == 422 && text(big).contains("1024"), "\(big.status) \(text(big))")
         await h.finish()
     }
@@ -119,13 +119,13 @@ import Testing
         let source = h.origin.url("/a.png").absoluteString
         for path in ["/_/w:100000/plain/\(source)", "/_/nonsense:1/plain/\(source)", "/_/w:10/plain/\(source)@bmp", "/_/!!!",
                      "/_/w:10/not-base64-<script>", "/x"] {
-            let reply = try Curl.get(URL(string: "http://127.0.0.1:\(h.port)" + path.replacingOccurrences(of: "<", with: "%3C").replacingOccurrences(of: ">", with: "%3E"))!)
+            let reply = try await Curl.get(URL(string: "http://127.0.0.1:\(h.port)" + path.replacingOccurrences(of: "<", with: "%3C").replacingOccurrences(of: ">", with: "%3E"))!)
             #expect(reply.status == 403, "\(path): \(reply.status)")
             #expect(!text(reply).contains("100000") && !text(reply).contains("nonsense") && !text(reply).contains("script"), "\(path) echoed: \(text(reply))")
         }
         #expect(h.origin.requestCount("/a.png") == 0)
         // Signed, a malformed path is still a 400 with its reason.
-        #expect(try Curl.get(h.url("/w:100000/plain/" + source)).status == 400)
+        #expect(try await Curl.get(h.url("/w:100000/plain/" + source)).status == 400)
         await h.finish()
     }
 

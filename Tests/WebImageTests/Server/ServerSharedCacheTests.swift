@@ -24,11 +24,11 @@ import Testing
         h.origin.route("/r.png", .headers([("cache-control", "max-age=2")], then: .etag("\"r1\"", body: Self.png)))
         let sizes = ["rs:fit:32:32", "rs:fit:16:16/f:webp"]
         var first: [String: Curl.Reply] = [:]
-        for options in sizes { first[options] = try Curl.get(h.url(options: options, source: "/r.png")) }
+        for options in sizes { first[options] = try await Curl.get(h.url(options: options, source: "/r.png")) }
         #expect(try Self.renders(h) == 2 && h.origin.requestCount("/r.png") == 1)
         try await Task.sleep(for: .milliseconds(2200))
         for options in sizes {
-            let again = try Curl.get(h.url(options: options, source: "/r.png"))
+            let again = try await Curl.get(h.url(options: options, source: "/r.png"))
             #expect(again.status == 200 && again.body == first[options]?.body && again.headers["etag"] == first[options]?.headers["etag"])
             #expect(again.headers["cache-control"] == "public, max-age=2" || again.headers["cache-control"] == "public, max-age=1")
         }
@@ -42,9 +42,9 @@ import Testing
         let h = try await ServerHarness()
         h.origin.route("/c.png", .sequence([.headers([("cache-control", "max-age=2")], then: .etag("\"c1\"", body: Self.png)),
                                             .headers([("cache-control", "max-age=60")], then: .etag("\"c2\"", body: Self.other))]))
-        let before = try Curl.get(h.url(options: "rs:fit:64:64", source: "/c.png"))
+        let before = try await Curl.get(h.url(options: "rs:fit:64:64", source: "/c.png"))
         try await Task.sleep(for: .milliseconds(2200))
-        let after = try Curl.get(h.url(options: "rs:fit:64:64", source: "/c.png"))
+        let after = try await Curl.get(h.url(options: "rs:fit:64:64", source: "/c.png"))
         #expect(before.body != after.body)
         #expect(try ImageCoders.shared.decode(after.body).width == 20)
         #expect(try Self.renders(h) == 2)
@@ -58,12 +58,12 @@ import Testing
         h.origin.route("/nocache.png", .headers([("cache-control", "no-cache")], then: .etag("\"n\"", body: Self.png)))
         h.origin.route("/aged.png", .headers([("cache-control", "max-age=60"), ("age", "100")], then: .etag("\"a\"", body: Self.png)))
         for path in ["/modified.png", "/nocache.png", "/aged.png"] {
-            _ = try Curl.get(h.url(options: "rs:fit:32:32", source: path))
+            _ = try await Curl.get(h.url(options: "rs:fit:32:32", source: path))
         }
         try await Task.sleep(for: .milliseconds(2200))
         await h.server.manager.waitForPendingStores()
         for path in ["/modified.png", "/nocache.png", "/aged.png"] {
-            #expect(try Curl.get(h.url(options: "rs:fit:24:24", source: path)).status == 200)
+            #expect(try await Curl.get(h.url(options: "rs:fit:24:24", source: path)).status == 200)
             #expect(h.origin.requestCount(path) == 2, "\(path)")
             let sent = Self.sent(h, path)
             #expect(sent["if-none-match"] != nil || sent["if-modified-since"] == "Mon, 02 Nov 2026 10:00:00 GMT", "\(path): \(sent)")
@@ -76,9 +76,9 @@ import Testing
         h.origin.route("/private.png", .headers([("cache-control", "private, max-age=600")], then: .respond(body: Self.png)))
         h.origin.route("/star.png", .headers([("cache-control", "max-age=600"), ("vary", "*")], then: .respond(body: Self.png)))
         for _ in 0..<2 {
-            let mine = try Curl.get(h.url(options: "rs:fit:32:32", source: "/private.png"))
+            let mine = try await Curl.get(h.url(options: "rs:fit:32:32", source: "/private.png"))
             #expect(mine.status == 200 && mine.headers["cache-control"]?.hasPrefix("private, max-age=") == true, "\(mine.headers)")
-            let star = try Curl.get(h.url(options: "rs:fit:32:32", source: "/star.png"))
+            let star = try await Curl.get(h.url(options: "rs:fit:32:32", source: "/star.png"))
             #expect(star.status == 200 && star.headers["cache-control"] == "no-store")
         }
         #expect(h.origin.requestCount("/private.png") == 2 && h.origin.requestCount("/star.png") == 2)
@@ -91,10 +91,10 @@ import Testing
     @Test func sMaxAgeIsTheSourcesLifetimeHere() async throws {
         let h = try await ServerHarness()
         h.origin.route("/s.png", .headers([("cache-control", "max-age=600, s-maxage=2")], then: .etag("\"s\"", body: Self.png)))
-        let first = try Curl.get(h.url(options: "rs:fit:32:32", source: "/s.png"))
+        let first = try await Curl.get(h.url(options: "rs:fit:32:32", source: "/s.png"))
         #expect(first.headers["cache-control"] == "public, max-age=2" || first.headers["cache-control"] == "public, max-age=1")
         try await Task.sleep(for: .milliseconds(2200))
-        _ = try Curl.get(h.url(options: "rs:fit:32:32", source: "/s.png"))
+        _ = try await Curl.get(h.url(options: "rs:fit:32:32", source: "/s.png"))
         #expect(h.origin.requestCount("/s.png") == 2 && Self.sent(h, "/s.png")["if-none-match"] == "\"s\"")
         await h.finish()
     }
@@ -103,11 +103,11 @@ import Testing
         let h = try await ServerHarness()
         h.origin.route("/i.png", .sequence([.headers([("cache-control", "max-age=2")], then: .etag("\"i1\"", body: Self.png)),
                                             .headers([("cache-control", "max-age=60")], then: .etag("\"i2\"", body: Self.other))]))
-        let first = try Curl.get(h.url(options: "info", source: "/i.png"))
+        let first = try await Curl.get(h.url(options: "info", source: "/i.png"))
         #expect(first.headers["cache-control"] == "public, max-age=2" || first.headers["cache-control"] == "public, max-age=1")
         #expect(String(decoding: first.body, as: UTF8.self).contains("\"width\":64"))
         try await Task.sleep(for: .milliseconds(2200))
-        let changed = try Curl.get(h.url(options: "info", source: "/i.png"))
+        let changed = try await Curl.get(h.url(options: "info", source: "/i.png"))
         #expect(String(decoding: changed.body, as: UTF8.self).contains("\"width\":20"), "\(String(decoding: changed.body, as: UTF8.self))")
         await h.finish()
     }
@@ -124,7 +124,7 @@ import Testing
         }
         let h = try await ServerHarness { $0.autoFormats = ["webp", "png"] }
         h.origin.route("/a.png", .respond(body: Self.png))
-        let refused = try Curl.get(h.url(options: "f:auto", source: "/a.png"), headers: ["Accept": "image/webp;q=0, image/png"])
+        let refused = try await Curl.get(h.url(options: "f:auto", source: "/a.png"), headers: ["Accept": "image/webp;q=0, image/png"])
         #expect(refused.headers["content-type"] == "image/png" && refused.headers["vary"] == "Accept")
         await h.finish()
     }

@@ -49,15 +49,15 @@ import Testing
     @Test func warmAnswersAreTheRespondersAnswers() async throws {
         let h = try await ServerHarness()
         h.origin.route("/a.png", .headers([("cache-control", "max-age=600")], then: .respond(body: Self.png)))
-        let cold = try Curl.get(h.url(options: "w:20", source: "/a.png"))
-        let warm = try Curl.get(h.url(options: "w:20", source: "/a.png"))
+        let cold = try await Curl.get(h.url(options: "w:20", source: "/a.png"))
+        let warm = try await Curl.get(h.url(options: "w:20", source: "/a.png"))
         #expect(cold.status == 200 && warm.status == 200 && warm.body == cold.body)
         for name in ["etag", "content-type", "content-length", "server"] { #expect(warm.headers[name] == cold.headers[name], "\(name)") }
         #expect(warm.headers["date"] != nil && warm.headers["cache-control"]?.hasPrefix("public, max-age=") == true)
-        let revalidated = try Curl.get(h.url(options: "w:20", source: "/a.png"), headers: ["If-None-Match": try #require(cold.headers["etag"])])
+        let revalidated = try await Curl.get(h.url(options: "w:20", source: "/a.png"), headers: ["If-None-Match": try #require(cold.headers["etag"])])
         #expect(revalidated.status == 304 && revalidated.body.isEmpty)
         // HEAD and other methods go to the responder (405).
-        #expect(try Curl.get(h.url(options: "w:20", source: "/a.png"), method: "POST").status == 405)
+        #expect(try await Curl.get(h.url(options: "w:20", source: "/a.png"), method: "POST").status == 405)
         // Counted as the responder counts: 200 from the response cache.
         #expect(h.server.processor.renders.load(ordering: .relaxed) == 1)
         await h.finish()
@@ -68,7 +68,7 @@ import Testing
         h.origin.route("/slow.png", .delayed(.milliseconds(400), .respond(body: Self.png)))
         h.origin.route("/fast.png", .respond(body: Self.png))
         let warmPath = Self.path(h, "w:10", "/fast.png"), coldPath = Self.path(h, "w:11", "/slow.png")
-        let warm = try Curl.get(h.url(options: "w:10", source: "/fast.png"))
+        let warm = try await Curl.get(h.url(options: "w:10", source: "/fast.png"))
         let request = { (path: String) in "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" }
         // The cold request first, then the warm one: the warm answer waits for the cold one.
         let text = try Self.pipelined(port: h.port, [request(coldPath), request(warmPath), request(warmPath)])
