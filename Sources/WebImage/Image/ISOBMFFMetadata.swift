@@ -123,7 +123,9 @@ struct ISOBMFFMetadata {
     private func itemTypes(_ iinf: Box) -> [Int: String] {
         guard iinf.body.count >= 6 else { return [:] }
         let version = byte(iinf.body.lowerBound)
-        let entries = (iinf.body.lowerBound + (version == 0 ? 6 : 8))..<iinf.body.upperBound
+        let header = version == 0 ? 6 : 8   // version and flags, then a 16- or 32-bit entry count
+        guard iinf.body.count >= header else { return [:] }
+        let entries = (iinf.body.lowerBound + header)..<iinf.body.upperBound
         var types: [Int: String] = [:]
         for infe in children(in: entries) where infe.type == "infe" && infe.body.count >= 12 {
             let at = infe.body.lowerBound, version = byte(at)
@@ -150,7 +152,8 @@ struct ISOBMFFMetadata {
         var at = iloc.body.lowerBound
         guard at + 8 <= end else { return [:] }
         let version = byte(at)
-        guard version <= 2 else { return [:] }
+        // Version and flags, the field sizes, then a 16-bit (32-bit in version 2) item count.
+        guard version <= 2, at + (version < 2 ? 8 : 10) <= end else { return [:] }
         let offsetSize = byte(at + 4) >> 4, lengthSize = byte(at + 4) & 15
         let baseOffsetSize = byte(at + 5) >> 4, indexSize = version >= 1 ? byte(at + 5) & 15 : 0
         at += 6

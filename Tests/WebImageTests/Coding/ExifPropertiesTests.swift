@@ -160,3 +160,31 @@ import Testing
         #expect(ImageMetadata(reading: Data("not an image".utf8)) == ImageMetadata())
     }
 }
+
+/// HEIF and AVIF metadata boxes cut short or lying: read as nothing, never past their box.
+@Suite struct ISOBMFFMetadataBoundsTests {
+    static func box(_ type: String, _ body: [UInt8]) -> [UInt8] {
+        let size = body.count + 8
+        return [UInt8(size >> 24 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size & 0xFF)] + Array(type.utf8) + body
+    }
+
+    @Test func shortAndLyingBoxesReadAsNothing() {
+        let ftyp = Self.box("ftyp", Array("avif".utf8) + [0, 0, 0, 0] + Array("avifmif1".utf8))
+        // meta (version and flags), then an iinf and an iloc each shorter than their headers.
+        for version: UInt8 in [0, 1, 2, 3] {
+            for length in 0...9 {
+                let iinf = Self.box("iinf", Array(([version, 0, 0, 0, 0, 1, 0, 0, 0] as [UInt8]).prefix(length)))
+                let iloc = Self.box("iloc", Array(([version, 0, 0, 0, 0x44, 0x40, 0, 0, 0, 1] as [UInt8]).prefix(length)))
+                let meta = Self.box("meta", [0, 0, 0, 0] + iinf + iloc)
+                let metadata = ImageMetadata(reading: Data(ftyp + meta))
+                #expect(metadata.exifData == nil && metadata.xmp == nil && metadata.iccProfile == nil)
+            }
+        }
+        // An Exif item whose extent lies past the end of the file.
+        let infe = Self.box("infe", [2, 0, 0, 0, 0, 1, 0, 0] + Array("Exif".utf8))
+        let iinf = Self.box("iinf", [0, 0, 0, 0, 0, 1] + infe)
+        let iloc = Self.box("iloc", [0, 0, 0, 0, 0x44, 0x00, 0, 1, 0, 1, 0, 0, 0, 1, 0x7F, 0xFF, 0xFF, 0xF0, 0, 0, 0, 0x40])
+        let metadata = ImageMetadata(reading: Data(ftyp + Self.box("meta", [0, 0, 0, 0] + iinf + iloc)))
+        #expect(metadata == ImageMetadata())
+    }
+}
