@@ -81,13 +81,16 @@ public struct ExifProperties: Sendable, Equatable {
               let year = number(digits, 0..<4), let month = number(digits, 5..<7), let day = number(digits, 8..<10),
               let hour = number(digits, 11..<13), let minute = number(digits, 14..<16), let second = number(digits, 17..<19),
               let zoneHours = number(zone, 1..<3), let zoneMinutes = number(zone, 4..<6) else { return nil }
+        guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 60,
+              zoneHours <= 14, zoneMinutes < 60 else { return nil }
         let sign = zone[0] == 0x2D ? -1 : 1
+        guard let timeZone = TimeZone(secondsFromGMT: sign * (zoneHours * 3600 + zoneMinutes * 60)) else { return nil }
         var components = DateComponents()
         (components.year, components.month, components.day) = (year, month, day)
         (components.hour, components.minute, components.second) = (hour, minute, second)
-        components.timeZone = TimeZone(secondsFromGMT: sign * (zoneHours * 3600 + zoneMinutes * 60))
+        components.timeZone = timeZone
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = components.timeZone!
+        calendar.timeZone = timeZone
         guard let date = calendar.date(from: components), calendar.component(.day, from: date) == day else { return nil }
         return date
     }

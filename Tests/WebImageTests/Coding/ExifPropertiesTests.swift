@@ -106,6 +106,11 @@ import Testing
         #expect(date("2024:03:15 14:30", "+00:00") == nil)
         #expect(date("2024:03:15 14:30:05", "+2:00") == nil)
         #expect(date("    :  :     :  :  ", "+00:00") == nil, "EXIF's blank date")
+        #expect(date("2024:03:15 14:30:05", "+99:00") == nil, "no such time zone")
+        #expect(date("2024:13:15 14:30:05", "+00:00") == nil)
+        #expect(date("2024:03:15 25:30:05", "+00:00") == nil)
+        #expect(date("2024:03:15 14:61:05", "+00:00") == nil)
+        #expect(date("2024:03:15 14:30:05", "+14:00") == Date(timeIntervalSince1970: 1_710_462_605))
     }
 
     @Test func hostileBlocksGiveNilsNeverACrashOrAHang() throws {
