@@ -386,6 +386,19 @@ if InstructionCount.isListing || InstructionCount.isCounting {
             ]) { try? FileManager.default.removeItem(at: work) }
         }.value
     }
+    let taskName = "memory hit through an ImageTask, 1,000 calls (floor: image(for:))"
+    if wantsRow(taskName) {
+        // The task object over the same hit: made, then awaited, beside the plain call.
+        let (manager, _) = freshManager()
+        let url = smallURLs[0], key = smallURLs[0].absoluteString
+        (manager.cache as! ImageCache).memory.setImage(try Image(data: smallBlobs[0]), forKey: key)
+        _ = try await Task.detached {
+            try await InstructionCount.handle(taskName, sides: [
+                { for _ in 0..<1000 { _ = try await manager.imageTask(for: url).image } },
+                { for _ in 0..<1000 { _ = try await manager.image(for: url) } },
+            ]) { try? FileManager.default.removeItem(at: work) }
+        }.value
+    }
     let crowdName = "1,000 concurrent image(for:) of one uncached 1024x768 WebP, from memory"
     if wantsRow(crowdName) {
         // A loader that answers from memory: the row counts the pipeline, not a transfer.

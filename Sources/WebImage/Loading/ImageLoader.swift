@@ -43,6 +43,12 @@ public typealias ResponseModifier = @Sendable (ImageLoaderResponse) -> ImageLoad
 public enum ImageLoaderPriority: Int, Sendable, Comparable {
     case low = 0, normal = 1, high = 2
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+
+    /// The priority `options` ask for (`.highPriority`, `.lowPriority`), else normal.
+    @inlinable
+    init(_ options: ImageOptions) {
+        self = options.contains(.highPriority) ? .high : options.contains(.lowPriority) ? .low : .normal
+    }
 }
 
 /// What to load and how.

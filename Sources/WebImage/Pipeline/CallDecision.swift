@@ -54,11 +54,14 @@ extension ImageManager {
     /// the work in flight found by the URL's alias key; a plain miss then subscribes with the
     /// template's settings without asking again. Otherwise, as every call, it builds its
     /// request and asks memory, then the in-flight table.
+    /// `onEvent` makes the subscriber's event handler, asked for only when the call subscribes
+    /// (a memory hit has no subscription and makes none; it may be asked twice, for a join
+    /// then a start, and gives the same handler).
     /// Synchronous, and inlined into `decideAccounted`, its only caller: it pays on a memory hit
     /// (Benchmarks/README.md, "The `@inline` attributes that remain").
     @inline(__always)
     func decide(_ url: URL, options: ImageOptions, context: ImageContext,
-                onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
+                onEvent: () -> (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
         try Task.checkCancellation()
         let string = url.absoluteString
         if options.isEmpty, context.isEmpty, let plain {
@@ -71,7 +74,7 @@ extension ImageManager {
             // A work found under this alias was made by a plain call of this very string, which
             // passed every check below.
             if plain.template.queriesMemory, !pipeline.works.isEmpty,
-               let joined = pipeline.works.joinIfRunning(WorkKey(plainURL: string), priority: { $0.request.callerPriority }, onEvent: onEvent) {
+               let joined = pipeline.works.joinIfRunning(WorkKey(plainURL: string), priority: { $0.request.callerPriority }, onEvent: onEvent()) {
                 return joinedWork(joined.work, id: joined.id, joined.key.request)
             }
             if plain.hitsByURL {
@@ -79,7 +82,7 @@ extension ImageManager {
                 // settings for this URL, and `subscribe` joins a work of its key or starts one.
                 guard URLScheme.isPresent(in: string) else { throw ImageError.invalidURL(string) }
                 let request = makeRequest(url, string, options: options, context: context)
-                return subscribe(request, loader: try loader(for: request), onEvent: onEvent)
+                return subscribe(request, loader: try loader(for: request), onEvent: onEvent())
             }
         }
         let request = try checkedRequest(url, string, options: options, context: context)
@@ -89,11 +92,11 @@ extension ImageManager {
                 return .hit(image)
             }
             if !pipeline.works.isEmpty,
-               let joined = pipeline.works.joinIfRunning(WorkKey(request), priority: { _ in request.callerPriority }, onEvent: onEvent) {
+               let joined = pipeline.works.joinIfRunning(WorkKey(request), priority: { _ in request.callerPriority }, onEvent: onEvent()) {
                 return joinedWork(joined.work, id: joined.id, request)
             }
         }
-        return subscribe(request, loader: try loader(for: request), onEvent: onEvent)
+        return subscribe(request, loader: try loader(for: request), onEvent: onEvent())
     }
 
     /// The request of a call that is not answered off the plain template, checked as every

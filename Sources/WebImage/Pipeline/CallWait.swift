@@ -37,7 +37,7 @@ extension ImageManager {
     @inlinable
     nonisolated(nonsending) func perform(_ url: URL, options: ImageOptions, context: ImageContext,
                                          onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
-        switch try decideAccounted(url, options: options, context: context, onEvent: onEvent) {
+        switch try decideAccounted(url, options: options, context: context, onEvent: { onEvent }) {
         case .hit(let image):
             return .memory(image)
         case .subscribed(let work, let id, let request):
@@ -48,7 +48,7 @@ extension ImageManager {
     /// `decide`, with a failure or a memory hit accounted.
     @usableFromInline
     func decideAccounted(_ url: URL, options: ImageOptions, context: ImageContext,
-                         onEvent: (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
+                         onEvent: () -> (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
         let decision = try accounted(url) { try decide(url, options: options, context: context, onEvent: onEvent) }
         if case .hit = decision { succeeded(url, .memory) }
         return decision

@@ -94,6 +94,45 @@ public final class ImageManager: Sendable {
         }
     }
 
+    /// The load of `url` as a task object (Nuke's `pipeline.imageTask(with:)`): decided now, as
+    /// `image(for:)` decides (a memory hit makes a task already completed), then running
+    /// whether or not the task is held; its callers await `image` or `result`, watch its
+    /// streams, change its `priority` or `cancel()` it. A task watches its load's progress, so
+    /// its transfer is streamed (see `ImageTask`).
+    @inlinable
+    public func imageTask(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) -> ImageTask {
+        var live: LiveImageTask?
+        do {
+            // The task's own state is made only when the call subscribes: a hit makes none.
+            switch try decideAccounted(url, options: options, context: context, onEvent: { LiveImageTask.handler(&live, url) }) {
+            case .hit(let image):
+                return ImageTask(url: url, .memory(image), priority: priority(of: options))
+            case .subscribed(let work, let id, let request):
+                return started(live, url, work, id, request, context: context)
+            }
+        } catch {
+            return ImageTask(url: url, .failed(error), priority: priority(of: options))
+        }
+    }
+
+    /// The task of a call that subscribed to `work` as subscriber `id`: it waits for the work's
+    /// output in a task of its own.
+    @usableFromInline
+    func started(_ live: LiveImageTask?, _ url: URL, _ work: SharedWork<ImageEvent, SharedResult>, _ id: Int,
+                 _ request: LoadRequest, context: ImageContext) -> ImageTask {
+        let task = live ?? LiveImageTask(url: url)
+        task.run(work, id: id, priority: request.callerPriority) { [self] in
+            try await waitForImage(work, id, request, context: context)
+        }
+        return ImageTask(url: url, .live(task))
+    }
+
+    /// The priority a call's `options` ask for, with the configuration's.
+    @inlinable
+    func priority(of options: ImageOptions) -> ImageLoaderPriority {
+        ImageLoaderPriority(configuration.defaultOptions.isEmpty ? options : options.union(configuration.defaultOptions))
+    }
+
     /// The image a call of `url` with `options` and `context` would be given from memory,
     /// answered now: without suspending, and without touching the disk or the network
     /// (SDWebImage's `imageFromMemoryCacheForKey:` under the manager's key, Nuke's

@@ -163,7 +163,7 @@ final class LoadRequest: Sendable {
         self.settings = settings
         self.isShareable = isShareable
         self.isPlain = isPlain
-        priority = options.contains(.highPriority) ? .high : options.contains(.lowPriority) ? .low : .normal
+        priority = ImageLoaderPriority(options)
 
         // Keys: the filter's key is the original's; the thumbnail, then the transformer, extend it.
         var original = settings.keyFilter.map { $0.key(url) } ?? urlString
