@@ -11,6 +11,9 @@ enum CallDecision: Sendable {
     /// the request of the plain call that made it (the same one: plain calls of a URL differ
     /// in nothing).
     case subscribed(SharedWork<ImageEvent, SharedResult>, id: Int, LoadRequest)
+    /// The call has interceptors or an image modifier: they run around its load
+    /// (`ImageManager.performHooked`), which is decided then.
+    case hooked(CallHooks)
 }
 
 /// What every plain call of a manager (no options and no context of its own, no options
@@ -32,9 +35,9 @@ final class PlainCalls: Sendable {
     let firstFrameOnly: Bool
 
     /// The plain calls of a manager with `configuration` whose defaults decide `settings`; nil
-    /// when an options processor may make each call different.
-    init?(_ configuration: ImageManager.Configuration, settings: LoadRequest.Settings) {
-        guard configuration.optionsProcessor == nil else { return nil }
+    /// when an options processor may make each call different, or when every call has `hooks`.
+    init?(_ configuration: ImageManager.Configuration, settings: LoadRequest.Settings, hooks: CallHooks?) {
+        guard configuration.optionsProcessor == nil, hooks == nil else { return nil }
         let url = URL(string: "plain:template")!
         template = LoadRequest(url: url, urlString: url.absoluteString, options: configuration.defaultOptions, settings: settings,
                                isShareable: true, isPlain: true)
@@ -56,12 +59,14 @@ extension ImageManager {
     /// request and asks memory, then the in-flight table.
     /// `onEvent` makes the subscriber's event handler, asked for only when the call subscribes
     /// (a memory hit has no subscription and makes none; it may be asked twice, for a join
-    /// then a start, and gives the same handler).
+    /// then a start, and gives the same handler). A call with hooks (`runsHooks`) is decided
+    /// as `.hooked` before anything else but the plain template, which a manager with default
+    /// hooks does not have.
     /// Synchronous, and inlined into `decideAccounted`, its only caller: it pays on a memory hit
     /// (Benchmarks/README.md, "The `@inline` attributes that remain").
     @inline(__always)
     func decide(_ url: URL, options: ImageOptions, context: ImageContext,
-                onEvent: () -> (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
+                onEvent: () -> (@Sendable (ImageEvent) -> Void)?, runsHooks: Bool) throws -> CallDecision {
         try Task.checkCancellation()
         let string = url.absoluteString
         if options.isEmpty, context.isEmpty, let plain {
@@ -85,6 +90,7 @@ extension ImageManager {
                 return subscribe(request, loader: try loader(for: request), onEvent: onEvent())
             }
         }
+        if runsHooks, let hooks = hooks(for: context) { return .hooked(hooks) }
         let request = try checkedRequest(url, string, options: options, context: context)
         if request.queriesMemory, let key = request.cacheKey {
             if request.answersMemoryAtOnce,

@@ -32,24 +32,30 @@ enum LoadOutcome: Sendable {
 extension ImageManager {
     /// An image call, top to bottom: decide (a memory hit, or a subscription to the shared work,
     /// joined or started), then wait on the subscription within the call's deadline, then the
-    /// bookkeeping. Inlinable with `image(for:)` and `result(for:)`: a memory hit is one
-    /// synchronous call (`decideAccounted`) that the caller's own code can make.
+    /// bookkeeping. A call with interceptors or an image modifier runs them around its load
+    /// (`performHooked`), which is this same call made again without them (`runsHooks` false).
+    /// Inlinable with `image(for:)` and `result(for:)`: a memory hit is one synchronous call
+    /// (`decideAccounted`) that the caller's own code can make.
     @inlinable
     nonisolated(nonsending) func perform(_ url: URL, options: ImageOptions, context: ImageContext,
-                                         onEvent: (@Sendable (ImageEvent) -> Void)?) async throws -> LoadOutcome {
-        switch try decideAccounted(url, options: options, context: context, onEvent: { onEvent }) {
+                                         onEvent: (@Sendable (ImageEvent) -> Void)?, runsHooks: Bool = true) async throws -> LoadOutcome {
+        switch try decideAccounted(url, options: options, context: context, onEvent: { onEvent }, runsHooks: runsHooks) {
         case .hit(let image):
             return .memory(image)
         case .subscribed(let work, let id, let request):
             return .shared(try await waitForImage(work, id, request, context: context))
+        case .hooked(let hooks):
+            return try await performHooked(url, options: options, context: context, onEvent: onEvent, hooks: hooks) { [self] request, onEvent in
+                try await perform(request.url, options: request.options, context: request.context, onEvent: onEvent, runsHooks: false)
+            }
         }
     }
 
     /// `decide`, with a failure or a memory hit accounted.
     @usableFromInline
     func decideAccounted(_ url: URL, options: ImageOptions, context: ImageContext,
-                         onEvent: () -> (@Sendable (ImageEvent) -> Void)?) throws -> CallDecision {
-        let decision = try accounted(url) { try decide(url, options: options, context: context, onEvent: onEvent) }
+                         onEvent: () -> (@Sendable (ImageEvent) -> Void)?, runsHooks: Bool = true) throws -> CallDecision {
+        let decision = try accounted(url) { try decide(url, options: options, context: context, onEvent: onEvent, runsHooks: runsHooks) }
         if case .hit = decision { succeeded(url, .memory) }
         return decision
     }

@@ -202,6 +202,20 @@ public struct ImageContext: Sendable {
         set { mutate { $0.cacheEncoding = newValue } }
     }
 
+    /// Steps around the call (see `ImageInterceptor`), inside the configuration's
+    /// `interceptors`; a call's own list replaces the default context's. They do not keep a
+    /// call from sharing work with others.
+    public var interceptors: [any ImageInterceptor]? {
+        get { storage?.fields.interceptors }
+        set { mutate { $0.interceptors = newValue } }
+    }
+    /// Changes every image the call hands out, memory hits included, and is never stored (see
+    /// `ImageModifier`). It does not keep a call from sharing work with others.
+    public var imageModifier: ImageModifier? {
+        get { storage?.fields.imageModifier }
+        set { mutate { $0.imageModifier = newValue } }
+    }
+
     /// An empty context: every setting falls back to its default.
     public init() { storage = nil }
 
@@ -303,6 +317,8 @@ public struct ImageContext: Sendable {
         var httpCachePolicy: HTTPCachePolicy?
         var dataCachePolicy: DataCachePolicy?
         var cacheEncoding: CacheEncoding?
+        var interceptors: [any ImageInterceptor]?
+        var imageModifier: ImageModifier?
         var custom: [ObjectIdentifier: any Sendable] = [:]
 
         var isEmpty: Bool { custom.isEmpty && Self.table.allSatisfy { $0.isUnset(self) } }
@@ -341,6 +357,8 @@ public struct ImageContext: Sendable {
             Field(\.httpCachePolicy),
             Field(\.dataCachePolicy),
             Field(\.cacheEncoding),
+            Field(\.interceptors),
+            Field(\.imageModifier),
         ]
 
         /// One optional field: whether it is set, and taking it from another context when not.

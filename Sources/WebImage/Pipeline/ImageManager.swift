@@ -34,6 +34,8 @@ public final class ImageManager: Sendable {
     let defaultLoadTimeout: Duration?
     /// What every plain call decides (nil with an options processor).
     let plain: PlainCalls?
+    /// The hooks of a call with no context of its own (nil: none, the usual case).
+    let defaultHooks: CallHooks?
     /// What this manager worked out from each context its calls passed (`ImageContext.settings(for:make:)`).
     let contextOwner = ContextOwner()
 
@@ -47,7 +49,8 @@ public final class ImageManager: Sendable {
         defaults = configuration.effectiveDefaults
         defaultSettings = LoadRequest.Settings(defaults, cache: cache)
         defaultLoadTimeout = defaults.loadTimeout
-        plain = PlainCalls(configuration, settings: defaultSettings)
+        defaultHooks = CallHooks(configured: configuration.interceptors, interceptors: defaults.interceptors, modifier: defaults.imageModifier)
+        plain = PlainCalls(configuration, settings: defaultSettings, hooks: defaultHooks)
         pipeline = ImagePipeline(loaders: loaders, shouldDownload: configuration.shouldDownload,
                                  maximumConcurrentLoads: configuration.maximumConcurrentLoads,
                                  rateLimiter: configuration.rateLimiter, now: configuration.currentDate)
@@ -109,6 +112,8 @@ public final class ImageManager: Sendable {
                 return ImageTask(url: url, .memory(image), priority: priority(of: options))
             case .subscribed(let work, let id, let request):
                 return started(live, url, work, id, request, context: context)
+            case .hooked(let hooks):
+                return hookedTask(url, options: options, context: context, hooks: hooks)
             }
         } catch {
             return ImageTask(url: url, .failed(error), priority: priority(of: options))
@@ -121,9 +126,8 @@ public final class ImageManager: Sendable {
     func started(_ live: LiveImageTask?, _ url: URL, _ work: SharedWork<ImageEvent, SharedResult>, _ id: Int,
                  _ request: LoadRequest, context: ImageContext) -> ImageTask {
         let task = live ?? LiveImageTask(url: url)
-        task.run(work, id: id, priority: request.callerPriority) { [self] in
-            try await waitForImage(work, id, request, context: context)
-        }
+        task.attach(work, id: id, priority: request.callerPriority)
+        task.run { [self] in .shared(try await waitForImage(work, id, request, context: context)) }
         return ImageTask(url: url, .live(task))
     }
 
@@ -139,11 +143,13 @@ public final class ImageManager: Sendable {
     /// `pipeline.cache[request]`, Kingfisher's `retrieveImageInMemoryCache`). Nil when the image
     /// is not in memory, when the call would not ask memory (`.fromLoaderOnly`, a query type
     /// without memory), or when the cache cannot answer without suspending (its capabilities).
+    /// The call's image modifier is applied; its interceptors, which may suspend, are not run.
     public func cachedImage(for url: URL, options: ImageOptions = [], context: ImageContext = .init()) -> Image? {
         let request = makeRequest(url, url.absoluteString, options: options, context: context)
         guard request.queriesMemory, request.settings.hasSynchronousMemory, let key = request.cacheKey,
               let image = request.cache.cachedImage(forKey: key) else { return nil }
-        return image.matching(request.decodeOptions)
+        let matching = image.matching(request.decodeOptions)
+        return hooks(for: context)?.modifier.map { $0.modify(matching) } ?? matching
     }
 
     /// The key the image at `url` is cached under with `context` (filter, thumbnail and

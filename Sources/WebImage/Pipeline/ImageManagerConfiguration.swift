@@ -13,6 +13,9 @@ extension ImageManager {
         /// It should give the same answer for the same URL, options and context: calls that agree
         /// before it runs may share work.
         public var optionsProcessor: (@Sendable (URL, ImageOptions, ImageContext) -> (ImageOptions, ImageContext))?
+        /// Steps around every image call, in order, outside a call's own
+        /// (`ImageContext.interceptors`; see `ImageInterceptor`).
+        public var interceptors: [any ImageInterceptor] = []
         /// The cache-key filter used when the context has none.
         public var cacheKeyFilter: CacheKeyFilter?
         /// The cache serializer used when the context has none.

@@ -38,6 +38,7 @@ final class LiveImageTask: Sendable {
             let subscription = core.withLock { core -> Subscription? in
                 guard core.outcome == nil else { return nil }
                 core.priority = newValue
+                core.prioritySet = true
                 return core.subscription
             }
             // Read under the work's own lock: when changes race, the last one set is the one kept.
@@ -124,17 +125,31 @@ final class LiveImageTask: Sendable {
         for watcher in watchers { watcher.yield(event) }
     }
 
-    /// The task is subscriber `id` of `work` at `priority`; `wait` awaits the work's output in
-    /// a task of its own (which holds this one until the load ends), and the task ends with it.
-    func run(_ work: SharedWork<ImageEvent, SharedResult>, id: Int, priority: ImageLoaderPriority,
-             wait: @escaping @Sendable () async throws -> SharedResult) {
-        core.withLock { core in
-            core.priority = priority
+    /// The priority a task starts at before its load subscribes (a hooked call's task).
+    func setInitialPriority(_ priority: ImageLoaderPriority) {
+        core.withLock { $0.priority = priority }
+    }
+
+    /// The task is subscriber `id` of `work`, at `priority` unless the task's priority was set
+    /// before (then the subscription is moved to that one).
+    func attach(_ work: SharedWork<ImageEvent, SharedResult>, id: Int, priority: ImageLoaderPriority) {
+        let wanted = core.withLock { core -> ImageLoaderPriority? in
             core.subscription = Subscription(work: work, id: id)
+            guard core.prioritySet else {
+                core.priority = priority
+                return nil
+            }
+            return core.priority == priority ? nil : core.priority
         }
+        if let wanted { work.setPriority(id, to: wanted) }
+    }
+
+    /// `wait` awaits the task's outcome in a task of its own (which holds this one until the
+    /// load ends), and the task ends with it.
+    func run(_ wait: @escaping @Sendable () async throws -> LoadOutcome) {
         let waiter = Task { [self] in
             let outcome: Result<LoadOutcome, any Error>
-            do { outcome = .success(.shared(try await wait())) } catch { outcome = .failure(error) }
+            do { outcome = .success(try await wait()) } catch { outcome = .failure(error) }
             end(outcome)
         }
         let cancelled = core.withLock { core -> Bool in
@@ -174,6 +189,8 @@ extension LiveImageTask {
         /// The task awaiting the shared work's output for this one.
         var waiter: Task<Void, Never>?
         var cancelRequested = false
+        /// Whether `priority` was set by the task's holder (it then wins over the load's own).
+        var prioritySet = false
         var progress: ImageProgress?
         var awaiting: [Int: CheckedContinuation<LoadOutcome, any Error>] = [:]
         /// Callers cancelled before they parked.

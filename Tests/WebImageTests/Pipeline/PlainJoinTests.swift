@@ -77,7 +77,7 @@ import Testing
 
     /// The subscription the decision took (joined, with the work in flight), to be waited on.
     private func shortcutJoin(_ manager: ImageManager, _ url: URL) -> (SharedWork<ImageEvent, SharedResult>, Int)? {
-        if case .subscribed(let work, let id, _)? = try? manager.decide(url, options: [], context: .init(), onEvent: { nil }) { return (work, id) }
+        if case .subscribed(let work, let id, _)? = try? manager.decide(url, options: [], context: .init(), onEvent: { nil }, runsHooks: true) { return (work, id) }
         return nil
     }
 

@@ -11,7 +11,7 @@ import Testing
 
     /// Whether the one decision answers a call from memory.
     static func isHit(_ manager: ImageManager, _ url: URL, options: ImageOptions = [], context: ImageContext = .init()) -> Bool {
-        if case .hit? = try? manager.decide(url, options: options, context: context, onEvent: { nil }) { true } else { false }
+        if case .hit? = try? manager.decide(url, options: options, context: context, onEvent: { nil }, runsHooks: true) { true } else { false }
     }
 
     /// The list the walk below takes is every option once: one bit each, no two alike, and no
