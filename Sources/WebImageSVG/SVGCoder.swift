@@ -31,6 +31,16 @@ public struct SVGCoder: ImageCoder {
 
     public func canDecode(_ data: Data) -> Bool { ImageFormat(sniffing: data) == .svg }
 
+    /// With an SVG hint, any XML text: a document whose `<svg` comes after a long prolog or
+    /// comment, past what sniffing reads. Its first character after a byte-order mark and white
+    /// space must be `<`; librsvg judges the rest.
+    public func canDecode(_ data: Data, hint: ImageFormat) -> Bool {
+        guard hint == .svg else { return false }
+        var bytes = data.prefix(64)[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        return bytes.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "<")
+    }
+
     public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
         let document = try SVGCoder.expandingEntities(in: data)
         var info = wi_svg_info()

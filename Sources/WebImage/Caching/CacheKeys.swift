@@ -22,6 +22,12 @@ public enum CacheKeys {
         return String(key.dropLast(ext.count + 1)) + separator + transformerKey + "." + ext
     }
 
+    /// The key a progressive preview of the image under `key` is kept under in memory
+    /// (`ImageContext.storesPreviewsInMemory`): never the final image's own.
+    public static func previewKey(for key: String) -> String {
+        transformedKey(for: key, transformerKey: "ProgressivePreview")
+    }
+
     /// The key of `key` decoded as a thumbnail of `width` x `height` pixels.
     public static func thumbnailedKey(for key: String, width: Double, height: Double, preserveAspectRatio: Bool) -> String {
         let thumbnailKey = String(format: "Thumbnail({%f,%f},%d)", width, height, preserveAspectRatio ? 1 : 0)

@@ -8,6 +8,11 @@ import Foundation
 public protocol ImageCoder: Sendable {
     /// Whether this coder decodes `data` (judged from its first bytes).
     func canDecode(_ data: Data) -> Bool
+    /// Whether this coder decodes `data` that the call says is in `hint`'s format, asked only
+    /// when no coder recognised it (`ImageContext.formatHint`, SDWebImage's
+    /// `imageTypeIdentifierHint`): for a format whose files do not always say what they are.
+    /// The default: no.
+    func canDecode(_ data: Data, hint: ImageFormat) -> Bool
     /// Decodes `data`.
     /// - Throws: `ImageError.undecodable` for corrupt or truncated data, `ImageError.tooLarge`
     ///   when the image is over `options.pixelLimit` (checked before allocating pixels).
@@ -31,6 +36,9 @@ public protocol ImageCoder: Sendable {
 }
 
 extension ImageCoder {
+    /// A coder takes only the data it recognises, unless it says otherwise.
+    public func canDecode(_ data: Data, hint: ImageFormat) -> Bool { false }
+
     /// No incremental decoding unless a coder provides it.
     public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? { nil }
 

@@ -59,10 +59,19 @@ public final class ImageCoders: Sendable {
 
     private func decodeInProcess(_ data: Data, options: ImageDecodingOptions, context: ImageContext) throws -> Image {
         guard !data.isEmpty else { throw ImageError.emptyData }
-        guard let coder = all.first(where: { $0.canDecode(data) }) else {
+        guard let coder = coder(for: data, hint: context.formatHint) else {
             throw ImageError.unsupportedFormat(ImageFormat(sniffing: data))
         }
         return try coder.decode(data, options: options, context: context)
+    }
+
+    /// The first coder that recognises `data`; else, with a `hint`, the first that takes it as
+    /// that format (`ImageCoder.canDecode(_:hint:)`).
+    private func coder(for data: Data, hint: ImageFormat?) -> (any ImageCoder)? {
+        let all = self.all
+        if let coder = all.first(where: { $0.canDecode(data) }) { return coder }
+        guard let hint else { return nil }
+        return all.first { $0.canDecode(data, hint: hint) }
     }
 
     /// Decodes `data` in this registry's `isolation` when it has one, else as the synchronous
@@ -93,6 +102,6 @@ public final class ImageCoders: Sendable {
     public func makeIncrementalDecoder(for prefix: Data, options: ImageDecodingOptions = .init(), context: ImageContext = .init())
         -> (any IncrementalImageDecoder)? {
         guard isolation == nil else { return nil }
-        return all.first(where: { $0.canDecode(prefix) })?.makeIncrementalDecoder(options: options, context: context)
+        return coder(for: prefix, hint: context.formatHint)?.makeIncrementalDecoder(options: options, context: context)
     }
 }

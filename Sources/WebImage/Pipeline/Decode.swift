@@ -9,7 +9,7 @@ extension ImagePipeline {
         let image: Image
         if let incremental {
             image = try incremental.finish()
-        } else if let coder = request.coder, coder.canDecode(data) {
+        } else if let coder = request.coder, coder.canDecode(data) || request.settings.formatHint.map({ coder.canDecode(data, hint: $0) }) == true {
             image = try coder.decode(data, options: request.decodeOptions, context: request.context)
         } else {
             image = try coders.decode(data, options: request.decodeOptions, context: request.context)

@@ -64,6 +64,8 @@ extension ImagePipeline {
                 return try await downloads.run(key, replays: DownloadEvent.isReplayed, priority: work.priority, onEvent: { feed.yield($0) }, body: body)
             }
             var previewer = Previewer(request: request, coders: coders)
+            let keptPreviews = KeptPreviews(request)
+            if let kept = keptPreviews?.last() { work.send(.preview(kept)) }
             // The loader throttles its progress events; a preview can come before the first
             // one. Each preview is preceded by the byte count it was decoded from, so that
             // progress never lags behind what the previews show.
@@ -89,6 +91,7 @@ extension ImagePipeline {
                             work.send(.progress(ImageProgress(receivedBytes: received, expectedBytes: expected)))
                         }
                         let shown = (try? transformPreview(preview, request: request)) ?? preview
+                        keptPreviews?.keep(shown)
                         work.send(.preview(shown))
                     }
                 }

@@ -216,6 +216,24 @@ public struct ImageContext: Sendable {
         set { mutate { $0.imageModifier = newValue } }
     }
 
+    /// Whether progressive previews are kept in the memory cache (Nuke's
+    /// `isStoringPreviewsInMemoryCache`; default false): a later progressive load of the same
+    /// key that misses memory shows the last one kept at once, as its first preview. A preview
+    /// is kept under a key of its own, never where the final image is (`CacheKeys.previewKey`),
+    /// and not at all once the final image is in memory. Needs a cache with synchronous memory.
+    public var storesPreviewsInMemory: Bool? {
+        get { storage?.fields.storesPreviewsInMemory }
+        set { mutate { $0.storesPreviewsInMemory = newValue } }
+    }
+    /// The format the bytes are in, for bytes whose first bytes do not tell (SDWebImage's
+    /// `imageTypeIdentifierHint`): the registry tries the coders that accept the data with this
+    /// hint (`ImageCoder.canDecode(_:hint:)`) once none recognises it. In this process only: a
+    /// registry with `isolation` sends its workers no hint.
+    public var formatHint: ImageFormat? {
+        get { storage?.fields.formatHint }
+        set { mutate { $0.formatHint = newValue } }
+    }
+
     /// An empty context: every setting falls back to its default.
     public init() { storage = nil }
 
@@ -319,6 +337,8 @@ public struct ImageContext: Sendable {
         var cacheEncoding: CacheEncoding?
         var interceptors: [any ImageInterceptor]?
         var imageModifier: ImageModifier?
+        var storesPreviewsInMemory: Bool?
+        var formatHint: ImageFormat?
         var custom: [ObjectIdentifier: any Sendable] = [:]
 
         var isEmpty: Bool { custom.isEmpty && Self.table.allSatisfy { $0.isUnset(self) } }
@@ -359,6 +379,8 @@ public struct ImageContext: Sendable {
             Field(\.cacheEncoding),
             Field(\.interceptors),
             Field(\.imageModifier),
+            Field(\.storesPreviewsInMemory),
+            Field(\.formatHint),
         ]
 
         /// One optional field: whether it is set, and taking it from another context when not.

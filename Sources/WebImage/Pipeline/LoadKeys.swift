@@ -90,6 +90,7 @@ struct WorkKey: Hashable, Sendable {
             && x.originalQueryType == y.originalQueryType && x.originalStoreType == y.originalStoreType
             && x.cacheID == y.cacheID && x.settings.respectsHTTPHeaders == y.settings.respectsHTTPHeaders && x.settings.isSharedCache == y.settings.isSharedCache
             && x.settings.dataCachePolicy == y.settings.dataCachePolicy && x.settings.cacheEncoding == y.settings.cacheEncoding
+            && x.settings.storesPreviews == y.settings.storesPreviews && x.settings.formatHint == y.settings.formatHint
     }
 
     func hash(into hasher: inout Hasher) {

@@ -59,6 +59,10 @@ final class LoadRequest: Sendable {
         let scaleDownLimitBytes: Int
         let colorSpace: ImageColorSpace
         let previewInterval: Duration
+        /// Whether previews are kept in memory (`ImageContext.storesPreviewsInMemory`).
+        let storesPreviews: Bool
+        /// The format the bytes are said to be in (`ImageContext.formatHint`).
+        let formatHint: ImageFormat?
         let coder: (any ImageCoder)?
         let loader: (any ImageLoader)?
         let timeout: Duration?
@@ -112,6 +116,8 @@ final class LoadRequest: Sendable {
             scaleDownLimitBytes = context.scaleDownLimitBytes ?? LoadDefaults.scaleDownLimitBytes
             colorSpace = context.colorSpace ?? .sRGB
             previewInterval = context.previewInterval ?? LoadDefaults.previewInterval
+            storesPreviews = context.storesPreviewsInMemory ?? false
+            formatHint = context.formatHint
             coder = context.coder
             loader = context.loader
             timeout = context.downloadTimeout
