@@ -28,7 +28,7 @@ struct CacheCommand: AsyncParsableCommand {
 
         func run() async throws {
             let disk = options.cache.disk
-            print("folder:  \(disk.directory.path)")
+            print("folder:  \(disk.location)")
             print("entries: \(await disk.count())")
             print("size:    \(Terminal.bytes(Int64(await disk.totalSize())))")
         }
@@ -41,7 +41,7 @@ struct CacheCommand: AsyncParsableCommand {
 
         func run() async throws {
             let report = await options.cache.removeExpiredData()
-            try CacheCommand.finish(report, verb: "removed", folder: options.cache.disk.directory.path)
+            try CacheCommand.finish(report, verb: "removed", folder: options.cache.disk.location)
         }
     }
 
@@ -52,7 +52,7 @@ struct CacheCommand: AsyncParsableCommand {
 
         func run() async throws {
             let cache = options.cache
-            try CacheCommand.finish(await cache.clearDisk(), verb: "removed", folder: cache.disk.directory.path)
+            try CacheCommand.finish(await cache.clearDisk(), verb: "removed", folder: cache.disk.location)
         }
     }
 

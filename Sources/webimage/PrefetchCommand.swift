@@ -121,13 +121,13 @@ struct PrefetchCommand: AsyncParsableCommand {
                 // The bytes only; a disk that refuses them is reported by the store's log.
                 _ = try await manager.data(for: url, options: [.lowPriority, .waitStoreCache], context: Deadline.context(loadContext, deadline))
                 return await cache.disk.contains(manager.cacheKey(for: url)) ? nil
-                    : Failure(url: url.absoluteString, reason: "loaded, but not stored in the disk cache \(cache.disk.directory.path)")
+                    : Failure(url: url.absoluteString, reason: "loaded, but not stored in the disk cache \(cache.disk.location)")
             }
             let result = try await manager.result(for: url, options: [.lowPriority, .waitStoreCache],
                                                   context: Deadline.context(loadContext, deadline))
             if let failure = result.storeFailure {
                 return Failure(url: url.absoluteString,
-                               reason: "loaded, but not stored in the disk cache \(cache.disk.directory.path): \(Terminal.describe(failure))")
+                               reason: "loaded, but not stored in the disk cache \(cache.disk.location): \(Terminal.describe(failure))")
             }
             return nil
         } catch {

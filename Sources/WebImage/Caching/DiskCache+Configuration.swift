@@ -83,6 +83,13 @@ extension DiskCache {
 
         /// Whether everything that was to be removed was removed.
         public var succeeded: Bool { failures.isEmpty }
+
+        /// A report of `removedCount` entries and `removedBytes` bytes removed, and `failures`.
+        public init(removedCount: Int, removedBytes: Int, failures: [RemovalFailure] = []) {
+            self.removedCount = removedCount
+            self.removedBytes = removedBytes
+            self.failures = failures
+        }
     }
 
     /// A file the cache could not remove, and why.

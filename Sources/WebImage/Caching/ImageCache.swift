@@ -1,7 +1,8 @@
 import Foundation
 
-/// The default `ImageCaching`: a `MemoryCache` in front of a `DiskCache` (SDWebImage's
-/// `SDImageCache`).
+/// The default `ImageCaching`: a memory layer in front of a disk layer (SDWebImage's
+/// `SDImageCache`), by default a `MemoryCache` and a `DiskCache`; either may be one's own
+/// (`ImageMemoryCaching`, `ImageDiskCaching`).
 ///
 /// A memory hit costs no hop (the memory cache's entries are under a lock). A disk hit is read
 /// on the disk cache's own thread, decoded on the cooperative pool (CPU work), and put into
@@ -12,9 +13,16 @@ public final class ImageCache: ImageCaching {
     public static let shared = ImageCache(namespace: "default")
 
     /// The memory layer.
-    public let memory: MemoryCache
+    public let memory: any ImageMemoryCaching
     /// The disk layer.
-    public let disk: DiskCache
+    public let disk: any ImageDiskCaching
+    /// The memory layer when it is the library's `MemoryCache` (its limits and counts).
+    public var memoryCache: MemoryCache? { libraryMemory?.takeUnretainedValue() }
+    /// `memory` when it is a `MemoryCache`, held without a count of its own: `memory` holds it
+    /// for as long as this cache lives, and a memory hit then takes no retain and release.
+    private let libraryMemory: Unmanaged<MemoryCache>?
+    /// The disk layer when it is the library's `DiskCache` (its folder and cleanup).
+    public var diskCache: DiskCache? { disk as? DiskCache }
     /// The configuration this cache was made with.
     public let config: ImageCacheConfig
     /// The coders used to decode disk hits and to encode images stored without data.
@@ -45,12 +53,15 @@ public final class ImageCache: ImageCaching {
         self.init(memory: memory, disk: disk, config: config, coders: coders)
     }
 
-    /// A cache over layers made by the caller (their own configurations apply; `config`
-    /// supplies `shouldCacheImagesInMemory` and `watchesMemoryPressure`).
-    public init(memory: MemoryCache, disk: DiskCache, config: ImageCacheConfig = .init(), coders: ImageCoders = .shared) {
+    /// A cache over layers made by the caller, the library's or one's own (their own
+    /// configurations apply; `config` supplies `shouldCacheImagesInMemory` and
+    /// `watchesMemoryPressure`).
+    public init(memory: any ImageMemoryCaching, disk: any ImageDiskCaching, config: ImageCacheConfig = .init(),
+                coders: ImageCoders = .shared) {
         self.config = config
         self.coders = coders
         self.memory = memory
+        libraryMemory = (memory as? MemoryCache).map { Unmanaged.passUnretained($0) }
         self.disk = disk
         if config.watchesMemoryPressure {
             let watcher = MemoryPressureWatcher()
@@ -83,7 +94,7 @@ public final class ImageCache: ImageCaching {
 
     /// What memory pressure empties: `memory` (SDWebImage's reaction to a memory warning) and
     /// the recycled pixel buffers.
-    static func relieveMemoryPressure(_ memory: MemoryCache) async {
+    static func relieveMemoryPressure(_ memory: any ImageMemoryCaching) async {
         memory.handleMemoryPressure()
         PixelBufferPool.drain()
     }
@@ -98,7 +109,7 @@ public final class ImageCache: ImageCaching {
     public func image(forKey key: String, query: ImageCacheQuery) async -> ImageCacheResult? {
         if key.isEmpty { return nil }
         let scope = query.scope, options = query.options
-        if scope.includesMemory, let stored = memory.image(forKey: key) {
+        if scope.includesMemory, let stored = memoryImage(forKey: key) {
             let image = stored.matching(options)
             let wantsData = query.includingData && scope.includesDisk
             // The hot path: a memory hit that needs nothing from the disk.
@@ -117,7 +128,7 @@ public final class ImageCache: ImageCaching {
             hit = try? await ImageCache.readAndDecode(key, disk: disk, coders: coders, options: options, context: context, extended: extended)
         }
         // Promotion is each query's own decision (concurrent queries share the read and decode).
-        if let hit, config.shouldCacheImagesInMemory, query.storeType.includesMemory { memory.setImage(hit.image, forKey: key) }
+        if let hit, config.shouldCacheImagesInMemory, query.storeType.includesMemory { memory.setImage(hit.image, forKey: key, cost: nil, lifetime: nil) }
         return hit
     }
 
@@ -127,7 +138,7 @@ public final class ImageCache: ImageCaching {
     /// The disk entry of `key` decoded with `options` (with its extended data when `extended`),
     /// or nil; an entry that does not decode is removed. Checks cancellation before the read
     /// and before the decode.
-    private static func readAndDecode(_ key: String, disk: DiskCache, coders: ImageCoders, options: ImageDecodingOptions,
+    private static func readAndDecode(_ key: String, disk: any ImageDiskCaching, coders: ImageCoders, options: ImageDecodingOptions,
                                       context: ImageContext, extended: Bool) async throws -> ImageCacheResult? {
         try Task.checkCancellation()
         guard let entry = await disk.entry(forKey: key, includingData: true, includingExtendedData: extended),
@@ -151,7 +162,15 @@ public final class ImageCache: ImageCaching {
     /// disk (SDWebImage's `imageFromMemoryCacheForKey:`, Kingfisher's
     /// `retrieveImageInMemoryCache`); nil when it is not there.
     public func cachedImage(forKey key: String) -> Image? {
-        key.isEmpty ? nil : memory.image(forKey: key)
+        key.isEmpty ? nil : memoryImage(forKey: key)
+    }
+
+    /// The memory layer's image under `key`: the library's layer called directly, as the
+    /// concrete class it is (a memory hit is on every image call's path), another through its
+    /// protocol.
+    private func memoryImage(forKey key: String) -> Image? {
+        if let libraryMemory { return libraryMemory._withUnsafeGuaranteedRef { $0.image(forKey: key) } }
+        return memory.image(forKey: key)
     }
 
     /// Puts `image` into the memory layer at once (no suspension), as a store to `.memory`
@@ -164,7 +183,7 @@ public final class ImageCache: ImageCaching {
     /// `MemoryCache.setImage(_:forKey:cost:lifetime:)`); false when nothing was stored.
     public func storeInMemoryNow(_ image: Image, forKey key: String, lifetime: Duration?) -> Bool {
         guard !key.isEmpty, config.shouldCacheImagesInMemory else { return false }
-        memory.setImage(image, forKey: key, lifetime: lifetime)
+        memory.setImage(image, forKey: key, cost: nil, lifetime: lifetime)
         return lifetime.map { $0 > .zero } ?? true
     }
 
@@ -176,7 +195,7 @@ public final class ImageCache: ImageCaching {
                       to destination: ImageCacheType, context: ImageContext) async throws {
         if key.isEmpty { return }
         if destination.includesMemory, config.shouldCacheImagesInMemory, let image {
-            memory.setImage(image, forKey: key)
+            memory.setImage(image, forKey: key, cost: nil, lifetime: nil)
         }
         guard destination.includesDisk else { return }
         let bytes: Data

@@ -188,6 +188,6 @@ final class CountingCoder: ImageCoder {
     @Test func defaultDirectoryFollowsXDG() {
         let url = DiskCache.defaultDirectory(namespace: "default")
         #expect(url.path.hasSuffix("com.webimage.cache/default"))
-        #expect(ImageCache.shared.disk.directory.lastPathComponent == "default")
+        #expect(ImageCache.shared.diskCache!.directory.lastPathComponent == "default")
     }
 }

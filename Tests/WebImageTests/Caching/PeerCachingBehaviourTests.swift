@@ -15,10 +15,10 @@ import Testing
         #expect(dir.names.isEmpty, "nothing is written for an empty key: \(dir.names)")
         #expect(await cache.image(forKey: "") == nil)
         #expect(await cache.containsImage(forKey: "", in: .all) == .none)
-        #expect(cache.memory.count == 0)
+        #expect(cache.memoryCache!.count == 0)
         cache.memory.setImage(image, forKey: "")
         let emptyHit = cache.memory.image(forKey: "")
-        #expect(cache.memory.count == 0 && emptyHit == nil)
+        #expect(cache.memoryCache!.count == 0 && emptyHit == nil)
         try await cache.disk.store(Self.png, forKey: "")
         #expect(dir.names.isEmpty)
         // Another entry survives removing the empty key.

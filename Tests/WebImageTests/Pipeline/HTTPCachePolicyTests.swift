@@ -34,7 +34,7 @@ final class MovableDate: Sendable {
 
     /// The entry files in the cache's folder (hidden temporary and side files left out).
     static func entries(_ h: ManagerHarness) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: h.cache.disk.directory.path)) ?? []).filter { !$0.hasPrefix(".") }
+        ((try? FileManager.default.contentsOfDirectory(atPath: h.cache.diskCache!.directory.path)) ?? []).filter { !$0.hasPrefix(".") }
     }
 
     static let other = try! Image(bitmap: Fixtures.gradient(width: 20, height: 10)).encoded(as: .png)

@@ -201,7 +201,7 @@ import Testing
         let url = h.url("/big.jpg"), key = url.absoluteString
         let original = ManagerHarness.jpeg   // 640x480
         try await h.cache.store(nil, data: original, forKey: key, to: .disk)
-        let modified = try #require(try FileManager.default.attributesOfItem(atPath: h.cache.disk.fileURL(forKey: key).path)[.modificationDate] as? Date)
+        let modified = try #require(try FileManager.default.attributesOfItem(atPath: h.cache.diskCache!.fileURL(forKey: key).path)[.modificationDate] as? Date)
         var context = ImageContext()
         context.thumbnailPixelSize = PixelSize(width: 64, height: 64)
         // originalQueryCacheType left at its default (.disk, as current SDWebImage 5.x).
@@ -213,7 +213,7 @@ import Testing
         #expect(await h.cache.containsImage(forKey: thumbnailKey, in: .all) != ImageCacheType.none, "the thumbnail is stored under its key")
         #expect(await h.cache.containsImage(forKey: key, in: .memory) == ImageCacheType.none, "the full-size key went into memory")
         #expect(await h.cache.disk.data(forKey: key) == original, "the original's bytes changed")
-        let after = try #require(try FileManager.default.attributesOfItem(atPath: h.cache.disk.fileURL(forKey: key).path)[.modificationDate] as? Date)
+        let after = try #require(try FileManager.default.attributesOfItem(atPath: h.cache.diskCache!.fileURL(forKey: key).path)[.modificationDate] as? Date)
         #expect(after == modified, "the original was written again")
         await h.finish()
     }

@@ -49,7 +49,7 @@ import Testing
         #expect(timings("decode") - before.decodeTimes == 1 && timings("first_byte") - before.firstBytes == 1)
         #expect(timings("store") - before.stores >= 1)
         let cost = try Self.backend.expectGauge("webimage_memory_cache_cost_bytes", [("cache", "test")]).lastValue
-        #expect(cost == Double(h.cache.memory.totalCost))
+        #expect(cost == Double(h.cache.memoryCache!.totalCost))
         await h.finish()
     }
 

@@ -80,7 +80,7 @@ import Testing
                 await manager.waitForPendingStores()
             }
             #expect(!Self.measuresMemory || growth <= budget, "peak growth \(growth >> 20) MB, budget \(budget >> 20) MB")
-            #expect(h.cache.memory.totalCost <= memoryLimit)
+            #expect(h.cache.memoryCache!.totalCost <= memoryLimit)
             print("memory soak: 300 images at once, peak growth \(growth >> 20) MB of a \(budget >> 20) MB budget")
         }
     }
@@ -136,7 +136,7 @@ import Testing
         }
         #expect(h.server.requestCount("/small.png") == 1000)   // ten callers of a URL share one download
         // The budget of the soak: what the memory cache holds, 64 MB, six decodes of 64x48.
-        let budget = h.cache.memory.totalCost + (64 << 20) + 6 * 64 * 48 * 4
+        let budget = h.cache.memoryCache!.totalCost + (64 << 20) + 6 * 64 * 48 * 4
         #expect(!Self.measuresMemory || growth <= budget, "peak growth \(growth >> 20) MB, budget \(budget >> 20) MB")
         print("load: 10,000 calls over 1,000 URLs, \(downloads) downloads at once, 1,024 files: \(clock.now - start), "
               + "\(h.server.requestCount("/small.png")) requests, peak growth \(growth >> 20) MB")
