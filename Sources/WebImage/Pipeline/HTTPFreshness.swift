@@ -67,12 +67,12 @@ extension ImagePipeline {
     /// background (or before returning with `.waitStoreCache`). The body stays.
     /// Returns the refreshed metadata.
     @discardableResult
-    func refreshEntry(_ key: String, stored: Data?, notModified response: ImageLoaderResponse, _ request: LoadRequest) async
-        -> CacheEntryMetadata {
+    func refreshEntry(_ key: String, in cache: (any ImageCaching)? = nil, stored: Data?, notModified response: ImageLoaderResponse,
+                      _ request: LoadRequest) async -> CacheEntryMetadata {
         let base = stored.flatMap(CacheEntryMetadata.init(stored:))
             ?? CacheEntryMetadata(headers: [:], requestHeaders: [:], now: now(), shared: request.settings.isSharedCache)
         let refreshed = base.refreshed(by: response.headers, now: now())
-        let cache = request.cache, updated = refreshed.stored
+        let cache = cache ?? request.cache, updated = refreshed.stored
         let write: @Sendable () async -> Void = { await cache.setExtendedData(updated, forKey: key) }
         if request.options.contains(.waitStoreCache) { await write() } else { pendingStores.start(write) }
         return refreshed

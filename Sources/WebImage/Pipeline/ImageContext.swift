@@ -234,6 +234,14 @@ public struct ImageContext: Sendable {
         set { mutate { $0.formatHint = newValue } }
     }
 
+    /// The cache the untransformed original of a transformed, thumbnail or filled image is
+    /// queried in and stored to (SDWebImage's `SDWebImageContextOriginalImageCache`); nil: the
+    /// call's cache. The transformed image stays in the call's cache.
+    public var originalCache: (any ImageCaching)? {
+        get { storage?.fields.originalCache }
+        set { mutate { $0.originalCache = newValue } }
+    }
+
     /// An empty context: every setting falls back to its default.
     public init() { storage = nil }
 
@@ -298,6 +306,7 @@ public struct ImageContext: Sendable {
             && f.responseModifier == nil
             && f.decryptor == nil && f.custom.isEmpty && f.alternativeSources == nil
             && (f.cache.map { type(of: $0) is AnyClass } ?? true)
+            && (f.originalCache.map { type(of: $0) is AnyClass } ?? true)
             && (f.loader.map { type(of: $0) is AnyClass } ?? true)
             && (f.coder.map { type(of: $0) is AnyClass } ?? true)
     }
@@ -339,6 +348,7 @@ public struct ImageContext: Sendable {
         var imageModifier: ImageModifier?
         var storesPreviewsInMemory: Bool?
         var formatHint: ImageFormat?
+        var originalCache: (any ImageCaching)?
         var custom: [ObjectIdentifier: any Sendable] = [:]
 
         var isEmpty: Bool { custom.isEmpty && Self.table.allSatisfy { $0.isUnset(self) } }
@@ -381,6 +391,7 @@ public struct ImageContext: Sendable {
             Field(\.imageModifier),
             Field(\.storesPreviewsInMemory),
             Field(\.formatHint),
+            Field(\.originalCache),
         ]
 
         /// One optional field: whether it is set, and taking it from another context when not.

@@ -210,7 +210,8 @@ struct ImagePipeline: Sendable {
     private func notModified(_ request: LoadRequest, original: StaleOriginal, response: ImageLoaderResponse,
                              coders: ImageCoders) async throws -> SharedResult {
         response.backlogClaim?.release()
-        let refreshed = await refreshEntry(original.key, stored: original.hit.extendedData, notModified: response, request)
+        let refreshed = await refreshEntry(original.key, in: request.settings.originalCache, stored: original.hit.extendedData,
+                                           notModified: response, request)
         try Task.checkCancellation()
         return SharedResult(try await derived(request, from: original.hit, metadata: refreshed, stored: refreshed.stored, coders: coders))
     }

@@ -91,6 +91,7 @@ struct WorkKey: Hashable, Sendable {
             && x.cacheID == y.cacheID && x.settings.respectsHTTPHeaders == y.settings.respectsHTTPHeaders && x.settings.isSharedCache == y.settings.isSharedCache
             && x.settings.dataCachePolicy == y.settings.dataCachePolicy && x.settings.cacheEncoding == y.settings.cacheEncoding
             && x.settings.storesPreviews == y.settings.storesPreviews && x.settings.formatHint == y.settings.formatHint
+            && x.settings.originalCacheID == y.settings.originalCacheID
     }
 
     func hash(into hasher: inout Hasher) {

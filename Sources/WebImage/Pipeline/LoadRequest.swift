@@ -39,6 +39,9 @@ final class LoadRequest: Sendable {
     final class Settings: Sendable {
         let context: ImageContext
         let cache: any ImageCaching
+        /// Where the untransformed original of a transformed or reduced image is queried and
+        /// stored (`ImageContext.originalCache`, else `cache`).
+        let originalCache: any ImageCaching
         /// Whether `cache` answers memory hits and stores without suspending (its capabilities).
         let hasSynchronousMemory: Bool
         let queryType: ImageCacheType
@@ -78,6 +81,7 @@ final class LoadRequest: Sendable {
         let dataCachePolicy: DataCachePolicy
         let cacheEncoding: CacheEncoding?
         let cacheID: ObjectIdentifier?
+        let originalCacheID: ObjectIdentifier?
         let loaderID: ObjectIdentifier?
         let coderID: ObjectIdentifier?
 
@@ -100,6 +104,7 @@ final class LoadRequest: Sendable {
         init(_ context: ImageContext, cache defaultCache: any ImageCaching) {
             self.context = context
             cache = context.cache ?? defaultCache
+            originalCache = context.originalCache ?? cache
             hasSynchronousMemory = cache.capabilities.contains(.synchronousMemory)
             queryType = context.queryCacheType ?? LoadDefaults.queryCacheType
             storeType = context.storeCacheType ?? LoadDefaults.storeCacheType
@@ -130,6 +135,7 @@ final class LoadRequest: Sendable {
             dataCachePolicy = context.dataCachePolicy ?? .automatic
             cacheEncoding = context.cacheEncoding
             cacheID = instanceIdentity(context.cache)
+            originalCacheID = instanceIdentity(context.originalCache)
             loaderID = instanceIdentity(context.loader)
             coderID = instanceIdentity(context.coder)
         }

@@ -99,7 +99,7 @@ extension ImagePipeline {
         var query = ImageCacheQuery(scope: request.originalQueryType, options: options, storeType: request.originalStoreType,
                                     includingExtendedData: checksFreshness)
         query.context = request.context
-        guard let hit = await request.cache.image(forKey: originalKey, query: query) else { return nil }
+        guard let hit = await request.settings.originalCache.image(forKey: originalKey, query: query) else { return nil }
         let metadata = hit.extendedData.flatMap(CacheEntryMetadata.init(stored:))
         if checksFreshness {
             switch use(of: metadata, request, loader: loader) {

@@ -59,7 +59,7 @@ extension ImagePipeline {
         var started = false
         defer { if let reservation, !started { pendingStores.release(reservation) } }
         guard let key = request.cacheKey, storable else { return nil }
-        let cache = request.cache, url = request.url
+        let cache = request.cache, originalCache = request.settings.originalCache, url = request.url
         let storeType = request.storeType
         let serializer = request.context.cacheSerializer
         let originalStoreType = request.originalStoreType
@@ -89,7 +89,7 @@ extension ImagePipeline {
             let metadata = metadata.data
             if storesOriginal, let originalKey, originalDestination != .none {
                 // The full-size original: its data for the disk; its image for memory only when not a thumbnail.
-                try await cache.store(originalImage, data: data, extendedData: metadata, forKey: originalKey, to: originalDestination,
+                try await originalCache.store(originalImage, data: data, extendedData: metadata, forKey: originalKey, to: originalDestination,
                                       context: request.context)
             }
             guard storesEntry else { return }

@@ -101,3 +101,34 @@ final class CountingMemoryLayer: ImageMemoryCaching {
         #expect(cache.disk.location == cache.diskCache?.directory.path)
     }
 }
+
+/// A separate cache for originals (SDWebImage's `SDWebImageContextOriginalImageCache`).
+@Suite struct OriginalCacheTests {
+    /// SDWebImage: `SDWebImageManagerTests` `test13ThatStoreOriginalImageCacheWorks...` (with an
+    /// original cache in the context, the transformed image goes to the cache and the original
+    /// to the original cache, and a later transform is made from it): the thumbnail is in the
+    /// call's cache, the full-size original in the originals' cache alone, and a second size is
+    /// made from that original without a download.
+    @Test func theOriginalGoesToItsOwnCacheAndServesTheNextTransform() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/a.png", .respond(body: ManagerHarness.png))
+        let originals = ImageCache(memory: MemoryCache(), disk: DictionaryDiskLayer(), config: .init(cleanupInterval: nil))
+        func context(_ side: Int) -> ImageContext {
+            var context = ImageContext(thumbnailPixelSize: PixelSize(width: side, height: side))
+            context.originalCache = originals
+            return context
+        }
+        let url = h.url("/a.png"), originalKey = url.absoluteString
+        let small = try await h.manager.result(for: url, options: .waitStoreCache, context: context(16))
+        #expect(small.image.width == 16)
+        #expect(await originals.data(forKey: originalKey) == ManagerHarness.png, "the original is in the originals' cache")
+        #expect(await h.cache.data(forKey: originalKey) == nil, "and not in the call's cache")
+        let thumbnailKey = h.manager.cacheKey(for: url, context: context(16))
+        #expect(await h.cache.data(forKey: thumbnailKey) != nil, "the thumbnail is in the call's cache")
+
+        let other = try await h.manager.image(for: url, context: context(32))
+        #expect(other.width == 32)
+        #expect(h.server.requestCount("/a.png") == 1, "the second size came from the original")
+        await h.finish()
+    }
+}
