@@ -190,6 +190,8 @@ struct wi_avif_encoder {
     int lossless;
     int has_alpha;
     avifRWData icc;
+    avifRWData exif;
+    avifRWData xmp;
 };
 
 int wi_avif_can_encode(void) {
@@ -224,6 +226,15 @@ int wi_avif_encoder_set_icc(wi_avif_encoder *encoder, const uint8_t *icc, size_t
     return WI_OK;
 }
 
+int wi_avif_encoder_set_metadata(wi_avif_encoder *encoder, const uint8_t *exif, size_t exif_length,
+                                 const uint8_t *xmp, size_t xmp_length) {
+    avifRWDataFree(&encoder->exif);
+    avifRWDataFree(&encoder->xmp);
+    if (exif_length) avifRWDataSet(&encoder->exif, exif, exif_length);
+    if (xmp_length) avifRWDataSet(&encoder->xmp, xmp, xmp_length);
+    return WI_OK;
+}
+
 int wi_avif_encoder_add(wi_avif_encoder *e, const uint8_t *rgba, uint32_t width, uint32_t height,
                         uint32_t duration_ms, int single, char message[WI_MESSAGE_SIZE]) {
     avifImage *image = avifImageCreate(width, height, 8, e->lossless ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420);
@@ -233,6 +244,8 @@ int wi_avif_encoder_add(wi_avif_encoder *e, const uint8_t *rgba, uint32_t width,
     image->matrixCoefficients = e->lossless ? AVIF_MATRIX_COEFFICIENTS_IDENTITY : AVIF_MATRIX_COEFFICIENTS_BT601;
     image->yuvRange = AVIF_RANGE_FULL;
     if (e->icc.size) avifImageSetProfileICC(image, e->icc.data, e->icc.size);
+    if (e->exif.size) avifImageSetMetadataExif(image, e->exif.data, e->exif.size);
+    if (e->xmp.size) avifImageSetMetadataXMP(image, e->xmp.data, e->xmp.size);
     avifRGBImage rgb;
     avifRGBImageSetDefaults(&rgb, image);
     rgb.format = AVIF_RGB_FORMAT_RGBA;
@@ -277,5 +290,7 @@ void wi_avif_encoder_destroy(wi_avif_encoder *e) {
     if (!e) return;
     if (e->encoder) avifEncoderDestroy(e->encoder);
     avifRWDataFree(&e->icc);
+    avifRWDataFree(&e->exif);
+    avifRWDataFree(&e->xmp);
     free(e);
 }

@@ -441,6 +441,26 @@ wi_jxl_encoder *wi_jxl_encoder_create(uint32_t width, uint32_t height, int has_a
     return e;
 }
 
+int wi_jxl_encoder_set_metadata(wi_jxl_encoder *e, const uint8_t *exif, size_t exif_length,
+                                const uint8_t *xmp, size_t xmp_length) {
+    if (!exif_length && !xmp_length) return WI_OK;
+    if (JxlEncoderUseContainer(e->encoder, JXL_TRUE) != JXL_ENC_SUCCESS || JxlEncoderUseBoxes(e->encoder) != JXL_ENC_SUCCESS) {
+        return WI_ERR_ARGUMENT;
+    }
+    if (exif_length) {
+        // The box's contents start with the offset of the TIFF header: 0, it follows at once.
+        uint8_t *box = malloc(exif_length + 4);
+        if (!box) return WI_ERR_NO_MEMORY;
+        memset(box, 0, 4);
+        memcpy(box + 4, exif, exif_length);
+        JxlEncoderStatus status = JxlEncoderAddBox(e->encoder, "Exif", box, exif_length + 4, JXL_FALSE);
+        free(box);
+        if (status != JXL_ENC_SUCCESS) return WI_ERR_ARGUMENT;
+    }
+    if (xmp_length && JxlEncoderAddBox(e->encoder, "xml ", xmp, xmp_length, JXL_FALSE) != JXL_ENC_SUCCESS) return WI_ERR_ARGUMENT;
+    return WI_OK;
+}
+
 int wi_jxl_encoder_add(wi_jxl_encoder *e, const uint8_t *rgba, uint32_t duration_ms) {
     if (e->animated) {
         JxlFrameHeader header;

@@ -91,6 +91,13 @@ public struct AVIFCoder: ImageCoder {
         if let icc = image.colorInfo.embeddableProfile {
             _ = icc.withBytePointer { wi_avif_encoder_set_icc(encoder, $0, $1) }
         }
+        if let (exif, xmp) = options.metadata?.blocks(for: image) {
+            _ = (exif ?? []).withUnsafeBufferPointer { exif in
+                (xmp ?? []).withUnsafeBufferPointer { xmp in
+                    wi_avif_encoder_set_metadata(encoder, exif.baseAddress, exif.count, xmp.baseAddress, xmp.count)
+                }
+            }
+        }
         var message = wi_buffer().message
         // One frame at a time: an animation decoded on demand holds one canvas, not every frame.
         for index in 0..<image.frameCount {

@@ -84,6 +84,14 @@ public struct JXLCoder: ImageCoder {
         }
         guard let encoder else { throw ImageError.encodingFailed(.jxl, reason: CodecBridge.message(message)) }
         defer { wi_jxl_encoder_destroy(encoder) }
+        if let (exif, xmp) = options.metadata?.blocks(for: image) {
+            let status = (exif ?? []).withUnsafeBufferPointer { exif in
+                (xmp ?? []).withUnsafeBufferPointer { xmp in
+                    wi_jxl_encoder_set_metadata(encoder, exif.baseAddress, exif.count, xmp.baseAddress, xmp.count)
+                }
+            }
+            guard status == WI_OK else { throw ImageError.encodingFailed(.jxl, reason: "libjxl refused the EXIF or XMP box") }
+        }
         // One frame at a time: an animation decoded on demand holds one canvas, not every frame.
         for index in 0..<image.frameCount {
             if Task.isCancelled { throw CancellationError() }

@@ -49,6 +49,10 @@ int wi_avif_encoder_add(wi_avif_encoder *encoder, const uint8_t *rgba, uint32_t 
                         uint32_t duration_ms, int single, char message[WI_MESSAGE_SIZE]);
 /// Embeds `icc` (copied) in the frames added after this call.
 int wi_avif_encoder_set_icc(wi_avif_encoder *encoder, const uint8_t *icc, size_t length);
+/// The EXIF block (a TIFF structure) and the XMP packet written with every image added after
+/// this call (either may be empty).
+int wi_avif_encoder_set_metadata(wi_avif_encoder *encoder, const uint8_t *exif, size_t exif_length,
+                                 const uint8_t *xmp, size_t xmp_length);
 /// Writes the file.
 int wi_avif_encoder_finish(wi_avif_encoder *encoder, wi_buffer *out);
 void wi_avif_encoder_destroy(wi_avif_encoder *encoder);

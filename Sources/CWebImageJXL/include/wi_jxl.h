@@ -60,6 +60,10 @@ typedef struct wi_jxl_encoder wi_jxl_encoder;
 wi_jxl_encoder *wi_jxl_encoder_create(uint32_t width, uint32_t height, int has_alpha, int animated, uint32_t loop_count,
                                       int quality, int lossless, int effort, const uint8_t *icc, size_t icc_length,
                                       char message[WI_MESSAGE_SIZE]);
+/// Writes the EXIF block (a TIFF structure) in an `Exif` box and the XMP packet in an `xml `
+/// box (either may be empty): call it before the first frame.
+int wi_jxl_encoder_set_metadata(wi_jxl_encoder *encoder, const uint8_t *exif, size_t exif_length,
+                                const uint8_t *xmp, size_t xmp_length);
 int wi_jxl_encoder_add(wi_jxl_encoder *encoder, const uint8_t *rgba, uint32_t duration_ms);
 int wi_jxl_encoder_finish(wi_jxl_encoder *encoder, wi_buffer *out);
 void wi_jxl_encoder_destroy(wi_jxl_encoder *encoder);

@@ -82,6 +82,15 @@ public struct ImageMetadata: Sendable, Equatable {
         self.xmp = xmp.flatMap { $0.isEmpty ? nil : String(decoding: $0, as: UTF8.self) }
     }
 
+    /// The EXIF block (a TIFF structure) and the XMP packet to write with `image`: the
+    /// orientation written as 1 (up) when the image's pixels were turned upright on decoding.
+    /// The encoders that write them themselves (AVIF, JPEG XL) take them from here.
+    package func blocks(for image: Image) -> (exif: [UInt8]?, xmp: [UInt8]?) {
+        var exif = exifData.map { [UInt8]($0) }
+        if image.isOrientationApplied, let block = exif { exif = ExifProperties.withOrientationUp(block) }
+        return (exif, xmp.map { Array($0.utf8) })
+    }
+
     /// `encoded` (a file our encoder wrote in `format`, from `image`) with this metadata's EXIF
     /// block and XMP packet written into it: JPEG APP1 segments, PNG `eXIf` and `iTXt` chunks,
     /// WebP `EXIF` and `XMP ` chunks. When the image's pixels were turned upright on decoding,
@@ -89,9 +98,7 @@ public struct ImageMetadata: Sendable, Equatable {
     /// - Throws: `ImageError.encodingFailed` when the format cannot hold them (another format,
     ///   or a JPEG segment's 64 KB).
     package func embedded(in encoded: Data, format: ImageFormat, image: Image) throws -> Data {
-        var exif = exifData.map { [UInt8]($0) }
-        if image.isOrientationApplied, let block = exif { exif = ExifProperties.withOrientationUp(block) }
-        let xmp = self.xmp.map { Array($0.utf8) }
+        let (exif, xmp) = blocks(for: image)
         guard exif != nil || xmp != nil else { return encoded }
         func failed(_ reason: String) -> ImageError { .encodingFailed(format, reason: reason) }
         switch format {

@@ -126,9 +126,9 @@ public struct ImageEncodingOptions: Sendable, Equatable {
     /// orientation written as 1 when the image's pixels were turned upright) and its XMP packet,
     /// for example a source's, read with ``ImageMetadata/init(reading:)``. Nil (the default)
     /// writes none, as SDWebImage's encoders write none of a source's: a re-encoded file carries
-    /// no EXIF, GPS or XMP. The image's ICC profile is written either way. The JPEG, PNG and
-    /// WebP encoders write it; ``ImageCoders/encode(_:as:options:)`` refuses it for another
-    /// format with `ImageError.encodingFailed` rather than dropping it.
+    /// no EXIF, GPS or XMP. The image's ICC profile is written either way. The JPEG, PNG, WebP,
+    /// AVIF and JPEG XL encoders write it; ``ImageCoders/encode(_:as:options:)`` refuses it for
+    /// another format with `ImageError.encodingFailed` rather than dropping it.
     public var metadata: ImageMetadata?
 
     /// Encoding options: quality 0.9, lossy, baseline, each encoder's default effort, no metadata.

@@ -43,6 +43,32 @@ import Testing
         #expect(read.iccProfile == none.iccProfile, "the profile follows the image's colour, not this option")
     }
 
+    /// AVIF (an `Exif` and an `mime` XMP item through libavif) and JPEG XL (`Exif` and `xml `
+    /// boxes through libjxl): kept when asked, read back the same by our reader and by Pillow's
+    /// plug-ins, none by default.
+    @Test(arguments: [ImageFormat.avif, .jxl])
+    func theModernEncodersKeepTheMetadataWhenAsked(format: ImageFormat) throws {
+        let (data, metadata) = try Self.source()
+        let coders = ModernCorpus.coders
+        let image = try coders.decode(data, options: ImageDecodingOptions(maxPixelSize: 64))
+        let kept = try coders.encode(image, as: format, options: ImageEncodingOptions(quality: 0.5, metadata: metadata))
+        let read = ImageMetadata(reading: kept)
+        #expect(read.exif == metadata.exif)
+        #expect(read.xmp == Self.packet)
+        #expect(try coders.decode(kept).width == image.width)
+        // Pillow's plug-ins read the same date and GPS position.
+        let exif = try #require(metadata.exif)
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let path = dir.url.appendingPathComponent("kept.\(format.fileExtension)").path
+        try kept.write(to: URL(fileURLWithPath: path))
+        let pillow = try #require(try MetadataReadingTests.pillowReadings([path])[path])
+        #expect(pillow["36867"] as? String == exif.dateTimeOriginal)
+        let latitude = try #require(pillow["gps2"] as? [Double])
+        #expect(abs((latitude[0] + latitude[1] / 60 + latitude[2] / 3600) - abs(exif.gps?.latitude ?? 0)) < 1e-9)
+        let plain = ImageMetadata(reading: try coders.encode(image, as: format, options: ImageEncodingOptions(quality: 0.5)))
+        #expect(plain.exif == nil && plain.xmp == nil)
+    }
+
     @Test func theOrientationIsUpOnceThePixelsWereTurned() throws {
         let data = try Corpus.data("jpeg/hopper_orientation_6.jpg")
         let metadata = ImageMetadata(reading: data)
@@ -78,6 +104,7 @@ import Testing
         let image = Image(bitmap: Fixtures.gradient(width: 16, height: 16))
         #expect(throws: ImageError.self) { try ImageCoders.shared.encode(image, as: .gif, options: ImageEncodingOptions(metadata: metadata)) }
         #expect(throws: ImageError.self) { try ImageCoders.shared.encode(image, as: .bmp, options: ImageEncodingOptions(metadata: metadata)) }
+        #expect(throws: ImageError.self) { try ModernCorpus.coders.encode(image, as: .heic, options: ImageEncodingOptions(metadata: metadata)) }
         // An empty metadata value asks for nothing.
         #expect(try ImageCoders.shared.encode(image, as: .gif, options: ImageEncodingOptions(metadata: ImageMetadata())).isEmpty == false)
         // XMP over a JPEG segment's 64 KB is refused for JPEG, written in PNG.
