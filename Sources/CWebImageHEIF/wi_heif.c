@@ -312,7 +312,8 @@ static struct heif_error write_buffer(struct heif_context *context, const void *
 }
 
 int wi_heif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int has_alpha, int quality, int lossless,
-                   const char *preset, const uint8_t *icc, size_t icc_length, wi_buffer *out) {
+                   const char *preset, const uint8_t *icc, size_t icc_length, const uint8_t *exif, size_t exif_length,
+                   const uint8_t *xmp, size_t xmp_length, wi_buffer *out) {
     pthread_once(&init_once, init_library);
     memset(out, 0, sizeof *out);
     struct heif_context *context = heif_context_alloc();
@@ -342,6 +343,9 @@ int wi_heif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int has
     }
     if (icc && icc_length) heif_image_set_raw_color_profile(image, "prof", icc, icc_length);
     error = heif_context_encode_image(context, image, encoder, NULL, &handle);
+    if (error.code != heif_error_Ok) { status = WI_ERR_ARGUMENT; goto done; }
+    if (exif && exif_length) error = heif_context_add_exif_metadata(context, handle, exif, (int)exif_length);
+    if (error.code == heif_error_Ok && xmp && xmp_length) error = heif_context_add_XMP_metadata(context, handle, xmp, (int)xmp_length);
     if (error.code != heif_error_Ok) { status = WI_ERR_ARGUMENT; goto done; }
     struct heif_writer writer = { 1, write_buffer };
     error = heif_context_write(context, &writer, out);

@@ -89,12 +89,18 @@ public struct HEIFCoder: ImageCoder {
         let quality = Int32((max(0, min(1, options.quality)) * 100).rounded())
         let preset = options.effort.map { HEIFCoder.presets[Int((max(0, min(1, $0)) * Double(HEIFCoder.presets.count - 1)).rounded())] }
         let icc = image.colorInfo.embeddableProfile ?? Data()
+        let (exif, xmp) = options.metadata?.blocks(for: image) ?? (nil, nil)
         var buffer = wi_buffer()
         let status = bitmap.withUnsafeBytes { raw in
             icc.withBytePointer { iccBytes, iccLength in
-                wi_heif_encode(raw.bindMemory(to: UInt8.self).baseAddress, UInt32(bitmap.width), UInt32(bitmap.height),
-                               bitmap.hasTransparency ? 1 : 0, quality, options.lossless ? 1 : 0, preset,
-                               iccLength > 0 ? iccBytes : nil, iccLength, &buffer)
+                (exif ?? []).withUnsafeBufferPointer { exif in
+                    (xmp ?? []).withUnsafeBufferPointer { xmp in
+                        wi_heif_encode(raw.bindMemory(to: UInt8.self).baseAddress, UInt32(bitmap.width), UInt32(bitmap.height),
+                                       bitmap.hasTransparency ? 1 : 0, quality, options.lossless ? 1 : 0, preset,
+                                       iccLength > 0 ? iccBytes : nil, iccLength, exif.baseAddress, exif.count,
+                                       xmp.baseAddress, xmp.count, &buffer)
+                    }
+                }
             }
         }
         guard status == WI_OK else {

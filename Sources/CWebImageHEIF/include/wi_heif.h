@@ -40,8 +40,10 @@ int wi_heif_can_decode_hevc(void);
 int wi_heif_can_encode_hevc(void);
 
 /// Encodes one RGBA8 image as HEIC. quality 0...100; lossless where the encoder has it; preset
-/// an x265 preset name ("ultrafast" ... "placebo") or NULL for the default.
+/// an x265 preset name ("ultrafast" ... "placebo") or NULL for the default. The EXIF block (a
+/// TIFF structure) and the XMP packet, when not empty, are written as the image's metadata items.
 int wi_heif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int has_alpha, int quality, int lossless,
-                   const char *preset, const uint8_t *icc, size_t icc_length, wi_buffer *out);
+                   const char *preset, const uint8_t *icc, size_t icc_length, const uint8_t *exif, size_t exif_length,
+                   const uint8_t *xmp, size_t xmp_length, wi_buffer *out);
 
 #endif

@@ -91,7 +91,7 @@ public final class ImageCoders: Sendable {
             throw ImageError.encodingFailed(format, reason: "no registered coder encodes this format")
         }
         // Metadata to keep that this format's encoder would drop is refused, not lost.
-        if let metadata = options.metadata, metadata.exifData != nil || metadata.xmp != nil, ![.jpeg, .png, .webp, .avif, .jxl].contains(format) {
+        if let metadata = options.metadata, metadata.exifData != nil || metadata.xmp != nil, ![.jpeg, .png, .webp, .avif, .heic, .jxl].contains(format) {
             throw ImageError.encodingFailed(format, reason: "this format's encoder writes no EXIF or XMP")
         }
         return try coder.encode(image, as: format, options: options)

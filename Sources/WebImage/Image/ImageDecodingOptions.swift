@@ -127,7 +127,7 @@ public struct ImageEncodingOptions: Sendable, Equatable {
     /// for example a source's, read with ``ImageMetadata/init(reading:)``. Nil (the default)
     /// writes none, as SDWebImage's encoders write none of a source's: a re-encoded file carries
     /// no EXIF, GPS or XMP. The image's ICC profile is written either way. The JPEG, PNG, WebP,
-    /// AVIF and JPEG XL encoders write it; ``ImageCoders/encode(_:as:options:)`` refuses it for
+    /// AVIF, HEIC and JPEG XL encoders write it; ``ImageCoders/encode(_:as:options:)`` refuses it for
     /// another format with `ImageError.encodingFailed` rather than dropping it.
     public var metadata: ImageMetadata?
 
