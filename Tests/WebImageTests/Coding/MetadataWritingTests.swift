@@ -17,6 +17,19 @@ import Testing
         return (data, metadata)
     }
 
+    /// Pillow (with its plug-ins) reads `exif`'s capture date and GPS latitude from `file`.
+    static func expectPillowReads(_ file: Data, format: ImageFormat, _ exif: ExifProperties,
+                                  sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let dir = TemporaryDirectory(); defer { dir.remove() }
+        let path = dir.url.appendingPathComponent("kept.\(format.fileExtension)").path
+        try file.write(to: URL(fileURLWithPath: path))
+        let pillow = try #require(try MetadataReadingTests.pillowReadings([path])[path], sourceLocation: sourceLocation)
+        #expect(pillow["36867"] as? String == exif.dateTimeOriginal, sourceLocation: sourceLocation)
+        let latitude = try #require(pillow["gps2"] as? [Double], sourceLocation: sourceLocation)
+        #expect(abs((latitude[0] + latitude[1] / 60 + latitude[2] / 3600) - abs(exif.gps?.latitude ?? 0)) < 1e-9,
+                sourceLocation: sourceLocation)
+    }
+
     @Test(arguments: [ImageFormat.jpeg, .png, .webp])
     func aSourcesMetadataIsKeptWhenAskedAndReadsBackTheSame(format: ImageFormat) throws {
         let (data, metadata) = try Self.source()
@@ -28,14 +41,8 @@ import Testing
         #expect(read.exif == exif)
         #expect(read.xmp == Self.packet)
         #expect(try ImageCoders.shared.decode(kept).width == image.width)
-        // Pillow reads the same GPS position and camera.
-        let dir = TemporaryDirectory(); defer { dir.remove() }
-        let path = dir.url.appendingPathComponent("kept.\(format.fileExtension)").path
-        try kept.write(to: URL(fileURLWithPath: path))
-        let pillow = try #require(try MetadataReadingTests.pillowReadings([path])[path])
-        #expect(pillow["36867"] as? String == exif.dateTimeOriginal)
-        let latitude = try #require(pillow["gps2"] as? [Double])
-        #expect(abs((latitude[0] + latitude[1] / 60 + latitude[2] / 3600) - abs(exif.gps?.latitude ?? 0)) < 1e-9)
+        // Pillow reads the same GPS position and date.
+        try Self.expectPillowReads(kept, format: format, exif)
         // By default, none of it: no EXIF, no XMP.
         let plain = try ImageCoders.shared.encode(image, as: format)
         let none = ImageMetadata(reading: plain)
@@ -57,14 +64,7 @@ import Testing
         #expect(read.xmp == Self.packet)
         #expect(try coders.decode(kept).width == image.width)
         // Pillow's plug-ins read the same date and GPS position.
-        let exif = try #require(metadata.exif)
-        let dir = TemporaryDirectory(); defer { dir.remove() }
-        let path = dir.url.appendingPathComponent("kept.\(format.fileExtension)").path
-        try kept.write(to: URL(fileURLWithPath: path))
-        let pillow = try #require(try MetadataReadingTests.pillowReadings([path])[path])
-        #expect(pillow["36867"] as? String == exif.dateTimeOriginal)
-        let latitude = try #require(pillow["gps2"] as? [Double])
-        #expect(abs((latitude[0] + latitude[1] / 60 + latitude[2] / 3600) - abs(exif.gps?.latitude ?? 0)) < 1e-9)
+        try Self.expectPillowReads(kept, format: format, try #require(metadata.exif))
         let plain = ImageMetadata(reading: try coders.encode(image, as: format, options: ImageEncodingOptions(quality: 0.5)))
         #expect(plain.exif == nil && plain.xmp == nil)
     }

@@ -7,15 +7,8 @@ import Testing
 /// with a priority that moves a queued load, streams, a state, and a cancel that leaves the
 /// other callers' load running.
 @Suite(.serialized) struct ImageTaskTests {
-    /// A harness whose loader runs one transfer at a time, `/block` holding the slot a while.
-    func queuedHarness() async throws -> ManagerHarness {
-        var configuration = HTTPImageLoader.Configuration()
-        configuration.maximumConcurrentDownloads = 1
-        let h = try await ManagerHarness(loaderConfiguration: configuration)
-        h.server.route("/block", .delayed(.milliseconds(600), .respond(body: ManagerHarness.png)))
-        for path in ["/a", "/b"] { h.server.route(path, .respond(body: ManagerHarness.png)) }
-        return h
-    }
+    /// `PriorityTests`' harness: one transfer at a time, `/block` holding the slot a while.
+    func queuedHarness() async throws -> ManagerHarness { try await PriorityTests().harness() }
 
     /// Nuke: `ImagePipelineTests+Priority` `updatedDataLoadingQueuePriority` (a task's new
     /// priority reaches its queued job). Here the order the server sees is the queue's order.
