@@ -212,8 +212,10 @@ wi_heif *wi_heif_open(const uint8_t *data, size_t length, uint64_t max_pixels, w
         info->transfer_characteristics = (uint16_t)nclx->transfer_characteristics;
         info->matrix_coefficients = (uint16_t)nclx->matrix_coefficients;
         info->full_range = nclx->full_range_flag ? 1 : 0;
-        heif_nclx_color_profile_free(nclx);
     }
+    // Freed whether or not the call succeeded: libheif 1.15 hands the profile out before it
+    // checks the values, and returns an error for one it refuses with the profile still given.
+    if (nclx) heif_nclx_color_profile_free(nclx);
     *status = WI_OK;
     return heif;
 }
