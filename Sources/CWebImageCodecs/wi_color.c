@@ -1,14 +1,17 @@
 // Colour conversion to sRGB on lcms2: a transform built once per profile, applied to RGBA8
 // rows in place. Grey profiles read the first byte of each RGBA pixel (the decoders expand
-// grey to R=G=B); CMYK profiles read four ink bytes and write RGBA over them.
+// grey to R=G=B); CMYK profiles read four ink bytes and write RGBA over them. RGB
+// matrix-shaper profiles take the fast path of wi_color_shaper.c instead of lcms2's evaluator.
 #include "include/wi_codecs.h"
+#include "wi_color_shaper.h"
 #include <lcms2.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct wi_color_transform {
-    cmsHTRANSFORM transform;
+    cmsHTRANSFORM transform;     // NULL when the shaper converts
+    wi_color_shaper *shaper;
     int input;
 };
 
@@ -37,13 +40,13 @@ static int is_srgb_like(cmsHPROFILE profile) {
     return same;
 }
 
-static int make_transform(cmsHPROFILE input_profile, wi_color_transform **out, int *input) {
+static int make_transform(cmsHPROFILE input_profile, int flags, wi_color_transform **out, int *input) {
     cmsColorSpaceSignature space = cmsGetColorSpace(input_profile);
     cmsUInt32Number format;
     int kind;
     switch (space) {
     case cmsSigRgbData:
-        if (is_srgb_like(input_profile)) return WI_COLOR_IDENTITY;
+        if (!(flags & WI_COLOR_LCMS_ONLY) && is_srgb_like(input_profile)) return WI_COLOR_IDENTITY;
         format = TYPE_RGBA_8; kind = WI_COLOR_INPUT_RGBA; break;
     case cmsSigGrayData:
         format = COLORSPACE_SH(PT_GRAY) | CHANNELS_SH(1) | BYTES_SH(1) | EXTRA_SH(3);
@@ -57,6 +60,18 @@ static int make_transform(cmsHPROFILE input_profile, wi_color_transform **out, i
     if (klass == cmsSigLinkClass || klass == cmsSigAbstractClass || klass == cmsSigNamedColorClass) return WI_ERR_UNSUPPORTED;
     cmsHPROFILE srgb = srgb_profile();
     if (!srgb) return WI_ERR_NO_MEMORY;
+    if (kind == WI_COLOR_INPUT_RGBA && !(flags & WI_COLOR_LCMS_ONLY)) {
+        wi_color_shaper *shaper = wi_color_shaper_make(input_profile, srgb);
+        if (shaper) {
+            cmsCloseProfile(srgb);
+            wi_color_transform *t = malloc(sizeof *t);
+            if (!t) { wi_color_shaper_free(shaper); return WI_ERR_NO_MEMORY; }
+            *t = (wi_color_transform){ .transform = NULL, .shaper = shaper, .input = kind };
+            *out = t;
+            *input = kind;
+            return WI_OK;
+        }
+    }
     // Relative colorimetric without black-point compensation: what Pillow's ImageCms and
     // libvips do by default. No cache: the transform is shared by threads.
     cmsHTRANSFORM transform = cmsCreateTransform(input_profile, format, srgb, TYPE_RGBA_8, INTENT_RELATIVE_COLORIMETRIC,
@@ -65,19 +80,18 @@ static int make_transform(cmsHPROFILE input_profile, wi_color_transform **out, i
     if (!transform) return WI_ERR_UNSUPPORTED;
     wi_color_transform *t = malloc(sizeof *t);
     if (!t) { cmsDeleteTransform(transform); return WI_ERR_NO_MEMORY; }
-    t->transform = transform;
-    t->input = kind;
+    *t = (wi_color_transform){ .transform = transform, .shaper = NULL, .input = kind };
     *out = t;
     *input = kind;
     return WI_OK;
 }
 
-int wi_color_transform_from_icc(const uint8_t *icc, size_t length, wi_color_transform **out, int *input) {
+int wi_color_transform_from_icc(const uint8_t *icc, size_t length, int flags, wi_color_transform **out, int *input) {
     *out = NULL; *input = 0;
     if (!icc || length < 132 || length > 0x7fffffff) return WI_ERR_CORRUPT;
     cmsHPROFILE profile = cmsOpenProfileFromMem(icc, (cmsUInt32Number)length);
     if (!profile) return WI_ERR_CORRUPT;
-    int status = make_transform(profile, out, input);
+    int status = make_transform(profile, flags, out, input);
     cmsCloseProfile(profile);
     return status;
 }
@@ -124,12 +138,18 @@ int wi_color_transform_from_cicp(int primaries_code, int transfer_code, wi_color
     cmsHPROFILE profile = cmsCreateRGBProfile(&white, &primaries, curves);
     cmsFreeToneCurve(curve);
     if (!profile) return WI_ERR_NO_MEMORY;
-    int status = make_transform(profile, out, input);
+    int status = make_transform(profile, 0, out, input);
     cmsCloseProfile(profile);
     return status;
 }
 
+int wi_color_transform_is_shaper(const wi_color_transform *t) { return t && t->shaper != NULL; }
+
 void wi_color_transform_apply(const wi_color_transform *t, uint8_t *pixels, size_t count) {
+    if (t->shaper) {
+        wi_color_shaper_apply(t->shaper, pixels, count);
+        return;
+    }
     // In place: every format here is four bytes a pixel, and lcms2 reads each pixel before it
     // writes it. In pieces, so that the count fits lcms2's 32-bit argument.
     const size_t piece = 1u << 20;
@@ -144,7 +164,8 @@ void wi_color_transform_apply(const wi_color_transform *t, uint8_t *pixels, size
 
 void wi_color_transform_free(wi_color_transform *t) {
     if (!t) return;
-    cmsDeleteTransform(t->transform);
+    if (t->transform) cmsDeleteTransform(t->transform);
+    wi_color_shaper_free(t->shaper);
     free(t);
 }
 
@@ -164,5 +185,31 @@ int wi_color_srgb_profile(wi_buffer *out) {
         }
     }
     cmsCloseProfile(srgb);
+    return status;
+}
+
+int wi_color_rgb_profile(const double white[2], const double primaries[6], double gamma, wi_buffer *out) {
+    memset(out, 0, sizeof *out);
+    cmsCIExyY w = { white[0], white[1], 1 };
+    cmsCIExyYTRIPLE p = { { primaries[0], primaries[1], 1 }, { primaries[2], primaries[3], 1 },
+                          { primaries[4], primaries[5], 1 } };
+    cmsToneCurve *curve = cmsBuildGamma(NULL, gamma);
+    if (!curve) return WI_ERR_NO_MEMORY;
+    cmsToneCurve *curves[3] = { curve, curve, curve };
+    cmsHPROFILE profile = cmsCreateRGBProfile(&w, &p, curves);
+    cmsFreeToneCurve(curve);
+    if (!profile) return WI_ERR_ARGUMENT;
+    cmsUInt32Number size = 0;
+    int status = WI_ERR_NO_MEMORY;
+    if (cmsSaveProfileToMem(profile, NULL, &size) && size > 0 && (out->data = malloc(size))) {
+        if (cmsSaveProfileToMem(profile, out->data, &size)) {
+            out->size = out->capacity = size;
+            status = WI_OK;
+        } else {
+            free(out->data);
+            out->data = NULL;
+        }
+    }
+    cmsCloseProfile(profile);
     return status;
 }

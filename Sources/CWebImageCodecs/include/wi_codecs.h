@@ -257,11 +257,17 @@ enum {
     WI_COLOR_INPUT_GRAY = 2,  // the first byte (grey expanded to RGBA)
     WI_COLOR_INPUT_CMYK = 3,  // C, M, Y, K ink amounts (0 = none); alpha becomes 255
 };
+/// Flags of wi_color_transform_from_icc.
+enum {
+    WI_COLOR_LCMS_ONLY = 1,   // lcms2's own evaluator for every profile, sRGB's too (the reference)
+};
 typedef struct wi_color_transform wi_color_transform;
 /// A transform from an ICC profile to sRGB (relative colorimetric). WI_OK with `*input` set,
 /// WI_COLOR_IDENTITY for a profile with sRGB's colorants and curves, WI_ERR_CORRUPT for bytes
 /// that are not a profile, WI_ERR_UNSUPPORTED for a colour space or class not converted.
-int wi_color_transform_from_icc(const uint8_t *icc, size_t length, wi_color_transform **out, int *input);
+/// An RGB matrix-shaper profile converts through tables read from lcms2's parsed profile
+/// (within 1 of lcms2's own transform for every 8-bit input) unless `flags` say otherwise.
+int wi_color_transform_from_icc(const uint8_t *icc, size_t length, int flags, wi_color_transform **out, int *input);
 /// A transform from CICP primaries and transfer (ITU-T H.273) to sRGB: primaries 1, 9, 12 with
 /// the SDR transfers (1, 4, 5, 6, 8, 13, 14, 15); WI_COLOR_IDENTITY for sRGB; else WI_ERR_UNSUPPORTED.
 int wi_color_transform_from_cicp(int primaries, int transfer, wi_color_transform **out, int *input);
@@ -269,6 +275,11 @@ int wi_color_transform_from_cicp(int primaries, int transfer, wi_color_transform
 void wi_color_transform_apply(const wi_color_transform *transform, uint8_t *pixels, size_t count);
 /// Frees a transform (NULL is ignored).
 void wi_color_transform_free(wi_color_transform *transform);
+/// Whether `transform` converts through the matrix-shaper tables rather than lcms2's evaluator.
+int wi_color_transform_is_shaper(const wi_color_transform *transform);
+/// An RGB matrix-shaper ICC profile built by lcms2 from a white point and primaries (CIE x, y:
+/// red, green, blue) with one gamma curve, serialised (for tests: ProPhoto, Adobe RGB).
+int wi_color_rgb_profile(const double white[2], const double primaries[6], double gamma, wi_buffer *out);
 /// lcms2's own sRGB profile, serialised (for encoders and tests).
 int wi_color_srgb_profile(wi_buffer *out);
 

@@ -80,7 +80,7 @@ package final class ColorTransform: @unchecked Sendable {
         let status: Int32
         switch key {
         case .icc:
-            status = (info.iccProfile ?? Data()).withBytePointer { wi_color_transform_from_icc($0, $1, &pointer, &input) }
+            status = (info.iccProfile ?? Data()).withBytePointer { wi_color_transform_from_icc($0, $1, 0, &pointer, &input) }
         case .cicp(let primaries, let transfer):
             status = wi_color_transform_from_cicp(Int32(primaries), Int32(transfer), &pointer, &input)
         }

@@ -10,6 +10,19 @@ enum ColorTestProfiles {
         guard wi_color_srgb_profile(&buffer) == WI_OK else { return nil }
         return CodecBridge.takeData(&buffer)
     }()
+
+    /// ProPhoto RGB (ROMM): D50, its primaries, gamma 1.8, built by lcms2.
+    static let proPhoto: Data? = rgb(white: (0.3457, 0.3585), primaries: [0.7347, 0.2653, 0.1596, 0.8404, 0.0366, 0.0001],
+                                     gamma: 1.8)
+
+    /// An RGB matrix-shaper profile built by lcms2: white and primaries (x, y of red, green,
+    /// blue) and one gamma for the three curves.
+    static func rgb(white: (Double, Double), primaries: [Double], gamma: Double) -> Data? {
+        var buffer = wi_buffer()
+        let whitePoint = [white.0, white.1]
+        guard primaries.count == 6, wi_color_rgb_profile(whitePoint, primaries, gamma, &buffer) == WI_OK else { return nil }
+        return CodecBridge.takeData(&buffer)
+    }
 }
 
 /// PNG chunk surgery for tests.
