@@ -26,7 +26,7 @@ int wi_jpeg_read_info(const uint8_t *data, size_t length, wi_jpeg_info *info) {
 }
 
 int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolerate, uint64_t max_pixels,
-                   int cmyk_inks, wi_image *out) {
+                   int cmyk_inks, const wi_color_transform *convert, wi_image *out) {
     memset(out, 0, sizeof *out);
     if (scale_num < 1 || scale_num > 8) return WI_ERR_ARGUMENT;
     struct jpeg_decompress_struct cinfo;
@@ -35,9 +35,12 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolera
     cinfo.err = &err.base;
     uint8_t *volatile pixels = NULL;
     uint8_t *volatile cmyk_row = NULL;
+    wi_color_rows *volatile converting = NULL;
     volatile int status = WI_ERR_CORRUPT;
     if (setjmp(err.jump)) {
         wi_set_message(out->message, err.message);
+        // The helper stops touching the pixels before they are freed.
+        wi_color_rows_cancel(converting);
         jpeg_destroy_decompress(&cinfo);
         free(pixels);
         free(cmyk_row);
@@ -68,6 +71,11 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolera
         strcpy(err.message, "out of memory");
         longjmp(err.jump, 1);
     }
+    if (convert && !inks && !(converting = wi_color_rows_start(convert, pixels, w, h))) {
+        status = WI_ERR_NO_MEMORY;
+        strcpy(err.message, "out of memory");
+        longjmp(err.jump, 1);
+    }
     JSAMPROW rows[16];
     while (cinfo.output_scanline < h) {
         uint32_t y = cinfo.output_scanline;
@@ -81,11 +89,13 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolera
         } else if (cmyk && !inks) {
             wi_jpeg_cmyk_rows(cmyk_row, pixels + (size_t)y * w * 4, w, got, inverted);
         }
+        wi_color_rows_ready(converting, y + got);
     }
     out->scans = cinfo.input_scan_number;
     jpeg_finish_decompress(&cinfo);
     jpeg_destroy_decompress(&cinfo);
     free(cmyk_row);
+    wi_color_rows_finish(converting);
     out->pixels = pixels;
     out->width = w; out->height = h;
     if (err.truncated) {

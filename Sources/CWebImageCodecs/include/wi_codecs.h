@@ -118,13 +118,15 @@ typedef struct {
 } wi_jpeg_info;
 
 int wi_jpeg_read_info(const uint8_t *data, size_t length, wi_jpeg_info *info);
+typedef struct wi_color_transform wi_color_transform;
 /// Decodes at scale_num/8 (1...8). With tolerate_truncation, missing data is a
 /// warning and `rows_decoded` says how far real data went; otherwise it is WI_ERR_TRUNCATED.
 /// A CMYK or YCCK image becomes RGBA by the naive formula, or, with `cmyk_inks`, stays four
 /// ink amounts a pixel (C, M, Y, K; 0 = no ink, Adobe's inverted storage undone) for a
-/// colour transform through its profile.
+/// colour transform through its profile. With `convert` (an RGB transform; NULL for none) the
+/// pixels come out converted by it, rows converted as they are decoded (wi_color_rows_start).
 int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolerate_truncation,
-                   uint64_t max_pixels, int cmyk_inks, wi_image *out);
+                   uint64_t max_pixels, int cmyk_inks, const wi_color_transform *convert, wi_image *out);
 /// `icc` (may be NULL) is embedded as APP2 ICC_PROFILE segments.
 int wi_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality,
                    int progressive, const uint8_t *icc, size_t icc_length, wi_buffer *out);
@@ -261,7 +263,6 @@ enum {
 enum {
     WI_COLOR_LCMS_ONLY = 1,   // lcms2's own evaluator for every profile, sRGB's too (the reference)
 };
-typedef struct wi_color_transform wi_color_transform;
 /// A transform from an ICC profile to sRGB (relative colorimetric). WI_OK with `*input` set,
 /// WI_COLOR_IDENTITY for a profile with sRGB's colorants and curves, WI_ERR_CORRUPT for bytes
 /// that are not a profile, WI_ERR_UNSUPPORTED for a colour space or class not converted.
@@ -280,6 +281,18 @@ int wi_color_transform_is_shaper(const wi_color_transform *transform);
 /// An RGB matrix-shaper ICC profile built by lcms2 from a white point and primaries (CIE x, y:
 /// red, green, blue) with one gamma curve, serialised (for tests: ProPhoto, Adobe RGB).
 int wi_color_rgb_profile(const double white[2], const double primaries[6], double gamma, wi_buffer *out);
+/// Rows of an RGBA8 image converted by a transform as a decoder finishes them: on a helper
+/// thread for a large image, so that the conversion overlaps the decode (the caller's thread
+/// joins in once the decode ends), else by the caller, batch by batch. NULL without memory.
+typedef struct wi_color_rows wi_color_rows;
+wi_color_rows *wi_color_rows_start(const wi_color_transform *transform, uint8_t *pixels, uint32_t width, uint32_t height);
+/// Rows [0, rows) are final and may be converted.
+void wi_color_rows_ready(wi_color_rows *rows, uint32_t count);
+/// Converts every row not converted yet (all `height` of them are taken as final), waits for
+/// the helper and frees `rows` (NULL is ignored).
+void wi_color_rows_finish(wi_color_rows *rows);
+/// Stops converting, waits for the helper (so the pixels may be freed after) and frees `rows`.
+void wi_color_rows_cancel(wi_color_rows *rows);
 /// lcms2's own sRGB profile, serialised (for encoders and tests).
 int wi_color_srgb_profile(wi_buffer *out);
 

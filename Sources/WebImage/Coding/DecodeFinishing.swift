@@ -22,9 +22,15 @@ package struct DecodeFinishing: Sendable {
         }
     }
 
+    /// Whether a decoded bitmap of `width` x `height` is scaled down by this finishing.
+    package func downscales(width: Int, height: Int) -> Bool {
+        guard let w = targetWidth, let h = targetHeight else { return false }
+        return width > w || height > h
+    }
+
     package func callAsFunction(_ bitmap: Bitmap) -> Bitmap {
         var result = bitmap
-        if let w = targetWidth, let h = targetHeight, result.width > w || result.height > h {
+        if downscales(width: result.width, height: result.height), let w = targetWidth, let h = targetHeight {
             result = result.areaDownscaled(toWidth: w, height: h)
         }
         if let orientation { result = result.oriented(orientation) }

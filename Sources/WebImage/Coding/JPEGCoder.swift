@@ -44,18 +44,26 @@ public struct JPEGCoder: ImageCoder {
         let scale = dctScale(width: width, height: height, options: options, exifOrientation: orientation)
         let colorInfo = ImageColorInfo(iccProfile: JPEGSegments.iccProfile(data))
         let isCMYK = info.color_space == 4 || info.color_space == 5   // JCS_CMYK, JCS_YCCK
-        let inks = isCMYK && options.colorSpace == .sRGB ? ColorTransform.toSRGB(colorInfo).flatMap { $0.readsCMYK ? $0 : nil } : nil
+        let transform = options.colorSpace == .sRGB ? ColorTransform.toSRGB(colorInfo) : nil
+        let inks = isCMYK ? transform.flatMap { $0.readsCMYK ? $0 : nil } : nil
+        let finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
+        // Any other conversion runs on the rows as they are decoded (what `applyColor` would do
+        // after the decode, overlapped with it), unless a downscale follows the decode: then
+        // the fewer pixels it leaves are converted, after it, as the streaming decoder does.
+        let decodedWidth = (width * Int(scale) + 7) / 8, decodedHeight = (height * Int(scale) + 7) / 8
+        let rows = finishing.downscales(width: decodedWidth, height: decodedHeight) ? nil : transform.flatMap { $0.readsCMYK ? nil : $0 }
         var out = wi_image()
-        let status = data.withBytePointer {
-            wi_jpeg_decode($0, $1, scale, tolerateTruncation ? 1 : 0, CodecBridge.pixelLimit(options), inks == nil ? 0 : 1, &out)
+        let status = data.withBytePointer { bytes, count in
+            ColorTransform.withOptionalPointer(rows) {
+                wi_jpeg_decode(bytes, count, scale, tolerateTruncation ? 1 : 0, CodecBridge.pixelLimit(options), inks == nil ? 0 : 1, $0, &out)
+            }
         }
         guard status == WI_OK, var bitmap = CodecBridge.takeBitmap(&out) else {
             throw CodecBridge.error(status, format: .jpeg, message: CodecBridge.message(out.message), width: info.width,
                                     height: info.height, limit: options.pixelLimit)
         }
         inks?.apply(to: &bitmap)
-        let finishing = DecodeFinishing(width: width, height: height, exifOrientation: orientation, options: options)
-        return (bitmap, orientation, finishing, out, inks == nil ? colorInfo : ImageColorInfo())
+        return (bitmap, orientation, finishing, out, inks == nil && rows == nil ? colorInfo : ImageColorInfo())
     }
 
     /// The smallest DCT scale (n/8) that still covers the size `options` ask for, of 1/8, 2/8,

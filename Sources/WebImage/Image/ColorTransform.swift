@@ -2,9 +2,11 @@ import CWebImageCodecs
 import Foundation
 import Synchronization
 
-/// A conversion to sRGB built by lcms2 from a colour description, shared by every decode of
-/// images that carry the same one (building it costs up to milliseconds for a CMYK profile's
-/// tables; applying it is one pass over the pixels, in place).
+/// A conversion to sRGB built from a colour description, shared by every decode of images that
+/// carry the same one (building it costs up to milliseconds for a CMYK profile's tables;
+/// applying it is one pass over the pixels, in place). An RGB matrix-shaper profile (Display
+/// P3, Adobe RGB, ProPhoto, the CICP primaries) converts through tables read from lcms2's
+/// parsed profile; every other profile through lcms2's own transform.
 package final class ColorTransform: @unchecked Sendable {
     // @unchecked: the lcms2 transform is created without its cache (cmsFLAGS_NOCACHE), which
     // makes applying it safe from any number of threads at once; it is never changed.
@@ -21,9 +23,9 @@ package final class ColorTransform: @unchecked Sendable {
     deinit { wi_color_transform_free(transform) }
 
     /// Converts `bitmap`'s pixels to sRGB in place (copying them first only if they are shared).
-    /// lcms2 converts about 85 megapixels a second on one core (its 8-bit matrix-shaper path):
-    /// a large image is split in bands converted on every core at once, the calling thread
-    /// taking one (the work is pure CPU, as the decode that precedes it).
+    /// A large image is split in bands converted on every core at once, the calling thread
+    /// taking one (the work is pure CPU, as the decode that precedes it). A JPEG decoder
+    /// converts its rows as it makes them instead (`wi_color_rows_start`).
     package func apply(to bitmap: inout Bitmap) {
         bitmap.withUnsafeMutableBytes { bytes in
             guard let base = bytes.baseAddress else { return }
@@ -41,6 +43,13 @@ package final class ColorTransform: @unchecked Sendable {
                 self.convert(pointer + start * 4, min(step, count - start))
             }
         }
+    }
+
+    /// Calls `body` with the C transform of `transform` (nil for none), kept alive meanwhile:
+    /// for a decoder that converts rows as it makes them.
+    package static func withOptionalPointer<R>(_ transform: ColorTransform?, _ body: (OpaquePointer?) throws -> R) rethrows -> R {
+        guard let transform else { return try body(nil) }
+        return try withExtendedLifetime(transform) { try body(transform.transform) }
     }
 
     private func convert(_ pixels: UnsafeMutablePointer<UInt8>, _ count: Int) {

@@ -123,3 +123,47 @@ import Testing
         #expect(transform.status == WI_OK && !transform.isShaper)
     }
 }
+
+/// A JPEG's conversion runs on its rows as they are decoded (on a helper thread for a large
+/// image): the result is the conversion of the whole decoded image, and a decode that fails
+/// half-way stops the helper before the pixels go.
+@Suite struct DecodeTimeConversionTests {
+    /// A 1200x900 JPEG (above the helper thread's threshold) tagged Display P3: gradients
+    /// with a pattern, so that every chunk of rows holds different colours.
+    static let p3JPEG: Data = {
+        let width = 1200, height = 900
+        var rgba = [UInt8](repeating: 255, count: width * height * 4)
+        for y in 0..<height {
+            for x in 0..<width {
+                let i = (y * width + x) * 4
+                rgba[i] = UInt8(x * 255 / width)
+                rgba[i + 1] = UInt8(y * 255 / height)
+                rgba[i + 2] = UInt8(truncatingIfNeeded: (x ^ y) &* 3)
+            }
+        }
+        var image = Image(bitmap: Bitmap(width: width, height: height, rgba: rgba))
+        image.colorInfo = ImageColorInfo(iccProfile: try? ImageMetadata(reading: ModernCorpus.data("icc/png_displayp3.png")).iccProfile)
+        return (try? ImageCoders.shared.encode(image, as: .jpeg, options: .init(quality: 0.9))) ?? Data()
+    }()
+
+    @Test func theDecodeConvertsAsAPassOverTheWholeImageWould() throws {
+        let original = try ImageCoders.shared.decode(Self.p3JPEG, options: .init(colorSpace: .original))
+        let transform = try #require(ColorTransform.toSRGB(original.colorInfo))
+        var expected = original.bitmap
+        transform.apply(to: &expected)
+        let converted = try ImageCoders.shared.decode(Self.p3JPEG)
+        #expect(converted.colorInfo.isEmpty)
+        #expect(converted.bitmap == expected)
+        #expect(converted.bitmap != original.bitmap)
+    }
+
+    /// Cut anywhere (the helper has rows in hand by then), the decode fails with a typed error,
+    /// many times in a row (the sanitizers' runs check the helper's memory and locks).
+    @Test func aTruncatedLargeJPEGFailsCleanly() throws {
+        let data = Self.p3JPEG
+        for fraction in stride(from: 0.2, to: 0.99, by: 0.07) {
+            let cut = data.prefix(Int(Double(data.count) * fraction))
+            #expect(throws: ImageError.self) { try ImageCoders.shared.decode(cut) }
+        }
+    }
+}
