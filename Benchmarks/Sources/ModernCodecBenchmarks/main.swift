@@ -87,9 +87,10 @@ if wantsRow("thumbnail") {
               + "(\(f(rounds[0].ratios(over: rounds[1]).median))x; target <= 1x)")
     }
 }
-// Colour (issues #35, #59): a 12 MP JPEG tagged Display P3, decoded with its values as stored and
-// converted to sRGB (the default: the matrix-shaper path, rows converted as they are decoded): the conversion's cost over the decode, against
-// libvips's and Pillow's own conversion of the same file (modern-anchors.sh, one libvips thread).
+// Colour (issues #35, #59): a 12 MP JPEG tagged Display P3, decoded with its values as stored
+// and converted to sRGB (the default: the matrix-shaper path, on rows as they are decoded): the
+// conversion's cost over the decode, against libvips's and Pillow's own conversion of the same
+// file (modern-anchors.sh, one libvips thread).
 if wantsRow("colour") {
     let p3 = run.load("photo-4000x3000-p3.jpg")
     let rounds = try interleaved(rounds: 7, [
