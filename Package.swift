@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "WebImageSVG", targets: ["WebImageSVG"]),
         // TIFF on libtiff.
         .library(name: "WebImageTIFF", targets: ["WebImageTIFF"]),
+        // PDF pages drawn by poppler (SDWebImagePDFCoder's counterpart).
+        .library(name: "WebImagePDF", targets: ["WebImagePDF"]),
         // Decoding in sandboxed worker processes (libseccomp), for services that decode strangers' images.
         .library(name: "WebImageIsolation", targets: ["WebImageIsolation"]),
         .executable(name: "webimage", targets: ["webimage"]),
@@ -94,6 +96,10 @@ let package = Package(
         // TIFF on libtiff (Debian's libtiff-dev).
         .target(name: "CWebImageTIFF", dependencies: ["CWebImageCodecs"], linkerSettings: [.linkedLibrary("tiff")]),
         .target(name: "WebImageTIFF", dependencies: ["WebImage", "CWebImageTIFF"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        // PDF on poppler's GLib binding (Debian's libpoppler-glib-dev), drawn with cairo.
+        .systemLibrary(name: "CPoppler", pkgConfig: "poppler-glib", providers: [.apt(["libpoppler-glib-dev"])]),
+        .target(name: "CWebImagePDF", dependencies: ["CWebImageCodecs", "CPoppler"]),
+        .target(name: "WebImagePDF", dependencies: ["WebImage", "CWebImagePDF"], swiftSettings: [.swiftLanguageMode(.v6)]),
         // Decoding workers: their spawn, descriptor passing, shared memory and lock-down
         // (rlimits, prctl, a seccomp filter through Debian's libseccomp-dev).
         .target(name: "CWebImageIsolation", linkerSettings: [.linkedLibrary("seccomp")]),
@@ -131,7 +137,7 @@ let package = Package(
         .executableTarget(
             name: "webimage",
             dependencies: [
-                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageIsolation", "WebImageAVIF", "WebImageHEIF", "WebImageJXL", "WebImageSVG", "WebImageTIFF",
+                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageIsolation", "WebImageAVIF", "WebImageHEIF", "WebImageJXL", "WebImageSVG", "WebImageTIFF", "WebImagePDF",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -165,7 +171,7 @@ let package = Package(
         .testTarget(
             name: "WebImageTests",
             dependencies: [
-                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageIsolation", "WebImageAVIF", "WebImageHEIF", "WebImageJXL", "WebImageSVG", "WebImageTIFF",
+                "WebImage", "WebImageMemcached", "WebImageServer", "WebImageIsolation", "WebImageAVIF", "WebImageHEIF", "WebImageJXL", "WebImageSVG", "WebImageTIFF", "WebImagePDF",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -111,3 +111,15 @@ void wi_unpremultiply(uint8_t *rgba, size_t count) {
         }
     }
 }
+
+void wi_argb32_to_rgba(const uint8_t *src, size_t stride, uint32_t width, uint32_t height, uint8_t *dst) {
+    for (uint32_t y = 0; y < height; y++) {
+        const uint32_t *row = (const uint32_t *)(const void *)(src + (size_t)y * stride);
+        uint8_t *out = dst + (size_t)y * width * 4;
+        for (uint32_t x = 0; x < width; x++, out += 4) {
+            uint32_t p = row[x];
+            out[0] = (uint8_t)(p >> 16); out[1] = (uint8_t)(p >> 8); out[2] = (uint8_t)p; out[3] = (uint8_t)(p >> 24);
+        }
+    }
+    wi_unpremultiply(dst, (size_t)width * height);
+}

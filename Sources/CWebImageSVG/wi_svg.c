@@ -78,18 +78,7 @@ int wi_svg_render(wi_svg *svg, uint32_t width, uint32_t height, wi_image *out) {
     }
     uint8_t *pixels = wi_alloc_pixels(width, height, 0);
     if (!pixels) { cairo_surface_destroy(surface); wi_say(out->message, "out of memory"); return WI_ERR_NO_MEMORY; }
-    const uint8_t *source = cairo_image_surface_get_data(surface);
-    int stride = cairo_image_surface_get_stride(surface);
-    // Cairo's ARGB32 is premultiplied, one native-endian 32-bit word a pixel.
-    for (uint32_t y = 0; y < height; y++) {
-        const uint32_t *row = (const uint32_t *)(source + (size_t)y * stride);
-        uint8_t *dst = pixels + (size_t)y * width * 4;
-        for (uint32_t x = 0; x < width; x++, dst += 4) {
-            uint32_t p = row[x];
-            dst[0] = (uint8_t)(p >> 16); dst[1] = (uint8_t)(p >> 8); dst[2] = (uint8_t)p; dst[3] = (uint8_t)(p >> 24);
-        }
-    }
-    wi_unpremultiply(pixels, (size_t)width * height);
+    wi_argb32_to_rgba(cairo_image_surface_get_data(surface), (size_t)cairo_image_surface_get_stride(surface), width, height, pixels);
     cairo_surface_destroy(surface);
     out->pixels = pixels;
     out->width = width;

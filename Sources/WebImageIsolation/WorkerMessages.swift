@@ -25,6 +25,7 @@ struct WorkerRequest: Equatable {
         out.i64(options.fillSize?.height ?? -1)
         out.i64(options.pixelLimit)
         out.f64(options.scale)
+        out.i64(options.pageIndex)
         var flags: UInt32 = 0
         if options.firstFrameOnly { flags |= 1 }
         if options.preloadAllFrames { flags |= 2 }
@@ -46,14 +47,15 @@ struct WorkerRequest: Equatable {
     init?(parsing bytes: some Collection<UInt8>) {
         var input = ByteReader(bytes)
         guard input.u32() == Self.magic, let maxSize = input.i64(), let maxCount = input.i64(), let fillWidth = input.i64(),
-              let fillHeight = input.i64(), let pixelLimit = input.i64(), let scale = input.f64(), let flags = input.u32(),
-              let cpu = input.u32(), let length = input.i64(), input.isAtEnd, length >= 0, pixelLimit > 0, scale.isFinite, scale > 0
+              let fillHeight = input.i64(), let pixelLimit = input.i64(), let scale = input.f64(), let page = input.i64(), let flags = input.u32(),
+              let cpu = input.u32(), let length = input.i64(), input.isAtEnd, length >= 0, pixelLimit > 0, scale.isFinite, scale > 0, page >= 0
         else { return nil }
         options = ImageDecodingOptions(maxPixelSize: maxSize >= 0 ? maxSize : nil, maxPixelCount: maxCount >= 0 ? maxCount : nil,
                                        firstFrameOnly: flags & 1 != 0, preloadAllFrames: flags & 2 != 0,
                                        appliesOrientation: flags & 4 != 0, pixelLimit: pixelLimit, scale: scale,
                                        fillSize: fillWidth >= 0 && fillHeight >= 0 ? PixelSize(width: fillWidth, height: fillHeight) : nil,
                                        colorSpace: flags & 8 != 0 ? .original : .sRGB)
+        options.pageIndex = page
         cpuSeconds = cpu
         dataLength = length
     }

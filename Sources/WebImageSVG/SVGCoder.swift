@@ -49,7 +49,7 @@ public struct SVGCoder: ImageCoder {
             throw CodecBridge.error(status, format: .svg, message: CodecBridge.message(info.message), limit: options.pixelLimit)
         }
         defer { wi_svg_close(svg) }
-        let (width, height) = Self.renderSize(intrinsic: (info.width, info.height), options: options)
+        let (width, height) = options.drawingSize(intrinsic: (info.width, info.height), fallback: Self.defaultSize)
         guard !options.exceedsPixelLimit(width: width, height: height), width <= 32767, height <= 32767 else {
             throw ImageError.tooLarge(width: width, height: height, limit: options.pixelLimit)
         }
@@ -132,27 +132,6 @@ public struct SVGCoder: ImageCoder {
             }
         }
         return Data(output)
-    }
-
-    /// The pixel size a document of `intrinsic` CSS pixels is drawn at under `options`.
-    static func renderSize(intrinsic: (Double, Double), options: ImageDecodingOptions) -> (width: Int, height: Int) {
-        var (w, h) = intrinsic
-        if !(w > 0 && h > 0 && w.isFinite && h.isFinite) { (w, h) = (Double(defaultSize.width), Double(defaultSize.height)) }
-        var factor = 1.0
-        if let limit = options.maxPixelSize, limit > 0 { factor = Double(limit) / max(w, h) }
-        if let fill = options.fillSize, fill.width > 0 || fill.height > 0 {
-            factor = max(fill.width > 0 ? Double(fill.width) / w : 0, fill.height > 0 ? Double(fill.height) / h : 0)
-            if let limit = options.maxPixelSize, limit > 0 { factor = min(factor, Double(limit) / max(w, h)) }
-        }
-        if let count = options.maxPixelCount, count > 0, w * h * factor * factor > Double(count) {
-            factor = (Double(count) / (w * h)).squareRoot()
-        }
-        func side(_ length: Double) -> Int {
-            let scaled = length * factor
-            guard scaled.isFinite, scaled < Double(Int32.max) else { return Int(Int32.max) }
-            return max(1, Int((scaled - 1e-9).rounded(.up)))
-        }
-        return (side(w), side(h))
     }
 
     public func canEncode(_ format: ImageFormat) -> Bool { false }

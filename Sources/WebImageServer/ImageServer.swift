@@ -80,7 +80,9 @@ public final class ImageServer: Sendable {
         // Every source is decoded in a worker process (isolation); encodes of the server's own
         // pixels stay here.
         decodingWorkers = configuration.isolation ? DecodingWorkerPool(configuration: configuration.decodingWorkerPool) : nil
-        let coders = ImageCoders(ImageCoders.shared.all, isolation: decodingWorkers)
+        // PDF only when configured: a coder that takes a PDF's header is left out otherwise.
+        let pdf = Data("%PDF-1.7\n".utf8)
+        let coders = ImageCoders(ImageCoders.shared.all.filter { configuration.pdf || !$0.canDecode(pdf) }, isolation: decodingWorkers)
         let local = ImageCache(memory: memory, disk: DiskCache(directory: folder), coders: coders)
         var cache: any ImageCaching = local
         if let shared = configuration.sharedCache {

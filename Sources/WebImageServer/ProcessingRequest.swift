@@ -148,6 +148,8 @@ public struct ProcessingRequest: Sendable, Equatable {
     public var cornerRadius: Double?
     public var watermark: Watermark?
     public var firstFrameOnly = false
+    /// `pg:N` (imgproxy's `page`): the page of a PDF source to draw, from 0 (nil: the first).
+    public var page: Int?
     /// `cs:srgb` or `cs:original`: the colour space of the result (nil: the server's
     /// `colorSpace`, sRGB by default). `original` keeps the source's values and embeds its
     /// profile in the result.

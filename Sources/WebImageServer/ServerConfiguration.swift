@@ -126,6 +126,10 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var decodeTimeoutSeconds = 10.0
     /// The program started as a decoding worker (default nil: this program).
     public var decodingWorkerExecutable: String?
+    /// Whether PDF sources are drawn (their first page, or `pg:`), when the program registers
+    /// the `WebImagePDF` coder (default false: a PDF source is refused with 415). A stranger's
+    /// PDF can take a long time to draw: turn it on with `isolation`, which draws it in a worker.
+    public var pdf = false
 
     /// The defaults.
     public init() {}
@@ -156,7 +160,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
              maximumDimension, maximumFrames, maximumSourceMegapixels, maximumResultMegapixels, processingMemoryMegabytes, processingTimeoutSeconds, maximumPendingRequests, maximumConcurrentLoads, idleTimeoutSeconds,
              maximumConnections, stopTimeoutSeconds, autoFormats, colorSpace, stripMetadata, keepCopyright, presets, formatQuality, watermark, fallbackImage, fallbackImageStatus, cacheMaxAgeSeconds, cachePolicy,
              memoryCacheMegabytes, responseCacheMegabytes, cacheDirectory, sharedCache, fileRoot, isolation, decodingWorkers,
-             decodingWorkerMemoryMegabytes, decodeTimeoutSeconds, decodingWorkerExecutable
+             decodingWorkerMemoryMegabytes, decodeTimeoutSeconds, decodingWorkerExecutable, pdf
     }
 
     /// Decodes the keys present; the others keep their defaults.
@@ -217,6 +221,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         decodingWorkerMemoryMegabytes = try value(.decodingWorkerMemoryMegabytes, defaults.decodingWorkerMemoryMegabytes)
         decodeTimeoutSeconds = try value(.decodeTimeoutSeconds, defaults.decodeTimeoutSeconds)
         decodingWorkerExecutable = try container.decodeIfPresent(String.self, forKey: .decodingWorkerExecutable)
+        pdf = try value(.pdf, defaults.pdf)
     }
 
     /// The signer of this configuration, or nil when it is `insecure`.

@@ -7,6 +7,7 @@ import WebImageIsolation
 import WebImageJXL
 import WebImageSVG
 import WebImageTIFF
+import WebImagePDF
 
 /// The `webimage` command-line tool.
 @main
@@ -51,13 +52,14 @@ struct WebImageCommand: AsyncParsableCommand {
     }
 
     /// Every command reads and writes today's formats too: the AVIF, HEIF and JPEG XL coder
-    /// plug-ins, and reads SVG (librsvg) and TIFF (libtiff).
+    /// plug-ins, and reads SVG (librsvg), TIFF (libtiff) and PDF pages (poppler).
     static func registerCoderPlugIns() {
         AVIFCoder.register()
         HEIFCoder.register()
         JXLCoder.register()
         SVGCoder.register()
         TIFFCoder.register()
+        PDFCoder.register()
     }
 
     /// Exits 2 when the first argument is neither an option nor a command's name.

@@ -60,6 +60,9 @@ uint8_t *wi_alloc_pixels(uint32_t width, uint32_t height, int zeroed);
 /// Turns `count` premultiplied RGBA8 pixels into straight ones in place (rounded; a fully
 /// transparent pixel becomes transparent black).
 void wi_unpremultiply(uint8_t *rgba, size_t count);
+/// Copies `height` rows of premultiplied 32-bit native-endian ARGB words (cairo's ARGB32,
+/// `stride` bytes apart) into straight RGBA8 `dst` (rows packed): what the vector plug-ins draw.
+void wi_argb32_to_rgba(const uint8_t *src, size_t stride, uint32_t width, uint32_t height, uint8_t *dst);
 
 // ---- Pixel pool: freed buffers of 64 KiB to 4 MiB kept (16 MiB in all by default, 32 buffers)
 // for the next allocation of the same byte count. Thread-safe.

@@ -33,6 +33,9 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// profile or colour code points describe another space; `.original` keeps the stored
     /// values and the description on `Image.colorInfo`.
     public var colorSpace: ImageColorSpace
+    /// The page of a document of several (a PDF) to decode, from 0 (the first, the default).
+    /// A page past the last fails with `ImageError.undecodable`; single-image formats ignore it.
+    public var pageIndex: Int = 0
 
     /// The default limit on decoded pixels: 100 megapixels.
     public static let defaultPixelLimit = 100_000_000
@@ -64,6 +67,30 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     package func exceedsPixelLimit(width: Int, height: Int) -> Bool {
         let (count, overflow) = width.multipliedReportingOverflow(by: height)
         return overflow || count > pixelLimit
+    }
+
+    /// The pixel size a vector document (SVG, a PDF page) of `intrinsic` size is drawn at: as
+    /// its own size, or scaled (up too, as a vector image may be) so that its longer side fills
+    /// `maxPixelSize`, or to the smallest size that covers `fillSize`; within `maxPixelCount`.
+    /// A document without a usable size is drawn as `fallback`.
+    package func drawingSize(intrinsic: (Double, Double), fallback: (width: Int, height: Int)) -> (width: Int, height: Int) {
+        var (w, h) = intrinsic
+        if !(w > 0 && h > 0 && w.isFinite && h.isFinite) { (w, h) = (Double(fallback.width), Double(fallback.height)) }
+        var factor = 1.0
+        if let limit = maxPixelSize, limit > 0 { factor = Double(limit) / max(w, h) }
+        if let fill = fillSize, fill.width > 0 || fill.height > 0 {
+            factor = max(fill.width > 0 ? Double(fill.width) / w : 0, fill.height > 0 ? Double(fill.height) / h : 0)
+            if let limit = maxPixelSize, limit > 0 { factor = min(factor, Double(limit) / max(w, h)) }
+        }
+        if let count = maxPixelCount, count > 0, w * h * factor * factor > Double(count) {
+            factor = (Double(count) / (w * h)).squareRoot()
+        }
+        func side(_ length: Double) -> Int {
+            let scaled = length * factor
+            guard scaled.isFinite, scaled < Double(Int32.max) else { return Int(Int32.max) }
+            return max(1, Int((scaled - 1e-9).rounded(.up)))
+        }
+        return (side(w), side(h))
     }
 
     /// The size a `width` x `height` image is decoded at under `maxPixelSize` and

@@ -234,6 +234,14 @@ public struct ImageContext: Sendable {
         set { mutate { $0.formatHint = newValue } }
     }
 
+    /// The page of a document of several (a PDF, through the `WebImagePDF` plug-in) to load,
+    /// from 0 (SDWebImagePDFCoder draws the first). Another page is another image: its cache
+    /// key and its shared load are its own (`ImageDecodingOptions.pageIndex`).
+    public var pdfPageIndex: Int? {
+        get { storage?.fields.pdfPageIndex }
+        set { mutate { $0.pdfPageIndex = newValue } }
+    }
+
     /// The cache the untransformed original of a transformed, thumbnail or filled image is
     /// queried in and stored to (SDWebImage's `SDWebImageContextOriginalImageCache`); nil: the
     /// call's cache. The transformed image stays in the call's cache.
@@ -348,6 +356,7 @@ public struct ImageContext: Sendable {
         var imageModifier: ImageModifier?
         var storesPreviewsInMemory: Bool?
         var formatHint: ImageFormat?
+        var pdfPageIndex: Int?
         var originalCache: (any ImageCaching)?
         var custom: [ObjectIdentifier: any Sendable] = [:]
 
@@ -391,6 +400,7 @@ public struct ImageContext: Sendable {
             Field(\.imageModifier),
             Field(\.storesPreviewsInMemory),
             Field(\.formatHint),
+            Field(\.pdfPageIndex),
             Field(\.originalCache),
         ]
 

@@ -61,6 +61,8 @@ final class LoadRequest: Sendable {
         let imageScaleFactor: Double?
         let scaleDownLimitBytes: Int
         let colorSpace: ImageColorSpace
+        /// The document page to decode (`ImageContext.pdfPageIndex`), from 0.
+        let pageIndex: Int
         let previewInterval: Duration
         /// Whether previews are kept in memory (`ImageContext.storesPreviewsInMemory`).
         let storesPreviews: Bool
@@ -120,6 +122,7 @@ final class LoadRequest: Sendable {
             imageScaleFactor = context.imageScaleFactor
             scaleDownLimitBytes = context.scaleDownLimitBytes ?? LoadDefaults.scaleDownLimitBytes
             colorSpace = context.colorSpace ?? .sRGB
+            pageIndex = max(0, context.pdfPageIndex ?? 0)
             previewInterval = context.previewInterval ?? LoadDefaults.previewInterval
             storesPreviews = context.storesPreviewsInMemory ?? false
             formatHint = context.formatHint
@@ -183,6 +186,11 @@ final class LoadRequest: Sendable {
         if settings.colorSpace == .original, let base = original {
             original = CacheKeys.transformedKey(for: base, transformerKey: "ColorSpace(original)")
         }
+        // Another page of a document is another image (its bytes are the same: the data is
+        // shared, the decoded image is not).
+        if settings.pageIndex > 0, let base = original {
+            original = CacheKeys.transformedKey(for: base, transformerKey: "Page(\(settings.pageIndex))")
+        }
         originalKey = original
         var key = original
         if let size = settings.thumbnailSize, let base = key {
@@ -206,6 +214,7 @@ final class LoadRequest: Sendable {
         if options.contains(.scaleDownLargeImages) { decode.maxPixelCount = max(1, settings.scaleDownLimitBytes / 4) }
         if let limit = settings.context.decodePixelLimit { decode.pixelLimit = max(1, limit) }
         decode.colorSpace = settings.colorSpace
+        decode.pageIndex = settings.pageIndex
         decodeOptions = decode
         queriesMemory = key != nil && !options.contains(.fromLoaderOnly) && !options.contains(.refreshCached)
             && settings.queryType.includesMemory

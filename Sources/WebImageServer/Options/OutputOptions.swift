@@ -48,6 +48,10 @@ extension ProcessingOptions {
             }
             request.colorSpace = space
         }),
+        (["pg", "page"], { request, a throws(ProcessingRequestError) in
+            try a.expect(1...1)
+            request.page = try a.integer(0, "the page", 0...9999)
+        }),
         (["ff"], { request, a throws(ProcessingRequestError) in
             try a.expect(0...0)
             request.firstFrameOnly = true
