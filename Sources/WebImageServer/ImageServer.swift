@@ -80,9 +80,8 @@ public final class ImageServer: Sendable {
         // Every source is decoded in a worker process (isolation); encodes of the server's own
         // pixels stay here.
         decodingWorkers = configuration.isolation ? DecodingWorkerPool(configuration: configuration.decodingWorkerPool) : nil
-        // PDF only when configured: a coder that takes a PDF's header is left out otherwise.
-        let pdf = Data("%PDF-1.7\n".utf8)
-        let coders = ImageCoders(ImageCoders.shared.all.filter { configuration.pdf || !$0.canDecode(pdf) }, isolation: decodingWorkers)
+        // PDF only when configured, in process and in the workers.
+        let coders = configuration.sourceCoders(workers: decodingWorkers)
         let local = ImageCache(memory: memory, disk: DiskCache(directory: folder), coders: coders)
         var cache: any ImageCaching = local
         if let shared = configuration.sharedCache {

@@ -81,11 +81,6 @@ public final class ImageCoders: Sendable {
     public func decode(_ data: Data, options: ImageDecodingOptions, context: ImageContext) async throws -> Image {
         guard let isolation else { return try decodeInProcess(data, options: options, context: context) }
         guard !data.isEmpty else { throw ImageError.emptyData }
-        // Only what this registry reads goes to a worker: a format whose coder it leaves out
-        // (the image server's PDF, unless configured) is refused here as it would be in process.
-        guard coder(for: data, hint: context.formatHint) != nil else {
-            throw ImageError.unsupportedFormat(ImageFormat(sniffing: data))
-        }
         return try await isolation.decode(data, options: options)
     }
 

@@ -119,3 +119,27 @@ import WebImagePDF
         }
     }
 }
+
+/// `ImageContext.pdfPageIndex` through the manager: each page is an image of its own, cached
+/// under its own key.
+@Suite struct PDFPageLoadingTests {
+    @Test func eachPageIsItsOwnImage() async throws {
+        let h = try await ManagerHarness()
+        let pdf = PDFFixtures.document([.init(width: 100, height: 100, content: "1 0 0 rg 0 0 100 100 re f"),
+                                        .init(width: 120, height: 60, content: "0 0 1 rg 0 0 120 60 re f")])
+        h.server.route("/doc.pdf", .respond(contentType: "application/pdf", body: pdf))
+        var firstPage = ImageContext()
+        firstPage.coder = PDFCoder()
+        var second = firstPage
+        second.pdfPageIndex = 1
+        let first = try await h.manager.image(for: h.url("/doc.pdf"), context: firstPage)
+        let other = try await h.manager.image(for: h.url("/doc.pdf"), context: second)
+        #expect(first.width == 100 && other.width == 120 && other.height == 60)
+        let downloads = h.server.requestCount("/doc.pdf")
+        // Both are memory hits now, each under its own key.
+        #expect(try await h.manager.image(for: h.url("/doc.pdf"), context: second).width == 120)
+        #expect(try await h.manager.image(for: h.url("/doc.pdf"), context: firstPage).width == 100)
+        #expect(h.server.requestCount("/doc.pdf") == downloads)
+        await h.finish()
+    }
+}

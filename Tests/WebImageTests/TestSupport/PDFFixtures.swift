@@ -21,6 +21,9 @@ enum PDFFixtures {
         0 g BT /F1 18 Tf 20 85 Td (WebImage PDF) Tj ET
         """
 
+    /// `shapes` without its line of text.
+    static let shapesWithoutText = shapes.split(separator: "\n").filter { !$0.contains("Tj") }.joined(separator: "\n")
+
     /// A document of `pages`; `catalogExtra` joins the catalog (an /OpenAction, say) and
     /// `objects` are appended after the fixed ones, numbered from `firstExtraObject`.
     static func document(_ pages: [Page], catalogExtra: String = "", objects: [String] = []) -> Data {
