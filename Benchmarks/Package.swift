@@ -39,6 +39,7 @@ let package = Package(
                 .product(name: "WebImage", package: root), .product(name: "WebImageAVIF", package: root),
                 .product(name: "WebImageHEIF", package: root), .product(name: "WebImageJXL", package: root),
                 .product(name: "WebImageSVG", package: root),
+                .product(name: "WebImagePDF", package: root),
                 "CRawModern", "BenchSupport",
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

@@ -7,8 +7,8 @@
 set -eu
 fx=${1:?usage: modern-anchors.sh FIXTURES_DIR}
 if ! command -v avifenc >/dev/null || ! command -v heif-enc >/dev/null || ! command -v cjxl >/dev/null || ! command -v hyperfine >/dev/null \
-   || ! command -v rsvg-convert >/dev/null; then
-  apt-get update -qq && apt-get install -y -qq libavif-bin libheif-examples libjxl-tools hyperfine librsvg2-bin >/dev/null
+   || ! command -v rsvg-convert >/dev/null || ! command -v pdftoppm >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq libavif-bin libheif-examples libjxl-tools hyperfine librsvg2-bin poppler-utils >/dev/null
 fi
 plugins=${WEBIMAGE_PILLOW_PLUGINS_DIR:-/opt/webimage-pillow-plugins}
 py="$plugins/bin/python"
@@ -83,3 +83,8 @@ echo "p3jpeg12mp_decode_srgb_pillow $(pyms "import io; from PIL import ImageCms;
 svg=$(cd "$(dirname "$0")/.." && pwd)/../shared/testdata/modern/svg/gradients.svg
 cp "$svg" "$fx/gradients.svg"
 echo "svg256_rsvgconvert_process $(ms "rsvg-convert -w 256 -h 256 -a $fx/gradients.svg -o $tmp/s.png") ms"
+
+# PDF (issue #59): a page holding the 1024x768 photo (Pillow's PDF writer) as a 256 px
+# thumbnail, by pdftoppm as a process (PNG written).
+[ -f "$fx/document.pdf" ] || "$py" -c "from PIL import Image; Image.open('$fx/photo-1024x768.png').convert('RGB').save('$fx/document.pdf', resolution=96)"
+echo "pdf256_pdftoppm_process $(ms "pdftoppm -png -singlefile -scale-to 256 $fx/document.pdf $tmp/p") ms"

@@ -12,7 +12,7 @@ let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingL
 let targets = ["FuzzPNG", "FuzzJPEG", "FuzzWebP", "FuzzGIF", "FuzzBMP", "FuzzICO", "FuzzSniff", "FuzzIncremental", "FuzzHTTP", "FuzzMetadata"]
 // The coder plug-ins' targets: each decodes with its plug-in, on its own product.
 // FuzzWorkerReply reads decoding workers' replies as their pool does (WebImageIsolation).
-let plugIns = ["FuzzAVIF": "WebImageAVIF", "FuzzHEIF": "WebImageHEIF", "FuzzJXL": "WebImageJXL", "FuzzTIFF": "WebImageTIFF",
+let plugIns = ["FuzzAVIF": "WebImageAVIF", "FuzzHEIF": "WebImageHEIF", "FuzzJXL": "WebImageJXL", "FuzzTIFF": "WebImageTIFF", "FuzzPDF": "WebImagePDF",
                "FuzzWorkerReply": "WebImageIsolation"]
 
 let package = Package(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer, under AddressSanitizer) of one decoder entry.
-# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff worker metadata, or all
+# Usage: scripts/fuzz.sh TARGET SECONDS     TARGET: png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff worker metadata pdf, or all
 # Seeds come from ../shared/testdata/corpus (and ../shared/testdata/modern for avif, heif, jxl); what the fuzzer learns stays in .build/fuzz-corpus.
 # Exits 1 on any finding (crash, leak, timeout, out-of-memory): the input is copied to
 # Tests/WebImageTests/Fixtures/FuzzFindings, where the ordinary test suite replays it.
@@ -31,7 +31,7 @@ build() {
 # seconds of fuzzing each, in half the time. Any finding fails the whole run.
 if [ "$target" = all ]; then
   build
-  printf '%s\n' png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff worker metadata \
+  printf '%s\n' png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff worker metadata pdf \
     | FUZZ_STEP=run xargs -P "${FUZZ_JOBS:-2}" -I{} bash "$0" {} "$seconds" || {
     echo "fuzz: at least one target failed (see above)" >&2
     exit 1
@@ -67,7 +67,11 @@ case $target in
   # and read (EXIF, XMP and ICC out of every format that carries them).
   metadata) product=FuzzMetadata; seeds="$corpus/png $corpus/jpeg $corpus/webp $corpus/gif $modern/avif $modern/heic $modern/jxl $fuzz_seeds/metadata-tiff"; dict=all
             mkdir -p "$fuzz_seeds/metadata-tiff" && cp "$pillow_suite"/*.tif "$pillow_suite"/*.tiff "$fuzz_seeds/metadata-tiff/" ;;
-  *) echo "unknown target $target (png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff worker metadata all)" >&2; exit 2 ;;
+  # PDF pages through poppler (WebImagePDF): small documents of shapes, text, several pages,
+  # an image, annotations and actions (Fuzz/make-pdf-seeds.py).
+  pdf) product=FuzzPDF; seeds="$fuzz_seeds/pdf"; dict=pdf
+       python3 Fuzz/make-pdf-seeds.py "$seeds" ;;
+  *) echo "unknown target $target (png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff worker metadata pdf all)" >&2; exit 2 ;;
 esac
 cd Fuzz
 [ "$step" = run ] || build "$product"
@@ -96,7 +100,7 @@ coverage=$(grep -E "cov: [0-9]+" "$log" | tail -1 | grep -oE "cov: [0-9]+ ft: [0
 case $target in
   heif) libraries="libheif1 libde265-0" ;; avif) libraries="libavif15 libdav1d6 libaom3" ;; jxl) libraries="libjxl0.7" ;;
   tiff) libraries="libtiff6" ;; png) libraries="libpng16-16" ;; jpeg) libraries="libjpeg62-turbo" ;; webp) libraries="libwebp7" ;;
-  gif) libraries="libgif7" ;; *) libraries="" ;;
+  gif) libraries="libgif7" ;; pdf) libraries="libpoppler126 libpoppler-glib8 libcairo2" ;; *) libraries="" ;;
 esac
 versions=$([ -n "$libraries" ] && dpkg-query -W -f='${Package} ${Version}, ' $libraries 2>/dev/null | sed 's/, $//' || true)
 echo "fuzz $target: $runs executions in ${seconds} s, $coverage${versions:+ ($versions)}"

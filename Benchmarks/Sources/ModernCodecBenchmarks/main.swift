@@ -5,6 +5,7 @@ import WebImage
 import WebImageAVIF
 import WebImageHEIF
 import WebImageJXL
+import WebImagePDF
 import WebImageSVG
 
 // The coder plug-ins (issue "today's formats"): a 12 MP AVIF, HEIC and JPEG XL decode and a
@@ -15,7 +16,7 @@ import WebImageSVG
 
 let run = BenchRun(usage: "ModernCodecBenchmarks")
 let anchors = run.anchors
-let coders = ImageCoders([AVIFCoder(), HEIFCoder(), JXLCoder(), SVGCoder()] + ImageCoders.builtIn)
+let coders = ImageCoders([AVIFCoder(), HEIFCoder(), JXLCoder(), SVGCoder(), PDFCoder()] + ImageCoders.builtIn)
 let clock = ContinuousClock()
 func ms(_ body: () throws -> Void) rethrows -> Double { milliseconds(try clock.measure(body)) }
 func f(_ v: Double) -> String { formatted(v) }
@@ -115,6 +116,17 @@ if wantsRow("svg") {
     let anchor = anchors["svg256_rsvgconvert_process"]
     print("")
     print("SVG -> 256 px thumbnail: \(rounds[0].text) ms; rsvg-convert process \(anchor.map(f) ?? "-") ms"
+          + (anchor.map { " (\(f(rounds[0].median / $0))x)" } ?? ""))
+}
+// PDF (issue #59): a page holding the 1024x768 photo (Pillow's PDF writer, a JPEG image) as a
+// 256 px thumbnail, drawn at that size by poppler in-process, against pdftoppm as a process
+// (which also writes a PNG).
+if wantsRow("pdf") {
+    let pdf = run.load("document.pdf")
+    let rounds = try interleaved(rounds: 9, [{ try ms { _ = try coders.decode(pdf, options: ImageDecodingOptions(maxPixelSize: 256)) } }])
+    let anchor = anchors["pdf256_pdftoppm_process"]
+    print("")
+    print("PDF page -> 256 px thumbnail: \(rounds[0].text) ms; pdftoppm process \(anchor.map(f) ?? "-") ms"
           + (anchor.map { " (\(f(rounds[0].median / $0))x)" } ?? ""))
 }
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")
