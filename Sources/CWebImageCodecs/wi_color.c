@@ -13,6 +13,7 @@ struct wi_color_transform {
     cmsHTRANSFORM transform;     // NULL when the shaper converts
     wi_color_shaper *shaper;
     int input;
+    size_t pixel_bytes;          // 4, or 8 for 16 bits a channel
 };
 
 static cmsHPROFILE srgb_profile(void) { return cmsCreate_sRGBProfile(); }
@@ -44,14 +45,16 @@ static int make_transform(cmsHPROFILE input_profile, int flags, wi_color_transfo
     cmsColorSpaceSignature space = cmsGetColorSpace(input_profile);
     cmsUInt32Number format;
     int kind;
+    int deep = (flags & WI_COLOR_DEEP) != 0;
     switch (space) {
     case cmsSigRgbData:
         if (!(flags & WI_COLOR_LCMS_ONLY) && is_srgb_like(input_profile)) return WI_COLOR_IDENTITY;
-        format = TYPE_RGBA_8; kind = WI_COLOR_INPUT_RGBA; break;
+        format = deep ? TYPE_RGBA_16 : TYPE_RGBA_8; kind = WI_COLOR_INPUT_RGBA; break;
     case cmsSigGrayData:
-        format = COLORSPACE_SH(PT_GRAY) | CHANNELS_SH(1) | BYTES_SH(1) | EXTRA_SH(3);
+        format = COLORSPACE_SH(PT_GRAY) | CHANNELS_SH(1) | BYTES_SH(deep ? 2 : 1) | EXTRA_SH(3);
         kind = WI_COLOR_INPUT_GRAY; break;
     case cmsSigCmykData:
+        if (deep) return WI_ERR_UNSUPPORTED;
         format = TYPE_CMYK_8; kind = WI_COLOR_INPUT_CMYK; break;
     default:
         return WI_ERR_UNSUPPORTED;
@@ -60,13 +63,13 @@ static int make_transform(cmsHPROFILE input_profile, int flags, wi_color_transfo
     if (klass == cmsSigLinkClass || klass == cmsSigAbstractClass || klass == cmsSigNamedColorClass) return WI_ERR_UNSUPPORTED;
     cmsHPROFILE srgb = srgb_profile();
     if (!srgb) return WI_ERR_NO_MEMORY;
-    if (kind == WI_COLOR_INPUT_RGBA && !(flags & WI_COLOR_LCMS_ONLY)) {
+    if (kind == WI_COLOR_INPUT_RGBA && !deep && !(flags & WI_COLOR_LCMS_ONLY)) {
         wi_color_shaper *shaper = wi_color_shaper_make(input_profile, srgb);
         if (shaper) {
             cmsCloseProfile(srgb);
             wi_color_transform *t = malloc(sizeof *t);
             if (!t) { wi_color_shaper_free(shaper); return WI_ERR_NO_MEMORY; }
-            *t = (wi_color_transform){ .transform = NULL, .shaper = shaper, .input = kind };
+            *t = (wi_color_transform){ .transform = NULL, .shaper = shaper, .input = kind, .pixel_bytes = 4 };
             *out = t;
             *input = kind;
             return WI_OK;
@@ -74,13 +77,13 @@ static int make_transform(cmsHPROFILE input_profile, int flags, wi_color_transfo
     }
     // Relative colorimetric without black-point compensation: what Pillow's ImageCms and
     // libvips do by default. No cache: the transform is shared by threads.
-    cmsHTRANSFORM transform = cmsCreateTransform(input_profile, format, srgb, TYPE_RGBA_8, INTENT_RELATIVE_COLORIMETRIC,
-                                                 cmsFLAGS_NOCACHE);
+    cmsHTRANSFORM transform = cmsCreateTransform(input_profile, format, srgb, deep ? TYPE_RGBA_16 : TYPE_RGBA_8,
+                                                 INTENT_RELATIVE_COLORIMETRIC, cmsFLAGS_NOCACHE);
     cmsCloseProfile(srgb);
     if (!transform) return WI_ERR_UNSUPPORTED;
     wi_color_transform *t = malloc(sizeof *t);
     if (!t) { cmsDeleteTransform(transform); return WI_ERR_NO_MEMORY; }
-    *t = (wi_color_transform){ .transform = transform, .shaper = NULL, .input = kind };
+    *t = (wi_color_transform){ .transform = transform, .shaper = NULL, .input = kind, .pixel_bytes = deep ? 8 : 4 };
     *out = t;
     *input = kind;
     return WI_OK;
@@ -126,7 +129,7 @@ static cmsToneCurve *cicp_curve(int code) {
     }
 }
 
-int wi_color_transform_from_cicp(int primaries_code, int transfer_code, wi_color_transform **out, int *input) {
+int wi_color_transform_from_cicp(int primaries_code, int transfer_code, int flags, wi_color_transform **out, int *input) {
     *out = NULL; *input = 0;
     if ((primaries_code == 1 || primaries_code == 2) && (transfer_code == 13 || transfer_code == 2)) return WI_COLOR_IDENTITY;
     cmsCIExyYTRIPLE primaries;
@@ -138,7 +141,7 @@ int wi_color_transform_from_cicp(int primaries_code, int transfer_code, wi_color
     cmsHPROFILE profile = cmsCreateRGBProfile(&white, &primaries, curves);
     cmsFreeToneCurve(curve);
     if (!profile) return WI_ERR_NO_MEMORY;
-    int status = make_transform(profile, 0, out, input);
+    int status = make_transform(profile, flags & WI_COLOR_DEEP, out, input);
     cmsCloseProfile(profile);
     return status;
 }
@@ -155,7 +158,7 @@ void wi_color_transform_apply(const wi_color_transform *t, uint8_t *pixels, size
     const size_t piece = 1u << 20;
     for (size_t done = 0; done < count; done += piece) {
         size_t n = count - done < piece ? count - done : piece;
-        uint8_t *p = pixels + done * 4;
+        uint8_t *p = pixels + done * t->pixel_bytes;
         cmsDoTransform(t->transform, p, p, (cmsUInt32Number)n);
         // CMYK input has no alpha: the fourth byte was the black ink.
         if (t->input == WI_COLOR_INPUT_CMYK) for (size_t i = 0; i < n; i++) p[i * 4 + 3] = 255;

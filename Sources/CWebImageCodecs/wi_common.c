@@ -123,3 +123,11 @@ void wi_argb32_to_rgba(const uint8_t *src, size_t stride, uint32_t width, uint32
     }
     wi_unpremultiply(dst, (size_t)width * height);
 }
+
+void wi_pixels_16_to_8(const uint16_t *src, uint8_t *dst, size_t values) {
+    for (size_t i = 0; i < values; i++) dst[i] = (uint8_t)(((uint32_t)src[i] * 255u + 32767u) / 65535u);
+}
+
+void wi_pixels_8_to_16(const uint8_t *src, uint16_t *dst, size_t values) {
+    for (size_t i = 0; i < values; i++) dst[i] = (uint16_t)(src[i] * 257u);
+}

@@ -15,6 +15,8 @@ struct wi_png_decoder {
     int done;
     int status;
     int too_large;
+    int keep16;           // keep 16-bit samples (wi_png_decoder_keep_16)
+    size_t pixel_bytes;   // 4, or 8 when 16-bit samples are kept
     char message[WI_MESSAGE_SIZE];
 };
 
@@ -40,25 +42,30 @@ static void png_info_fn(png_structp png, png_infop info) {
         png_error(png, "image dimensions over the decode limit");
     }
     int has_trns = png_get_valid(png, info, PNG_INFO_tRNS) != 0;
+    int deep = depth == 16 && d->keep16;
+    d->pixel_bytes = deep ? 8 : 4;
     if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
     if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
     if (has_trns) png_set_tRNS_to_alpha(png);
-    if (depth == 16) png_set_strip_16(png);
+    if (depth == 16 && !deep) png_set_strip_16(png);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (deep) png_set_swap(png);   // PNG stores 16-bit samples big-endian; the bitmap holds native ones
+#endif
     if (color == PNG_COLOR_TYPE_GRAY || color == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
-    if (!(color & PNG_COLOR_MASK_ALPHA) && !has_trns) png_set_add_alpha(png, 0xff, PNG_FILLER_AFTER);
+    if (!(color & PNG_COLOR_MASK_ALPHA) && !has_trns) png_set_add_alpha(png, deep ? 0xffff : 0xff, PNG_FILLER_AFTER);
     d->passes = png_set_interlace_handling(png);
     d->interlaced = interlace != PNG_INTERLACE_NONE;
     png_read_update_info(png, info);
-    if (png_get_rowbytes(png, info) != (size_t)w * 4) png_error(png, "unexpected row layout");
+    if (png_get_rowbytes(png, info) != (size_t)w * d->pixel_bytes) png_error(png, "unexpected row layout");
     d->width = w; d->height = h;
-    d->pixels = wi_alloc_pixels(w, h, 1);
+    d->pixels = deep ? wi_alloc_bytes((size_t)w * h * 8, 1) : wi_alloc_pixels(w, h, 1);
     if (!d->pixels) { d->status = WI_ERR_NO_MEMORY; png_error(png, "out of memory"); }
 }
 
 static void png_row_fn(png_structp png, png_bytep row, png_uint_32 row_num, int pass) {
     wi_png_decoder *d = png_get_progressive_ptr(png);
     if (!row || row_num >= d->height) return;
-    png_progressive_combine_row(png, d->pixels + (size_t)row_num * d->width * 4, row);
+    png_progressive_combine_row(png, d->pixels + (size_t)row_num * d->width * d->pixel_bytes, row);
     if (pass != d->pass) { d->pass = pass; d->rows = 0; }
     if (row_num + 1 > d->rows) d->rows = row_num + 1;
 }
@@ -73,6 +80,7 @@ wi_png_decoder *wi_png_decoder_create(uint64_t max_pixels) {
     wi_png_decoder *d = calloc(1, sizeof *d);
     if (!d) return NULL;
     d->max_pixels = max_pixels;
+    d->pixel_bytes = 4;
     d->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, d, png_error_fn, png_warning_fn);
     if (!d->png) { free(d); return NULL; }
     d->info = png_create_info_struct(d->png);
@@ -80,6 +88,8 @@ wi_png_decoder *wi_png_decoder_create(uint64_t max_pixels) {
     png_set_progressive_read_fn(d->png, d, png_info_fn, png_row_fn, png_end_fn);
     return d;
 }
+
+void wi_png_decoder_keep_16(wi_png_decoder *d) { d->keep16 = 1; }
 
 int wi_png_decoder_push(wi_png_decoder *d, const uint8_t *data, size_t length) {
     if (d->status < 0) return d->status;
@@ -99,11 +109,12 @@ void wi_png_decoder_size(const wi_png_decoder *d, uint32_t *width, uint32_t *hei
 int wi_png_decoder_snapshot(const wi_png_decoder *d, wi_image *out) {
     memset(out, 0, sizeof *out);
     if (!d->pixels) return WI_NEED_MORE;
-    size_t size = (size_t)d->width * d->height * 4;
+    size_t size = (size_t)d->width * d->height * d->pixel_bytes;
     out->pixels = wi_alloc_bytes(size, 0);
     if (!out->pixels) return WI_ERR_NO_MEMORY;
     memcpy(out->pixels, d->pixels, size);
     out->width = d->width; out->height = d->height;
+    out->deep = d->pixel_bytes == 8;
     out->rows_decoded = d->done ? d->height : d->rows;
     out->scans = (uint32_t)d->pass + 1;
     return WI_OK;
@@ -123,6 +134,7 @@ int wi_png_decoder_take(wi_png_decoder *d, wi_image *out) {
     if (!wi_png_decoder_rows_complete(d) || !d->pixels) return WI_ERR_TRUNCATED;
     out->pixels = d->pixels;
     out->width = d->width; out->height = d->height;
+    out->deep = d->pixel_bytes == 8;
     out->rows_decoded = d->height;
     out->scans = (uint32_t)d->passes;
     d->pixels = NULL;
@@ -155,7 +167,7 @@ static void png_write_error_fn(png_structp png, png_const_charp text) {
     png_longjmp(png, 1);
 }
 
-int wi_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int keep_alpha,
+static int encode(const uint8_t *rgba, int deep, uint32_t width, uint32_t height, int keep_alpha,
                   int level, int adaptive_filters, const uint8_t *icc, size_t icc_length, wi_buffer *out) {
     memset(out, 0, sizeof *out);
     if (width == 0 || height == 0) return WI_ERR_ARGUMENT;
@@ -175,7 +187,7 @@ int wi_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int keep
     // Without adaptive filtering every row is stored as it is: larger files, written with far
     // less work (libvips's and sharp's default).
     if (!adaptive_filters) png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
-    png_set_IHDR(png, info, width, height, 8, keep_alpha ? PNG_COLOR_TYPE_RGBA : PNG_COLOR_TYPE_RGB,
+    png_set_IHDR(png, info, width, height, deep ? 16 : 8, keep_alpha ? PNG_COLOR_TYPE_RGBA : PNG_COLOR_TYPE_RGB,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     if (icc && icc_length >= 132 && icc_length <= 0x7fffffff) {
         // A profile libpng finds unfit (not RGB, malformed) is left out with a warning.
@@ -183,13 +195,26 @@ int wi_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int keep
         png_set_iCCP(png, info, "icc", PNG_COMPRESSION_TYPE_BASE, icc, (png_uint_32)icc_length);
     }
     png_write_info(png, info);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (deep) png_set_swap(png);   // native 16-bit samples, stored big-endian
+#endif
     if (!keep_alpha) png_set_filler(png, 0, PNG_FILLER_AFTER);
     rows = malloc(sizeof(png_bytep) * height);
     if (!rows) { ctx.failed = 1; png_error(png, "out of memory"); }
-    for (uint32_t y = 0; y < height; y++) rows[y] = (png_bytep)(rgba + (size_t)y * width * 4);
+    for (uint32_t y = 0; y < height; y++) rows[y] = (png_bytep)(rgba + (size_t)y * width * (deep ? 8 : 4));
     png_write_image(png, rows);
     png_write_end(png, info);
     png_destroy_write_struct(&png, &info);
     free(rows);
     return WI_OK;
+}
+
+int wi_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int keep_alpha,
+                  int level, int adaptive_filters, const uint8_t *icc, size_t icc_length, wi_buffer *out) {
+    return encode(rgba, 0, width, height, keep_alpha, level, adaptive_filters, icc, icc_length, out);
+}
+
+int wi_png_encode_16(const uint16_t *rgba, uint32_t width, uint32_t height, int keep_alpha,
+                     int level, int adaptive_filters, const uint8_t *icc, size_t icc_length, wi_buffer *out) {
+    return encode((const uint8_t *)rgba, 1, width, height, keep_alpha, level, adaptive_filters, icc, icc_length, out);
 }

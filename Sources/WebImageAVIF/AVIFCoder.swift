@@ -103,7 +103,7 @@ public struct AVIFCoder: ImageCoder {
         for index in 0..<image.frameCount {
             if Task.isCancelled { throw CancellationError() }
             let frame = try image.frame(at: index)
-            let status = frame.bitmap.withUnsafeBytes { raw in
+            let status = frame.bitmap.converted(to: .rgba8).withUnsafeBytes { raw in
                 withUnsafeMutableBytes(of: &message) { text in
                     wi_avif_encoder_add(encoder, raw.bindMemory(to: UInt8.self).baseAddress, UInt32(frame.bitmap.width),
                                         UInt32(frame.bitmap.height), UInt32(max(1, (frame.duration * 1000).rounded())),

@@ -85,7 +85,7 @@ public struct HEIFCoder: ImageCoder {
         guard canEncode(format) else {
             throw ImageError.encodingFailed(format, reason: "this libheif has no HEVC encoder")
         }
-        let bitmap = image.bitmap
+        let bitmap = image.bitmap.converted(to: .rgba8)
         let quality = Int32((max(0, min(1, options.quality)) * 100).rounded())
         let preset = options.effort.map { HEIFCoder.presets[Int((max(0, min(1, $0)) * Double(HEIFCoder.presets.count - 1)).rounded())] }
         let icc = image.colorInfo.embeddableProfile ?? Data()

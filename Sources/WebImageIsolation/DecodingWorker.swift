@@ -112,9 +112,11 @@ public enum DecodingWorker {
         let described = WorkerReply.Decoded(width: image.width, height: image.height, durations: frames.map(\.duration),
                                             loopCount: image.declaredLoopCount, format: image.format,
                                             exifOrientation: image.exifOrientation, orientationApplied: image.isOrientationApplied,
-                                            premultiplied: image.bitmap.isPremultiplied, colorInfo: image.colorInfo)
-        let frameBytes = image.width * image.height * 4
-        guard frames.allSatisfy({ $0.bitmap.width == image.width && $0.bitmap.height == image.height }) else {
+                                            premultiplied: image.bitmap.isPremultiplied, colorInfo: image.colorInfo,
+                                            deep: image.bitmap.pixelFormat == .rgba16)
+        let frameBytes = image.width * image.height * image.bitmap.pixelFormat.bytesPerPixel
+        guard frames.allSatisfy({ $0.bitmap.width == image.width && $0.bitmap.height == image.height
+                                  && $0.bitmap.pixelFormat == image.bitmap.pixelFormat }) else {
             return (WorkerReply.message(.undecodable(image.format, reason: "the frames differ in size")), -1)
         }
         let tail = described.tail

@@ -300,15 +300,16 @@ public final class DecodingWorkerPool: ImageDecodingIsolation, @unchecked Sendab
             munmap(mapped, size)
             return nil
         }
-        let frameBytes = header.width * header.height * 4
+        let format: PixelFormat = header.deep ? .rgba16 : .rgba8
+        let frameBytes = header.width * header.height * format.bytesPerPixel
         let frames: [ImageFrame]
         if decoded.durations.count == 1 {
             frames = [ImageFrame(bitmap: Bitmap(width: header.width, height: header.height, adoptingMapping: mapped, mappedLength: size,
-                                                isPremultiplied: header.premultiplied), duration: decoded.durations[0])]
+                                                isPremultiplied: header.premultiplied, pixelFormat: format), duration: decoded.durations[0])]
         } else {
             frames = decoded.durations.enumerated().map { index, duration in
                 ImageFrame(bitmap: Bitmap(width: header.width, height: header.height, copyingBytesAt: mapped + index * frameBytes,
-                                          isPremultiplied: header.premultiplied), duration: duration)
+                                          isPremultiplied: header.premultiplied, pixelFormat: format), duration: duration)
             }
             munmap(mapped, size)
         }

@@ -31,6 +31,7 @@ struct WorkerRequest: Equatable {
         if options.preloadAllFrames { flags |= 2 }
         if options.appliesOrientation { flags |= 4 }
         if options.colorSpace == .original { flags |= 8 }
+        if options.bitDepth == .source { flags |= 16 }
         out.u32(flags)
         out.u32(cpuSeconds)
         out.i64(dataLength)
@@ -56,6 +57,7 @@ struct WorkerRequest: Equatable {
                                        fillSize: fillWidth >= 0 && fillHeight >= 0 ? PixelSize(width: fillWidth, height: fillHeight) : nil,
                                        colorSpace: flags & 8 != 0 ? .original : .sRGB)
         options.pageIndex = page
+        options.bitDepth = flags & 16 != 0 ? .source : .eight
         cpuSeconds = cpu
         dataLength = length
     }
@@ -65,7 +67,8 @@ struct WorkerRequest: Equatable {
 /// decoded image are in the attached file, frame after frame, followed by the frames'
 /// durations and the ICC profile (`Decoded.tail`): a message stays small whatever the image.
 enum WorkerReply: Equatable {
-    /// A decoded image: `frameCount` frames of `width` x `height` RGBA8 pixels.
+    /// A decoded image: `frameCount` frames of `width` x `height` RGBA pixels (8 bits a
+    /// channel, or 16 when `deep`).
     struct Decoded: Equatable {
         var width: Int
         var height: Int
@@ -76,9 +79,10 @@ enum WorkerReply: Equatable {
         var orientationApplied: Bool
         var premultiplied: Bool
         var colorInfo: ImageColorInfo
+        var deep = false
 
         /// Bytes of pixels at the start of the attached file: every frame.
-        var pixelBytes: Int { width * height * 4 * durations.count }
+        var pixelBytes: Int { width * height * (deep ? 8 : 4) * durations.count }
 
         /// What follows the pixels in the attached file: the durations, then the profile.
         var tail: [UInt8] {
@@ -101,9 +105,10 @@ enum WorkerReply: Equatable {
         var orientationApplied: Bool
         var premultiplied: Bool
         var cicp: ImageColorInfo.CICP?
+        var deep = false
 
         /// Bytes of pixels the attached file starts with.
-        var pixelBytes: Int { width * height * 4 * frameCount }
+        var pixelBytes: Int { width * height * (deep ? 8 : 4) * frameCount }
         /// Bytes the attached file must hold: the pixels and the tail.
         var fileBytes: Int { pixelBytes + frameCount * 8 + (profileLength ?? 0) }
 
@@ -121,7 +126,7 @@ enum WorkerReply: Equatable {
             guard profileLength == nil || profile != nil, input.isAtEnd else { return nil }
             return Decoded(width: width, height: height, durations: durations, loopCount: loopCount, format: format,
                            exifOrientation: exifOrientation, orientationApplied: orientationApplied, premultiplied: premultiplied,
-                           colorInfo: ImageColorInfo(iccProfile: profile.map { Data($0) }, cicp: cicp))
+                           colorInfo: ImageColorInfo(iccProfile: profile.map { Data($0) }, cicp: cicp), deep: deep)
         }
     }
 
@@ -150,7 +155,8 @@ enum WorkerReply: Equatable {
         out.text(image.format.rawValue)
         out.i64(image.exifOrientation ?? -1)
         out.u8(image.orientationApplied ? 1 : 0)
-        out.u8(image.premultiplied ? 1 : 0)
+        // Bit 0: premultiplied; bit 1: 16 bits a channel.
+        out.u8((image.premultiplied ? 1 : 0) | (image.deep ? 2 : 0))
         out.i64(image.colorInfo.iccProfile?.count ?? -1)
         if let cicp = image.colorInfo.cicp {
             out.u8(1)
@@ -208,7 +214,7 @@ enum WorkerReply: Equatable {
                   let frames = input.u32(), (1...UInt32(Self.maximumFrames)).contains(frames),
                   let loop = input.i64(), loop >= -1, let formatName = input.text(), let orientation = input.i64(),
                   (-1...0xFFFF).contains(orientation), let applied = input.u8(), applied <= 1,
-                  let premultiplied = input.u8(), premultiplied <= 1,
+                  let pixelFlags = input.u8(), pixelFlags <= 3,
                   let profileLength = input.i64(), (-1...Self.maximumProfileBytes).contains(profileLength),
                   let hasCICP = input.u8(), hasCICP <= 1 else { return nil }
             var cicp: ImageColorInfo.CICP?
@@ -221,7 +227,7 @@ enum WorkerReply: Equatable {
             self = .decoded(Header(width: width, height: height, frameCount: Int(frames), profileLength: profileLength >= 0 ? profileLength : nil,
                                    loopCount: loop >= 0 ? loop : nil, format: ImageFormat(rawValue: formatName) ?? .unknown,
                                    exifOrientation: orientation >= 0 ? orientation : nil, orientationApplied: applied == 1,
-                                   premultiplied: premultiplied == 1, cicp: cicp))
+                                   premultiplied: pixelFlags & 1 != 0, cicp: cicp, deep: pixelFlags & 2 != 0))
         case 1:
             guard let errorKind = input.u8() else { return nil }
             let error: ImageError

@@ -96,7 +96,7 @@ public struct JXLCoder: ImageCoder {
         for index in 0..<image.frameCount {
             if Task.isCancelled { throw CancellationError() }
             let frame = try image.frame(at: index)
-            let status = frame.bitmap.withUnsafeBytes { raw in
+            let status = frame.bitmap.converted(to: .rgba8).withUnsafeBytes { raw in
                 wi_jxl_encoder_add(encoder, raw.bindMemory(to: UInt8.self).baseAddress, UInt32(max(0, (frame.duration * 1000).rounded())))
             }
             guard status == WI_OK else { throw ImageError.encodingFailed(.jxl, reason: "libjxl refused frame \(index)") }

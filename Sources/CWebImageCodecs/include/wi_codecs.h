@@ -30,7 +30,7 @@ enum {
 /// `message` is NULL. For the shims of the coder plug-ins, which report as the built-in ones do.
 void wi_say(char *message, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
-/// A decoded RGBA8 image (or a part of one) and what the decoder said.
+/// A decoded RGBA image (or a part of one) and what the decoder said.
 typedef struct {
     uint8_t *pixels;          // malloc'd, owned by the caller; NULL on failure
     uint32_t width;
@@ -38,6 +38,7 @@ typedef struct {
     uint32_t rows_decoded;    // rows holding real data (incremental decoding)
     uint32_t scans;           // progressive JPEG scans or PNG passes seen
     char message[WI_MESSAGE_SIZE];
+    uint32_t deep;            // 1: 16 bits a channel (native-endian uint16_t), 8 bytes a pixel; 0: RGBA8
 } wi_image;
 
 /// A growable byte buffer produced by the encoders (malloc'd, owned by the caller).
@@ -60,6 +61,9 @@ uint8_t *wi_alloc_pixels(uint32_t width, uint32_t height, int zeroed);
 /// Turns `count` premultiplied RGBA8 pixels into straight ones in place (rounded; a fully
 /// transparent pixel becomes transparent black).
 void wi_unpremultiply(uint8_t *rgba, size_t count);
+/// 16-bit channel values to 8 bits, rounded (v * 255 / 65535), and 8-bit ones to 16 (v * 257).
+void wi_pixels_16_to_8(const uint16_t *src, uint8_t *dst, size_t values);
+void wi_pixels_8_to_16(const uint8_t *src, uint16_t *dst, size_t values);
 /// Copies `height` rows of premultiplied 32-bit native-endian ARGB words (cairo's ARGB32,
 /// `stride` bytes apart) into straight RGBA8 `dst` (rows packed): what the vector plug-ins draw.
 void wi_argb32_to_rgba(const uint8_t *src, size_t stride, uint32_t width, uint32_t height, uint8_t *dst);
@@ -89,6 +93,9 @@ int wi_pixel_pool_poisoned(const uint8_t *pointer);
 // ---- PNG (libpng progressive reader; used for whole files and incremental data)
 typedef struct wi_png_decoder wi_png_decoder;
 wi_png_decoder *wi_png_decoder_create(uint64_t max_pixels);
+/// Keeps a 16-bit image's samples (wi_image.deep, native-endian) instead of their high bytes;
+/// before the first push. Images of 8 bits or fewer still come out RGBA8.
+void wi_png_decoder_keep_16(wi_png_decoder *decoder);
 /// Feeds bytes. WI_OK once the image and its IEND are complete, WI_NEED_MORE, or an error.
 int wi_png_decoder_push(wi_png_decoder *decoder, const uint8_t *data, size_t length);
 /// Width and height once the header was read (0 before).
@@ -109,6 +116,9 @@ void wi_png_decoder_destroy(wi_png_decoder *decoder);
 /// fit an RGB image. `adaptive_filters` 0 writes every row unfiltered.
 int wi_png_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int keep_alpha,
                   int compression_level, int adaptive_filters, const uint8_t *icc, size_t icc_length, wi_buffer *out);
+/// The same for 16-bit samples (native-endian R, G, B, A): a 16-bit PNG.
+int wi_png_encode_16(const uint16_t *rgba, uint32_t width, uint32_t height, int keep_alpha,
+                     int level, int adaptive_filters, const uint8_t *icc, size_t icc_length, wi_buffer *out);
 
 // ---- JPEG (libjpeg-turbo)
 typedef struct {
@@ -265,6 +275,7 @@ enum {
 /// Flags of wi_color_transform_from_icc.
 enum {
     WI_COLOR_LCMS_ONLY = 1,   // lcms2's own evaluator for every profile, sRGB's too (the reference)
+    WI_COLOR_DEEP = 2,        // pixels of 16 bits a channel (RGBA16, grey expanded to it), through lcms2
 };
 /// A transform from an ICC profile to sRGB (relative colorimetric). WI_OK with `*input` set,
 /// WI_COLOR_IDENTITY for a profile with sRGB's colorants and curves, WI_ERR_CORRUPT for bytes
@@ -274,8 +285,8 @@ enum {
 int wi_color_transform_from_icc(const uint8_t *icc, size_t length, int flags, wi_color_transform **out, int *input);
 /// A transform from CICP primaries and transfer (ITU-T H.273) to sRGB: primaries 1, 9, 12 with
 /// the SDR transfers (1, 4, 5, 6, 8, 13, 14, 15); WI_COLOR_IDENTITY for sRGB; else WI_ERR_UNSUPPORTED.
-int wi_color_transform_from_cicp(int primaries, int transfer, wi_color_transform **out, int *input);
-/// Converts `count` four-byte pixels in place. Thread-safe: one transform may serve many threads.
+int wi_color_transform_from_cicp(int primaries, int transfer, int flags, wi_color_transform **out, int *input);
+/// Converts `count` pixels (four bytes each, eight with WI_COLOR_DEEP) in place. Thread-safe: one transform may serve many threads.
 void wi_color_transform_apply(const wi_color_transform *transform, uint8_t *pixels, size_t count);
 /// Frees a transform (NULL is ignored).
 void wi_color_transform_free(wi_color_transform *transform);

@@ -12,9 +12,10 @@ package enum CodecBridge {
     package static func takeBitmap(_ image: inout wi_image) -> Bitmap? {
         guard let pixels = image.pixels, image.width > 0, image.height > 0 else { return nil }
         image.pixels = nil
-        let count = Int(image.width) * Int(image.height) * 4
+        let format: PixelFormat = image.deep != 0 ? .rgba16 : .rgba8
+        let count = Int(image.width) * Int(image.height) * format.bytesPerPixel
         return Bitmap(width: Int(image.width), height: Int(image.height),
-                      storage: PixelStorage(adopting: pixels, count: count))
+                      storage: PixelStorage(adopting: pixels, count: count), pixelFormat: format)
     }
 
     /// The C message buffer as a String.
@@ -44,11 +45,30 @@ package enum CodecBridge {
         return Data(bytesNoCopy: bytes, count: buffer.size, deallocator: .free)
     }
 
+    /// Encodes a `.rgba16` `bitmap` with a C encoder of 16-bit samples that fills a `wi_buffer`.
+    /// - Throws: `ImageError.encodingFailed` with the encoder's message.
+    package static func encodeDeep(_ format: ImageFormat, _ bitmap: Bitmap,
+                                   _ encoder: (UnsafePointer<UInt16>?, UInt32, UInt32, UnsafeMutablePointer<wi_buffer>) -> Int32) throws -> Data {
+        let bitmap = bitmap.converted(to: .rgba16)
+        var buffer = wi_buffer()
+        let status = bitmap.withUnsafeBytes { raw in
+            encoder(raw.bindMemory(to: UInt16.self).baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), &buffer)
+        }
+        guard status == WI_OK else {
+            free(buffer.data)
+            let message = message(buffer.message)
+            throw ImageError.encodingFailed(format, reason: message.isEmpty ? "the encoder refused the image" : message)
+        }
+        return takeData(&buffer)
+    }
+
     /// Encodes `bitmap` with a C encoder that fills a `wi_buffer`.
     /// - Throws: `ImageError.encodingFailed` with the encoder's message.
     package static func encodeStill(_ format: ImageFormat, _ bitmap: Bitmap,
                             _ encoder: (UnsafePointer<UInt8>?, UInt32, UInt32, UnsafeMutablePointer<wi_buffer>) -> Int32) throws -> Data {
         var buffer = wi_buffer()
+        // These encoders write 8 bits a channel: a deep bitmap is rounded once here.
+        let bitmap = bitmap.converted(to: .rgba8)
         let status = bitmap.withUnsafeBytes { raw in
             encoder(raw.bindMemory(to: UInt8.self).baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), &buffer)
         }

@@ -70,7 +70,7 @@ public struct GIFCoder: ImageCoder {
             if Task.isCancelled { throw CancellationError() }
             let frame = try image.frame(at: index)
             let delay = UInt32(max(0, (frame.duration * 100).rounded()))
-            let status = frame.bitmap.withUnsafeBytes { raw in
+            let status = frame.bitmap.converted(to: .rgba8).withUnsafeBytes { raw in
                 wi_gif_encoder_add(encoder, raw.bindMemory(to: UInt8.self).baseAddress, delay)
             }
             guard status == WI_OK else { throw ImageError.encodingFailed(.gif, reason: "a frame could not be quantised") }

@@ -2,7 +2,8 @@ import CWebImageCodecs
 import Foundation
 
 /// PNG and APNG through libpng: every bit depth and colour type, palettes with tRNS, 16-bit
-/// reduced to 8-bit (high byte), Adam7 interlacing, gamma ignored as browsers do, and APNG
+/// reduced to 8-bit (high byte) or kept (`ImageDecodingOptions.bitDepth`; a 16-bit bitmap is
+/// written as a 16-bit PNG), Adam7 interlacing, gamma ignored as browsers do, and APNG
 /// animation (acTL/fcTL/fdAT with dispose and blend ops) composited into full frames.
 public struct PNGCoder: ImageCoder {
     /// The PNG coder.
@@ -50,6 +51,7 @@ public struct PNGCoder: ImageCoder {
             throw ImageError.undecodable(.png, reason: "out of memory")
         }
         defer { wi_png_decoder_destroy(decoder) }
+        if options.bitDepth == .source { wi_png_decoder_keep_16(decoder) }
         let status = data.withBytePointer { wi_png_decoder_push(decoder, $0, $1) }
         // A stream whose rows are all there but whose IEND is missing displays in browsers.
         guard status == WI_OK || (status == WI_NEED_MORE && wi_png_decoder_rows_complete(decoder) != 0) else {
@@ -79,7 +81,11 @@ public struct PNGCoder: ImageCoder {
         // write, larger files; by default libpng picks a filter for each row.
         let adaptive: Int32 = (options.effort ?? 1) < 0.5 ? 0 : 1
         let encoded = try CodecBridge.withProfile(of: image) { icc, length in
-            try CodecBridge.encodeStill(.png, image.bitmap) { wi_png_encode($0, $1, $2, alpha, 6, adaptive, icc, length, $3) }
+            if image.bitmap.pixelFormat == .rgba16 {
+                // A deep bitmap is written at its depth: a 16-bit PNG.
+                return try CodecBridge.encodeDeep(.png, image.bitmap) { wi_png_encode_16($0, $1, $2, alpha, 6, adaptive, icc, length, $3) }
+            }
+            return try CodecBridge.encodeStill(.png, image.bitmap) { wi_png_encode($0, $1, $2, alpha, 6, adaptive, icc, length, $3) }
         }
         return try options.metadata.map { try $0.embedded(in: encoded, format: .png, image: image) } ?? encoded
     }
@@ -121,6 +127,7 @@ final class PNGIncrementalDecoder: IncrementalImageDecoder {
 
     init(options: ImageDecodingOptions) {
         decoder = wi_png_decoder_create(CodecBridge.pixelLimit(options))
+        if options.bitDepth == .source, let decoder { wi_png_decoder_keep_16(decoder) }
         self.options = options
     }
 

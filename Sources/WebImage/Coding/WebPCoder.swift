@@ -98,7 +98,7 @@ public struct WebPCoder: ImageCoder {
             for index in 0..<image.frameCount {
                 if Task.isCancelled { throw CancellationError() }
                 let frame = try image.frame(at: index)
-                let status = frame.bitmap.withUnsafeBytes { raw in
+                let status = frame.bitmap.converted(to: .rgba8).withUnsafeBytes { raw in
                     wi_webp_anim_encoder_add(encoder, raw.bindMemory(to: UInt8.self).baseAddress,
                                              UInt32(max(0, (frame.duration * 1000).rounded())), quality, options.lossless ? 1 : 0)
                 }

@@ -9,6 +9,8 @@ extension Bitmap {
     public func areaDownscaled(toWidth targetWidth: Int, height targetHeight: Int) -> Bitmap {
         guard targetWidth > 0, targetHeight > 0, targetWidth <= width, targetHeight <= height,
               targetWidth != width || targetHeight != height else { return self }
+        // The averaging is 8-bit: a deep bitmap is rounded to 8 bits first (DocC "Formats").
+        guard pixelFormat == .rgba8 else { return converted(to: .rgba8).areaDownscaled(toWidth: targetWidth, height: targetHeight) }
         // An opaque bitmap (every JPEG) needs no premultiplying and no division back.
         let opaque: Int32 = isFullyOpaque ? 1 : 0
         let storage = PixelStorage(uninitializedCount: targetWidth * targetHeight * 4)

@@ -2,12 +2,22 @@ extension Bitmap {
     /// The bitmap turned upright for an EXIF orientation (exact pixel moves, no resampling).
     public func oriented(_ orientation: ExifOrientation) -> Bitmap {
         if orientation == .up { return self }
+        let (ow, oh) = orientation.swapsDimensions ? (height, width) : (width, height)
+        let out = PixelStorage(uninitializedCount: ow * oh * pixelFormat.bytesPerPixel)
+        if pixelFormat == .rgba16 {
+            move(UInt64.self, orientation, into: out, width: ow, height: oh)
+        } else {
+            move(UInt32.self, orientation, into: out, width: ow, height: oh)
+        }
+        return Bitmap(width: ow, height: oh, storage: out, isPremultiplied: isPremultiplied, pixelFormat: pixelFormat)
+    }
+
+    /// The pixel moves of `oriented(_:)`, a pixel being one `Pixel` (four channels of 8 or 16 bits).
+    private func move<Pixel>(_: Pixel.Type, _ orientation: ExifOrientation, into out: PixelStorage, width ow: Int, height oh: Int) {
         let w = width, h = height
-        let (ow, oh) = orientation.swapsDimensions ? (h, w) : (w, h)
-        let out = PixelStorage(uninitializedCount: ow * oh * 4)
         withUnsafeBytes { raw in
-            let src = raw.bindMemory(to: UInt32.self)
-            let dst = UnsafeMutableRawPointer(out.pointer).bindMemory(to: UInt32.self, capacity: ow * oh)
+            let src = raw.bindMemory(to: Pixel.self)
+            let dst = UnsafeMutableRawPointer(out.pointer).bindMemory(to: Pixel.self, capacity: ow * oh)
             for oy in 0..<oh {
                 let row = dst + oy * ow
                 switch orientation {
@@ -22,6 +32,5 @@ extension Bitmap {
                 }
             }
         }
-        return Bitmap(width: ow, height: oh, storage: out, isPremultiplied: isPremultiplied)
     }
 }

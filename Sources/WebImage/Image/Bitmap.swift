@@ -1,7 +1,9 @@
 import CWebImageCodecs
 import Foundation
 
-/// The pixels of one frame: 8-bit RGBA, rows top to bottom, tightly packed (`width * 4` bytes a row).
+/// The pixels of one frame: RGBA, rows top to bottom, tightly packed; 8 bits a channel
+/// (`width * 4` bytes a row), or 16 (`.rgba16`, `width * 8`) for an image decoded at its
+/// source's depth (`ImageDecodingOptions.bitDepth`).
 ///
 /// `Bitmap` is a value type with copy-on-write storage: copies share memory until one of them
 /// is mutated. Alpha is straight (not premultiplied) unless `isPremultiplied` says otherwise;
@@ -14,12 +16,14 @@ public struct Bitmap: Sendable, Equatable {
     public let height: Int
     /// Whether the colour channels are premultiplied by alpha.
     public var isPremultiplied: Bool
+    /// The pixels' layout: `.rgba8` unless a decode kept more bits.
+    public let pixelFormat: PixelFormat
     var storage: PixelStorage
 
-    /// Bytes per row (`width * 4`).
-    public var bytesPerRow: Int { width * 4 }
+    /// Bytes per row (`width * 4`, or `width * 8` for `.rgba16`).
+    public var bytesPerRow: Int { width * pixelFormat.bytesPerPixel }
     /// Bytes of pixel memory this bitmap holds.
-    public var byteCount: Int { width * height * 4 }
+    public var byteCount: Int { width * height * pixelFormat.bytesPerPixel }
 
     /// A bitmap of `width` x `height` transparent black pixels.
     public init(width: Int, height: Int, isPremultiplied: Bool = false) {
@@ -27,6 +31,7 @@ public struct Bitmap: Sendable, Equatable {
         self.width = width
         self.height = height
         self.isPremultiplied = isPremultiplied
+        self.pixelFormat = .rgba8
         self.storage = PixelStorage(zeroedCount: width * height * 4)
     }
 
@@ -36,32 +41,67 @@ public struct Bitmap: Sendable, Equatable {
         self.width = width
         self.height = height
         self.isPremultiplied = isPremultiplied
+        self.pixelFormat = .rgba8
         self.storage = PixelStorage(copying: rgba)
+    }
+
+    /// A 16-bit bitmap (`.rgba16`) over a copy of `rgba16`, which must hold exactly
+    /// `width * height * 4` values (R, G, B, A).
+    public init(width: Int, height: Int, rgba16: some Collection<UInt16>) {
+        precondition(width > 0 && height > 0 && rgba16.count == width * height * 4, "RGBA value count must be width * height * 4")
+        let storage = PixelStorage(uninitializedCount: width * height * 8)
+        let values = UnsafeMutableRawPointer(storage.pointer).bindMemory(to: UInt16.self, capacity: width * height * 4)
+        _ = UnsafeMutableBufferPointer(start: values, count: width * height * 4).initialize(from: rgba16)
+        self.init(width: width, height: height, storage: storage, pixelFormat: .rgba16)
     }
 
     /// A bitmap over the pixels that start the shared mapping of `mappedLength` bytes at
     /// `mapping` (readable and writable), which it takes over: unmapped when the last copy goes.
-    package init(width: Int, height: Int, adoptingMapping mapping: UnsafeMutableRawPointer, mappedLength: Int, isPremultiplied: Bool) {
-        precondition(width > 0 && height > 0 && width * height * 4 <= mappedLength, "the mapping holds the pixels")
+    package init(width: Int, height: Int, adoptingMapping mapping: UnsafeMutableRawPointer, mappedLength: Int, isPremultiplied: Bool,
+                 pixelFormat: PixelFormat = .rgba8) {
+        let count = width * height * pixelFormat.bytesPerPixel
+        precondition(width > 0 && height > 0 && count <= mappedLength, "the mapping holds the pixels")
         self.init(width: width, height: height,
-                  storage: PixelStorage(adoptingMapping: mapping.assumingMemoryBound(to: UInt8.self), count: width * height * 4,
+                  storage: PixelStorage(adoptingMapping: mapping.assumingMemoryBound(to: UInt8.self), count: count,
                                         mappedLength: mappedLength),
-                  isPremultiplied: isPremultiplied)
+                  isPremultiplied: isPremultiplied, pixelFormat: pixelFormat)
     }
 
-    /// A bitmap over a copy of the `width * height * 4` bytes at `bytes` (one memory copy).
-    package init(width: Int, height: Int, copyingBytesAt bytes: UnsafeRawPointer, isPremultiplied: Bool) {
+    /// A bitmap over a copy of the `width * height * pixelFormat.bytesPerPixel` bytes at `bytes` (one memory copy).
+    package init(width: Int, height: Int, copyingBytesAt bytes: UnsafeRawPointer, isPremultiplied: Bool, pixelFormat: PixelFormat = .rgba8) {
         precondition(width > 0 && height > 0, "Bitmap dimensions must be positive")
-        let storage = PixelStorage(uninitializedCount: width * height * 4)
-        UnsafeMutableRawPointer(storage.pointer).copyMemory(from: bytes, byteCount: width * height * 4)
-        self.init(width: width, height: height, storage: storage, isPremultiplied: isPremultiplied)
+        let count = width * height * pixelFormat.bytesPerPixel
+        let storage = PixelStorage(uninitializedCount: count)
+        UnsafeMutableRawPointer(storage.pointer).copyMemory(from: bytes, byteCount: count)
+        self.init(width: width, height: height, storage: storage, isPremultiplied: isPremultiplied, pixelFormat: pixelFormat)
     }
 
-    init(width: Int, height: Int, storage: PixelStorage, isPremultiplied: Bool = false) {
+    init(width: Int, height: Int, storage: PixelStorage, isPremultiplied: Bool = false, pixelFormat: PixelFormat = .rgba8) {
         self.width = width
         self.height = height
         self.storage = storage
         self.isPremultiplied = isPremultiplied
+        self.pixelFormat = pixelFormat
+    }
+
+    /// The same pixels in `format`: 16-bit values rounded to 8 bits (v * 255 / 65535), or 8-bit
+    /// ones widened (v * 257, exact both ways). Itself when it is in `format` already.
+    public func converted(to format: PixelFormat) -> Bitmap {
+        guard format != pixelFormat else { return self }
+        let values = width * height * 4
+        let storage = PixelStorage(uninitializedCount: values * format.bytesPerPixel / 4)
+        if format == .rgba8 {
+            wi_pixels_16_to_8(UnsafeRawPointer(self.storage.pointer).assumingMemoryBound(to: UInt16.self), storage.pointer, values)
+        } else {
+            wi_pixels_8_to_16(self.storage.pointer, UnsafeMutableRawPointer(storage.pointer).assumingMemoryBound(to: UInt16.self), values)
+        }
+        return Bitmap(width: width, height: height, storage: storage, isPremultiplied: isPremultiplied, pixelFormat: format)
+    }
+
+    /// The values of a `.rgba16` bitmap (a copy); nil for `.rgba8`.
+    public var rgba16: [UInt16]? {
+        guard pixelFormat == .rgba16 else { return nil }
+        return withUnsafeBytes { Array($0.bindMemory(to: UInt16.self)) }
     }
 
     /// The pixels as a byte array (a copy).
@@ -78,16 +118,32 @@ public struct Bitmap: Sendable, Equatable {
         return try body(UnsafeMutableRawBufferPointer(start: storage.pointer, count: byteCount))
     }
 
-    /// The pixel at (x, y) as (r, g, b, a).
+    /// The pixel at (x, y) as (r, g, b, a), in 8 bits (a 16-bit pixel's values rounded).
     public subscript(x: Int, y: Int) -> (r: UInt8, g: UInt8, b: UInt8, a: UInt8) {
         precondition(x >= 0 && y >= 0 && x < width && y < height, "pixel outside the bitmap")
+        if pixelFormat == .rgba16 {
+            let p = UnsafeRawPointer(storage.pointer).assumingMemoryBound(to: UInt16.self) + (y * width + x) * 4
+            func eight(_ v: UInt16) -> UInt8 { UInt8((UInt32(v) * 255 + 32767) / 65535) }
+            return (eight(p[0]), eight(p[1]), eight(p[2]), eight(p[3]))
+        }
         let p = storage.pointer + (y * width + x) * 4
         return (p[0], p[1], p[2], p[3])
     }
 
-    /// Whether any pixel has alpha below 255.
+    /// Whether any pixel has alpha below its largest value.
     public var hasTransparency: Bool {
-        withUnsafeBytes { bytes in
+        if pixelFormat == .rgba16 {
+            return withUnsafeBytes { bytes in
+                let values = bytes.bindMemory(to: UInt16.self)
+                var index = 3
+                while index < values.count {
+                    if values[index] != .max { return true }
+                    index += 4
+                }
+                return false
+            }
+        }
+        return withUnsafeBytes { bytes in
             var index = 3
             while index < bytes.count {
                 if bytes[index] != 255 { return true }
@@ -98,10 +154,24 @@ public struct Bitmap: Sendable, Equatable {
     }
 
     public static func == (lhs: Bitmap, rhs: Bitmap) -> Bool {
-        guard lhs.width == rhs.width, lhs.height == rhs.height, lhs.isPremultiplied == rhs.isPremultiplied else { return false }
+        guard lhs.width == rhs.width, lhs.height == rhs.height, lhs.isPremultiplied == rhs.isPremultiplied,
+              lhs.pixelFormat == rhs.pixelFormat else { return false }
         if lhs.storage === rhs.storage { return true }
         return memcmp(lhs.storage.pointer, rhs.storage.pointer, lhs.byteCount) == 0
     }
+}
+
+/// How a bitmap's pixels are laid out: R, G, B, A, straight alpha unless the bitmap says
+/// otherwise.
+public enum PixelFormat: Sendable, Hashable {
+    /// 8 bits a channel: four bytes a pixel. What every decode gives by default.
+    case rgba8
+    /// 16 bits a channel, native-endian `UInt16` values from 0 to 65535: eight bytes a pixel.
+    /// What a decode at the source's depth gives for a source of more than 8 bits.
+    case rgba16
+
+    /// Bytes a pixel.
+    public var bytesPerPixel: Int { self == .rgba8 ? 4 : 8 }
 }
 
 /// The memory behind a `Bitmap`, allocated with malloc (decoders hand theirs over), or a shared

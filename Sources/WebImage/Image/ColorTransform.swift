@@ -14,10 +14,13 @@ package final class ColorTransform: @unchecked Sendable {
 
     /// Whether it reads CMYK inks (a CMYK JPEG's samples) rather than RGBA pixels.
     package let readsCMYK: Bool
+    /// Bytes a pixel it converts: 4, or 8 for 16 bits a channel.
+    private let pixelBytes: Int
 
-    private init(_ transform: OpaquePointer, input: Int32) {
+    private init(_ transform: OpaquePointer, input: Int32, deep: Bool) {
         self.transform = transform
         readsCMYK = input == Int32(WI_COLOR_INPUT_CMYK)
+        pixelBytes = deep ? 8 : 4
     }
 
     deinit { wi_color_transform_free(transform) }
@@ -27,9 +30,11 @@ package final class ColorTransform: @unchecked Sendable {
     /// taking one (the work is pure CPU, as the decode that precedes it). A JPEG decoder
     /// converts its rows as it makes them instead (`wi_color_rows_start`).
     package func apply(to bitmap: inout Bitmap) {
+        guard bitmap.pixelFormat.bytesPerPixel == pixelBytes else { return }
+        let pixelBytes = self.pixelBytes
         bitmap.withUnsafeMutableBytes { bytes in
             guard let base = bytes.baseAddress else { return }
-            let pixels = base.assumingMemoryBound(to: UInt8.self), count = bytes.count / 4
+            let pixels = base.assumingMemoryBound(to: UInt8.self), count = bytes.count / pixelBytes
             let bands = min(ProcessInfo.processInfo.activeProcessorCount, count / ColorTransform.bandPixels)
             guard bands > 1 else {
                 convert(pixels, count)
@@ -40,7 +45,7 @@ package final class ColorTransform: @unchecked Sendable {
             DispatchQueue.concurrentPerform(iterations: bands) { band in
                 let start = band * step
                 guard start < count, let pointer = UnsafeMutablePointer<UInt8>(bitPattern: address) else { return }
-                self.convert(pointer + start * 4, min(step, count - start))
+                self.convert(pointer + start * pixelBytes, min(step, count - start))
             }
         }
     }
@@ -61,9 +66,9 @@ package final class ColorTransform: @unchecked Sendable {
 
     private enum Key: Hashable {
         /// A profile by its SHA-256: the cache never holds a stranger's profile bytes (up to
-        /// 4 MiB each), only its transform.
-        case icc(String)
-        case cicp(Int, Int)
+        /// 4 MiB each), only its transform. `deep`: for 16 bits a channel.
+        case icc(String, deep: Bool)
+        case cicp(Int, Int, deep: Bool)
     }
 
     /// Transforms by description; nil entries remember descriptions with nothing to convert.
@@ -74,26 +79,28 @@ package final class ColorTransform: @unchecked Sendable {
     /// one, else from its CICP code points; nil when they are sRGB's already, or when the
     /// profile is unreadable or of a kind not converted (the pixels are then left as stored,
     /// as browsers show an image whose profile they cannot use).
-    package static func toSRGB(_ info: ImageColorInfo) -> ColorTransform? {
+    /// `deep`: for pixels of 16 bits a channel (lcms2's own transform at that depth).
+    package static func toSRGB(_ info: ImageColorInfo, deep: Bool = false) -> ColorTransform? {
         let key: Key
         if let icc = info.iccProfile, !icc.isEmpty {
-            key = .icc(Digest.sha256(icc))
+            key = .icc(Digest.sha256(icc), deep: deep)
         } else if let cicp = info.cicp {
-            key = .cicp(cicp.colorPrimaries, cicp.transferCharacteristics)
+            key = .cicp(cicp.colorPrimaries, cicp.transferCharacteristics, deep: deep)
         } else {
             return nil
         }
         if let known = cache.withLock({ $0[key] }) { return known }
         var pointer: OpaquePointer?
         var input: Int32 = 0
+        let flags = deep ? Int32(WI_COLOR_DEEP) : 0
         let status: Int32
         switch key {
         case .icc:
-            status = (info.iccProfile ?? Data()).withBytePointer { wi_color_transform_from_icc($0, $1, 0, &pointer, &input) }
-        case .cicp(let primaries, let transfer):
-            status = wi_color_transform_from_cicp(Int32(primaries), Int32(transfer), &pointer, &input)
+            status = (info.iccProfile ?? Data()).withBytePointer { wi_color_transform_from_icc($0, $1, flags, &pointer, &input) }
+        case .cicp(let primaries, let transfer, _):
+            status = wi_color_transform_from_cicp(Int32(primaries), Int32(transfer), flags, &pointer, &input)
         }
-        let transform = status == WI_OK ? pointer.map { ColorTransform($0, input: input) } : nil
+        let transform = status == WI_OK ? pointer.map { ColorTransform($0, input: input, deep: deep) } : nil
         cache.withLock { cache in
             if cache.count >= cacheLimit { cache.removeAll() }
             cache[key] = .some(transform)
@@ -109,8 +116,8 @@ extension Image {
     /// once, on the image they made, while nothing else holds it.
     package mutating func applyColor(_ info: ImageColorInfo, options: ImageDecodingOptions) {
         colorInfo = info
-        guard options.colorSpace == .sRGB, !info.isEmpty, let transform = ColorTransform.toSRGB(info),
-              !transform.readsCMYK else { return }
+        guard options.colorSpace == .sRGB, !info.isEmpty,
+              let transform = ColorTransform.toSRGB(info, deep: bitmap.pixelFormat == .rgba16), !transform.readsCMYK else { return }
         convertPixels(with: transform)
         colorInfo = ImageColorInfo()
     }

@@ -33,6 +33,11 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// profile or colour code points describe another space; `.original` keeps the stored
     /// values and the description on `Image.colorInfo`.
     public var colorSpace: ImageColorSpace
+    /// How many bits a channel the decoded pixels keep: `.eight` (the default, `PixelFormat.rgba8`)
+    /// or `.source`, which keeps a source of more than 8 bits (a 16-bit PNG) at 16 bits
+    /// (`PixelFormat.rgba16`). A decode that also reduces the size, and every transformer, works
+    /// in 8 bits (DocC "Formats", "Depth").
+    public var bitDepth: ImageBitDepth = .eight
     /// The page of a document of several (a PDF) to decode, from 0 (the first, the default).
     /// A page past the last fails with `ImageError.undecodable`; single-image formats ignore it.
     public var pageIndex: Int = 0
@@ -133,6 +138,14 @@ public struct ImageDecodingOptions: Sendable, Hashable {
         }
         return (w, h)
     }
+}
+
+/// How many bits a channel a decode keeps (`ImageDecodingOptions.bitDepth`).
+public enum ImageBitDepth: String, Sendable, Hashable, CaseIterable, Codable {
+    /// 8 bits a channel, whatever the source holds (the default).
+    case eight = "8"
+    /// The source's own depth: 16 bits a channel for a source of more than 8.
+    case source
 }
 
 /// How an `Image` is encoded.

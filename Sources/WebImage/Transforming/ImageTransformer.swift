@@ -34,7 +34,8 @@ extension BitmapTransformer {
 
     private func transformFrames(_ image: Image) throws -> Image {
         if !image.isAnimated {
-            return Image(bitmap: try transform(image.bitmap), format: image.format, scale: image.scale)
+            // Transformers work in 8 bits: a deep image is rounded once, here (DocC "Formats").
+            return Image(bitmap: try transform(image.bitmap.converted(to: .rgba8)), format: image.format, scale: image.scale)
         }
         if case .lazy = image.frames {
             let first = try transform(image.bitmap)

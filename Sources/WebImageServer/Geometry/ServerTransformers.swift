@@ -16,7 +16,7 @@ struct ServerGeometryTransformer: ImageTransformer {
     }
 
     func transform(_ image: Image) throws -> Image {
-        let (geometry, first) = try ResolvedGeometry.resolve(request, firstFrame: image.bitmap)
+        let (geometry, first) = try ResolvedGeometry.resolve(request, firstFrame: image.bitmap.converted(to: .rgba8))
         guard image.isAnimated else {
             // The colour description goes with the pixels (a `cs:original` image keeps its profile).
             var still = Image(bitmap: first, format: image.format, scale: image.scale)
