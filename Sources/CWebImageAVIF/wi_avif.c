@@ -110,7 +110,9 @@ double wi_avif_frame_duration(const wi_avif *avif, uint32_t index) {
     return timing.duration;
 }
 
-int wi_avif_render(wi_avif *avif, uint32_t index, wi_image *out) {
+int wi_avif_render(wi_avif *avif, uint32_t index, wi_image *out) { return wi_avif_render_at(avif, index, 0, out); }
+
+int wi_avif_render_at(wi_avif *avif, uint32_t index, int deep, wi_image *out) {
     memset(out, 0, sizeof *out);
     avifDecoder *decoder = avif->decoder;
     avifResult result = avifDecoderNthImage(decoder, index);
@@ -142,14 +144,16 @@ int wi_avif_render(wi_avif *avif, uint32_t index, wi_image *out) {
         }
         source = &view;
     }
+    // At depth only when there is depth to keep: an 8-bit AVIF is RGBA8 either way.
+    deep = deep && source->depth > 8;
     avifRGBImage rgb;
     avifRGBImageSetDefaults(&rgb, source);
     rgb.format = AVIF_RGB_FORMAT_RGBA;
-    rgb.depth = 8;
+    rgb.depth = deep ? 16 : 8;             // libavif scales the coded 10 or 12 bits to 16
     rgb.alphaPremultiplied = AVIF_FALSE;   // libavif un-premultiplies a premultiplied image
     rgb.chromaUpsampling = AVIF_CHROMA_UPSAMPLING_BILINEAR;
-    rgb.rowBytes = width * 4;
-    rgb.pixels = wi_alloc_pixels(width, height, 0);
+    rgb.rowBytes = width * (deep ? 8 : 4);
+    rgb.pixels = deep ? wi_alloc_bytes((size_t)width * height * 8, 0) : wi_alloc_pixels(width, height, 0);
     if (!rgb.pixels) return WI_ERR_NO_MEMORY;
     if (rgb.width != width || rgb.height != height) {
         free(rgb.pixels);
@@ -164,6 +168,7 @@ int wi_avif_render(wi_avif *avif, uint32_t index, wi_image *out) {
     }
     // Without an alpha plane libavif fills A with its maximum itself.
     out->pixels = rgb.pixels;
+    out->deep = deep ? 1 : 0;
     out->width = width;
     out->height = height;
     out->rows_decoded = height;
@@ -235,9 +240,10 @@ int wi_avif_encoder_set_metadata(wi_avif_encoder *encoder, const uint8_t *exif, 
     return WI_OK;
 }
 
-int wi_avif_encoder_add(wi_avif_encoder *e, const uint8_t *rgba, uint32_t width, uint32_t height,
-                        uint32_t duration_ms, int single, char message[WI_MESSAGE_SIZE]) {
-    avifImage *image = avifImageCreate(width, height, 8, e->lossless ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420);
+static int add(wi_avif_encoder *e, const uint8_t *rgba, int deep, uint32_t width, uint32_t height,
+               uint32_t duration_ms, int single, char message[WI_MESSAGE_SIZE]) {
+    // 16-bit pixels are coded in 10 bits (AV1's main profile), libavif scaling them.
+    avifImage *image = avifImageCreate(width, height, deep ? 10 : 8, e->lossless ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420);
     if (!image) return WI_ERR_NO_MEMORY;
     image->colorPrimaries = AVIF_COLOR_PRIMARIES_BT709;
     image->transferCharacteristics = AVIF_TRANSFER_CHARACTERISTICS_SRGB;
@@ -249,10 +255,10 @@ int wi_avif_encoder_add(wi_avif_encoder *e, const uint8_t *rgba, uint32_t width,
     avifRGBImage rgb;
     avifRGBImageSetDefaults(&rgb, image);
     rgb.format = AVIF_RGB_FORMAT_RGBA;
-    rgb.depth = 8;
+    rgb.depth = deep ? 16 : 8;
     rgb.ignoreAlpha = e->has_alpha ? AVIF_FALSE : AVIF_TRUE;
     rgb.pixels = (uint8_t *)rgba;
-    rgb.rowBytes = width * 4;
+    rgb.rowBytes = width * (deep ? 8 : 4);
     avifResult result = avifImageRGBToYUV(image, &rgb);
     if (result == AVIF_RESULT_OK) {
         result = avifEncoderAddImage(e->encoder, image, duration_ms ? duration_ms : 1,
@@ -264,6 +270,16 @@ int wi_avif_encoder_add(wi_avif_encoder *e, const uint8_t *rgba, uint32_t width,
         return result == AVIF_RESULT_NO_CODEC_AVAILABLE ? WI_ERR_UNSUPPORTED : WI_ERR_ARGUMENT;
     }
     return WI_OK;
+}
+
+int wi_avif_encoder_add(wi_avif_encoder *e, const uint8_t *rgba, uint32_t width, uint32_t height,
+                        uint32_t duration_ms, int single, char message[WI_MESSAGE_SIZE]) {
+    return add(e, rgba, 0, width, height, duration_ms, single, message);
+}
+
+int wi_avif_encoder_add_16(wi_avif_encoder *e, const uint16_t *rgba, uint32_t width, uint32_t height,
+                           uint32_t duration_ms, int single, char message[WI_MESSAGE_SIZE]) {
+    return add(e, (const uint8_t *)rgba, 1, width, height, duration_ms, single, message);
 }
 
 int wi_avif_encoder_finish(wi_avif_encoder *e, wi_buffer *out) {

@@ -45,7 +45,11 @@ public struct AVIFCoder: ImageCoder {
                                     height: info.coded_height, limit: options.pixelLimit)
         }
         // libavif seeks from the nearest keyframe when asked for an earlier frame.
-        let decoder = CodecFrameRenderer(handle: handle, format: .avif, render: { wi_avif_render($0, $1, $2) }, close: { wi_avif_close($0) })
+        // A still image coded in 10 or 12 bits keeps them when asked (`bitDepth`); a sequence's
+        // frames are composited in 8 bits.
+        let deep: Int32 = options.bitDepth == .source && info.frame_count <= 1 ? 1 : 0
+        let decoder = CodecFrameRenderer(handle: handle, format: .avif, render: { wi_avif_render_at($0, $1, deep, $2) },
+                                         close: { wi_avif_close($0) })
         let orientation = AVIFCoder.orientation(rotation: Int(info.rotation), mirror: Int(info.mirror))
         var geometry = options
         geometry.appliesOrientation = true   // irot and imir are the image's own, not a hint
@@ -103,11 +107,18 @@ public struct AVIFCoder: ImageCoder {
         for index in 0..<image.frameCount {
             if Task.isCancelled { throw CancellationError() }
             let frame = try image.frame(at: index)
-            let status = frame.bitmap.converted(to: .rgba8).withUnsafeBytes { raw in
+            let duration = UInt32(max(1, (frame.duration * 1000).rounded())), single: Int32 = image.isAnimated ? 0 : 1
+            // A deep still image is coded in 10 bits; an animation's frames in 8.
+            let deep = !image.isAnimated && frame.bitmap.pixelFormat == .rgba16
+            let bitmap = deep ? frame.bitmap : frame.bitmap.converted(to: .rgba8)
+            let status = bitmap.withUnsafeBytes { raw in
                 withUnsafeMutableBytes(of: &message) { text in
-                    wi_avif_encoder_add(encoder, raw.bindMemory(to: UInt8.self).baseAddress, UInt32(frame.bitmap.width),
-                                        UInt32(frame.bitmap.height), UInt32(max(1, (frame.duration * 1000).rounded())),
-                                        image.isAnimated ? 0 : 1, text.bindMemory(to: CChar.self).baseAddress)
+                    let text = text.bindMemory(to: CChar.self).baseAddress
+                    return deep
+                        ? wi_avif_encoder_add_16(encoder, raw.bindMemory(to: UInt16.self).baseAddress, UInt32(bitmap.width),
+                                                 UInt32(bitmap.height), duration, single, text)
+                        : wi_avif_encoder_add(encoder, raw.bindMemory(to: UInt8.self).baseAddress, UInt32(bitmap.width),
+                                              UInt32(bitmap.height), duration, single, text)
                 }
             }
             guard status == WI_OK else { throw ImageError.encodingFailed(.avif, reason: CodecBridge.message(message)) }

@@ -35,6 +35,9 @@ double wi_avif_frame_duration(const wi_avif *avif, uint32_t index);
 /// Decodes frame `index` to RGBA8 (straight alpha, 8 bits rounded from deeper samples), with the
 /// clean aperture applied; irot and imir are left to the caller.
 int wi_avif_render(wi_avif *avif, uint32_t index, wi_image *out);
+/// The same; with `deep`, an image coded in more than 8 bits comes out at 16 bits a channel
+/// (wi_image.deep; libavif scales the coded values to 0...65535).
+int wi_avif_render_at(wi_avif *avif, uint32_t index, int deep, wi_image *out);
 /// The embedded ICC profile (a pointer into the decoder's state, valid until wi_avif_close), or 0.
 size_t wi_avif_icc(const wi_avif *avif, const uint8_t **bytes);
 void wi_avif_close(wi_avif *avif);
@@ -47,6 +50,9 @@ wi_avif_encoder *wi_avif_encoder_create(int quality, int lossless, int speed, in
 /// Adds a frame of `duration_ms` (ignored for a single image); `single` marks a still image.
 int wi_avif_encoder_add(wi_avif_encoder *encoder, const uint8_t *rgba, uint32_t width, uint32_t height,
                         uint32_t duration_ms, int single, char message[WI_MESSAGE_SIZE]);
+/// The same for 16-bit samples (native-endian R, G, B, A), coded in 10 bits.
+int wi_avif_encoder_add_16(wi_avif_encoder *encoder, const uint16_t *rgba, uint32_t width, uint32_t height,
+                           uint32_t duration_ms, int single, char message[WI_MESSAGE_SIZE]);
 /// Embeds `icc` (copied) in the frames added after this call.
 int wi_avif_encoder_set_icc(wi_avif_encoder *encoder, const uint8_t *icc, size_t length);
 /// The EXIF block (a TIFF structure) and the XMP packet written with every image added after
