@@ -5,6 +5,7 @@
 #include <string.h>
 
 static const JxlPixelFormat rgba8 = { 4, JXL_TYPE_UINT8, JXL_NATIVE_ENDIAN, 0 };
+static const JxlPixelFormat rgba16 = { 4, JXL_TYPE_UINT16, JXL_NATIVE_ENDIAN, 0 };
 
 /// Fills the displayed size, alpha, animation and limit facts from the basic info.
 static int read_basic_info(const JxlBasicInfo *basic, uint64_t max_pixels, wi_jxl_info *info) {
@@ -57,6 +58,7 @@ struct wi_jxl {
     uint8_t *icc;
     size_t icc_length;
     uint32_t width, height;
+    uint32_t bits_per_sample;
 };
 
 /// Starts decoding pixels from the first frame.
@@ -139,6 +141,7 @@ wi_jxl *wi_jxl_open(const uint8_t *data, size_t length, uint64_t max_pixels, wi_
     info->frame_count = jxl->frame_count;
     jxl->width = info->width;
     jxl->height = info->height;
+    jxl->bits_per_sample = info->bits_per_sample;
     result = restart(jxl);
 done:
     *status = result;
@@ -153,8 +156,13 @@ double wi_jxl_frame_duration(const wi_jxl *jxl, uint32_t index) {
     return jxl->frame_count > 1 && index < jxl->frame_count ? jxl->durations[index] : 0;
 }
 
-int wi_jxl_render(wi_jxl *jxl, uint32_t index, wi_image *out) {
+int wi_jxl_render(wi_jxl *jxl, uint32_t index, wi_image *out) { return wi_jxl_render_at(jxl, index, 0, out); }
+
+int wi_jxl_render_at(wi_jxl *jxl, uint32_t index, int deep, wi_image *out) {
     memset(out, 0, sizeof *out);
+    // At depth only when there is depth to keep: an 8-bit image is RGBA8 either way.
+    deep = deep && jxl->bits_per_sample > 8;
+    const JxlPixelFormat *format = deep ? &rgba16 : &rgba8;
     if (index >= jxl->frame_count) return WI_ERR_ARGUMENT;
     if (index < jxl->next && restart(jxl) != WI_OK) return WI_ERR_CORRUPT;
     if (index > jxl->next) {
@@ -162,19 +170,19 @@ int wi_jxl_render(wi_jxl *jxl, uint32_t index, wi_image *out) {
         jxl->next = index;
     }
     uint8_t *pixels = NULL;
-    size_t size = (size_t)jxl->width * jxl->height * 4;
+    size_t size = (size_t)jxl->width * jxl->height * (deep ? 8 : 4);
     for (;;) {
         JxlDecoderStatus event = JxlDecoderProcessInput(jxl->decoder);
         if (event == JXL_DEC_NEED_IMAGE_OUT_BUFFER) {
             size_t needed = 0;
-            if (JxlDecoderImageOutBufferSize(jxl->decoder, &rgba8, &needed) != JXL_DEC_SUCCESS || needed != size) {
+            if (JxlDecoderImageOutBufferSize(jxl->decoder, format, &needed) != JXL_DEC_SUCCESS || needed != size) {
                 wi_say(out->message, "frame %u does not have the declared size", index);
                 free(pixels);
                 restart(jxl);
                 return WI_ERR_CORRUPT;
             }
-            if (!pixels && !(pixels = wi_alloc_pixels(jxl->width, jxl->height, 0))) return WI_ERR_NO_MEMORY;
-            if (JxlDecoderSetImageOutBuffer(jxl->decoder, &rgba8, pixels, size) != JXL_DEC_SUCCESS) {
+            if (!pixels && !(pixels = deep ? wi_alloc_bytes(size, 0) : wi_alloc_pixels(jxl->width, jxl->height, 0))) return WI_ERR_NO_MEMORY;
+            if (JxlDecoderSetImageOutBuffer(jxl->decoder, format, pixels, size) != JXL_DEC_SUCCESS) {
                 free(pixels);
                 restart(jxl);
                 return WI_ERR_CORRUPT;
@@ -183,6 +191,7 @@ int wi_jxl_render(wi_jxl *jxl, uint32_t index, wi_image *out) {
             if (!pixels) continue;   // a frame that is not displayed
             jxl->next = index + 1;
             out->pixels = pixels;
+            out->deep = deep ? 1 : 0;
             out->width = jxl->width;
             out->height = jxl->height;
             out->rows_decoded = jxl->height;
@@ -380,6 +389,7 @@ struct wi_jxl_encoder {
     JxlEncoderFrameSettings *settings;
     uint32_t width, height;
     int animated, has_alpha;
+    int deep;             // 16-bit samples (bits_per_sample 16)
 };
 
 /// cjxl's mapping of a 0...100 quality to a Butteraugli distance.
@@ -392,7 +402,7 @@ static float distance_for(int quality) {
     return d + p / 6.25f;
 }
 
-wi_jxl_encoder *wi_jxl_encoder_create(uint32_t width, uint32_t height, int has_alpha, int animated, uint32_t loop_count,
+wi_jxl_encoder *wi_jxl_encoder_create(uint32_t width, uint32_t height, int has_alpha, int deep, int animated, uint32_t loop_count,
                                       int quality, int lossless, int effort, const uint8_t *icc, size_t icc_length,
                                       char message[WI_MESSAGE_SIZE]) {
     wi_jxl_encoder *e = calloc(1, sizeof *e);
@@ -406,14 +416,15 @@ wi_jxl_encoder *wi_jxl_encoder_create(uint32_t width, uint32_t height, int has_a
     e->height = height;
     e->animated = animated;
     e->has_alpha = has_alpha;
+    e->deep = deep;
     JxlBasicInfo basic;
     JxlEncoderInitBasicInfo(&basic);
     basic.xsize = width;
     basic.ysize = height;
-    basic.bits_per_sample = 8;
+    basic.bits_per_sample = deep ? 16 : 8;
     basic.num_color_channels = 3;
     basic.num_extra_channels = has_alpha ? 1 : 0;
-    basic.alpha_bits = has_alpha ? 8 : 0;
+    basic.alpha_bits = has_alpha ? basic.bits_per_sample : 0;
     basic.uses_original_profile = lossless ? JXL_TRUE : JXL_FALSE;
     if (animated) {
         basic.have_animation = JXL_TRUE;
@@ -468,17 +479,18 @@ int wi_jxl_encoder_add(wi_jxl_encoder *e, const uint8_t *rgba, uint32_t duration
         header.duration = duration_ms;
         if (JxlEncoderSetFrameHeader(e->settings, &header) != JXL_ENC_SUCCESS) return WI_ERR_ARGUMENT;
     }
-    size_t count = (size_t)e->width * e->height;
+    size_t count = (size_t)e->width * e->height, sample = e->deep ? 2 : 1;
+    JxlDataType type = e->deep ? JXL_TYPE_UINT16 : JXL_TYPE_UINT8;
     if (e->has_alpha) {
-        JxlPixelFormat format = { 4, JXL_TYPE_UINT8, JXL_NATIVE_ENDIAN, 0 };
-        return JxlEncoderAddImageFrame(e->settings, &format, rgba, count * 4) == JXL_ENC_SUCCESS ? WI_OK : WI_ERR_ARGUMENT;
+        JxlPixelFormat format = { 4, type, JXL_NATIVE_ENDIAN, 0 };
+        return JxlEncoderAddImageFrame(e->settings, &format, rgba, count * 4 * sample) == JXL_ENC_SUCCESS ? WI_OK : WI_ERR_ARGUMENT;
     }
     // An opaque image goes in as RGB (libjxl takes four channels only with an alpha channel).
-    uint8_t *rgb = malloc(count * 3 ? count * 3 : 1);
+    uint8_t *rgb = malloc(count * 3 * sample ? count * 3 * sample : 1);
     if (!rgb) return WI_ERR_NO_MEMORY;
-    for (size_t i = 0; i < count; i++) memcpy(rgb + 3 * i, rgba + 4 * i, 3);
-    JxlPixelFormat format = { 3, JXL_TYPE_UINT8, JXL_NATIVE_ENDIAN, 0 };
-    int status = JxlEncoderAddImageFrame(e->settings, &format, rgb, count * 3) == JXL_ENC_SUCCESS ? WI_OK : WI_ERR_ARGUMENT;
+    for (size_t i = 0; i < count; i++) memcpy(rgb + 3 * sample * i, rgba + 4 * sample * i, 3 * sample);
+    JxlPixelFormat format = { 3, type, JXL_NATIVE_ENDIAN, 0 };
+    int status = JxlEncoderAddImageFrame(e->settings, &format, rgb, count * 3 * sample) == JXL_ENC_SUCCESS ? WI_OK : WI_ERR_ARGUMENT;
     free(rgb);
     return status;
 }

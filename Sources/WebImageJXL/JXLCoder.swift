@@ -38,7 +38,10 @@ public struct JXLCoder: ImageCoder {
             throw ImageError.animationTooLarge(width: Int(info.width), height: Int(info.height), frames: frames, limit: options.pixelLimit)
         }
         // Frames are decoded in order; an earlier frame rewinds libjxl's decoder.
-        let renderer = CodecFrameRenderer(handle: handle, format: .jxl, render: { wi_jxl_render($0, $1, $2) }, close: { wi_jxl_close($0) })
+        // A still image of more than 8 bits a sample keeps them when asked (`bitDepth`).
+        let deep: Int32 = options.bitDepth == .source && (options.firstFrameOnly || frames <= 1) ? 1 : 0
+        let renderer = CodecFrameRenderer(handle: handle, format: .jxl, render: { wi_jxl_render_at($0, $1, deep, $2) },
+                                          close: { wi_jxl_close($0) })
         // libjxl turned the pixels upright already: only the size is left to finish.
         let finishing = DecodeFinishing(width: Int(info.width), height: Int(info.height), exifOrientation: nil, options: options)
         let count = options.firstFrameOnly ? 1 : Int(info.frame_count)
@@ -73,11 +76,13 @@ public struct JXLCoder: ImageCoder {
         let quality = Int32((max(0, min(1, options.quality)) * 100).rounded())
         let effort = options.effort.map { Int32(1 + (max(0, min(1, $0)) * 8).rounded()) } ?? 0
         let hasAlpha: Int32 = image.isAnimated || image.bitmap.hasTransparency ? 1 : 0
+        // A deep still image is written with 16 bits a sample; an animation's frames with 8.
+        let deep = !image.isAnimated && image.bitmap.pixelFormat == .rgba16
         let icc = image.colorInfo.embeddableProfile ?? Data()
         var message = wi_buffer().message
         let encoder = icc.withBytePointer { iccBytes, iccLength in
             withUnsafeMutableBytes(of: &message) { text in
-                wi_jxl_encoder_create(UInt32(image.width), UInt32(image.height), hasAlpha, image.isAnimated ? 1 : 0,
+                wi_jxl_encoder_create(UInt32(image.width), UInt32(image.height), hasAlpha, deep ? 1 : 0, image.isAnimated ? 1 : 0,
                                       UInt32(image.loopCount ?? 0), quality, options.lossless ? 1 : 0, effort,
                                       iccLength > 0 ? iccBytes : nil, iccLength, text.bindMemory(to: CChar.self).baseAddress)
             }
@@ -96,7 +101,7 @@ public struct JXLCoder: ImageCoder {
         for index in 0..<image.frameCount {
             if Task.isCancelled { throw CancellationError() }
             let frame = try image.frame(at: index)
-            let status = frame.bitmap.converted(to: .rgba8).withUnsafeBytes { raw in
+            let status = frame.bitmap.converted(to: deep ? .rgba16 : .rgba8).withUnsafeBytes { raw in
                 wi_jxl_encoder_add(encoder, raw.bindMemory(to: UInt8.self).baseAddress, UInt32(max(0, (frame.duration * 1000).rounded())))
             }
             guard status == WI_OK else { throw ImageError.encodingFailed(.jxl, reason: "libjxl refused frame \(index)") }

@@ -30,6 +30,9 @@ wi_jxl *wi_jxl_open(const uint8_t *data, size_t length, uint64_t max_pixels, wi_
 double wi_jxl_frame_duration(const wi_jxl *jxl, uint32_t index);
 /// Decodes frame `index` (composited on the full canvas) to RGBA8, oriented, alpha un-premultiplied.
 int wi_jxl_render(wi_jxl *jxl, uint32_t index, wi_image *out);
+/// The same; with `deep`, an image of more than 8 bits a sample comes out at 16 bits a
+/// channel (wi_image.deep).
+int wi_jxl_render_at(wi_jxl *jxl, uint32_t index, int deep, wi_image *out);
 /// The ICC profile of the decoded pixels (a pointer into the decoder's state), or 0.
 size_t wi_jxl_icc(const wi_jxl *jxl, const uint8_t **bytes);
 void wi_jxl_close(wi_jxl *jxl);
@@ -54,16 +57,17 @@ const char *wi_jxl_stream_message(const wi_jxl_stream *stream);
 size_t wi_jxl_stream_pending(const wi_jxl_stream *stream);
 void wi_jxl_stream_destroy(wi_jxl_stream *stream);
 
-/// Encodes RGBA8 frames as JPEG XL: distance 0 with `lossless` (modular, exact), else the
+/// Encodes RGBA frames as JPEG XL (8 bits a sample, or 16 when `deep`): distance 0 with `lossless` (modular, exact), else the
 /// distance for `quality` (0...100, cjxl's mapping); effort 1...9 (0: libjxl's default, 7).
 typedef struct wi_jxl_encoder wi_jxl_encoder;
-wi_jxl_encoder *wi_jxl_encoder_create(uint32_t width, uint32_t height, int has_alpha, int animated, uint32_t loop_count,
+wi_jxl_encoder *wi_jxl_encoder_create(uint32_t width, uint32_t height, int has_alpha, int deep, int animated, uint32_t loop_count,
                                       int quality, int lossless, int effort, const uint8_t *icc, size_t icc_length,
                                       char message[WI_MESSAGE_SIZE]);
 /// Writes the EXIF block (a TIFF structure) in an `Exif` box and the XMP packet in an `xml `
 /// box (either may be empty): call it before the first frame.
 int wi_jxl_encoder_set_metadata(wi_jxl_encoder *encoder, const uint8_t *exif, size_t exif_length,
                                 const uint8_t *xmp, size_t xmp_length);
+/// `rgba`: RGBA8 pixels, or native-endian 16-bit samples for an encoder created `deep`.
 int wi_jxl_encoder_add(wi_jxl_encoder *encoder, const uint8_t *rgba, uint32_t duration_ms);
 int wi_jxl_encoder_finish(wi_jxl_encoder *encoder, wi_buffer *out);
 void wi_jxl_encoder_destroy(wi_jxl_encoder *encoder);
