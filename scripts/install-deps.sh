@@ -5,13 +5,14 @@
 # plug-ins (WebImageAVIF, WebImageHEIF, WebImageJXL, WebImageSVG, WebImageTIFF, WebImagePDF),
 # libseccomp for the decoding workers (WebImageIsolation) and, for the tests, Debian's Pillow
 # and numpy (the independent reference for the transformers), memcached servers, pdftoppm and
-# avifdec and djxl (the references for PDF pages, deep AVIF and JPEG XL), when they are missing; and, with WEBIMAGE_TEST_TOOLS=1, Pillow's AVIF, HEIF and
+# avifdec, djxl and heif-convert (the references for PDF pages and deep AVIF, JPEG XL and HEIC), when they are
+# missing; and, with WEBIMAGE_TEST_TOOLS=1, Pillow's AVIF, HEIF and
 # JPEG XL plug-ins from PyPI in /opt/webimage-pillow-plugins (the independent readers of what the
 # plug-ins encode). Sourced by the other scripts.
-packages="libcurl4-openssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev libssl-dev pkg-config python3-pil python3-numpy python3-venv libmemcached-dev memcached libavif-dev libheif-dev libjxl-dev liblcms2-dev librsvg2-dev libtiff-dev libseccomp-dev libpoppler-glib-dev poppler-utils libavif-bin libjxl-tools"
+packages="libcurl4-openssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev libssl-dev pkg-config python3-pil python3-numpy python3-venv libmemcached-dev memcached libavif-dev libheif-dev libjxl-dev liblcms2-dev librsvg2-dev libtiff-dev libseccomp-dev libpoppler-glib-dev poppler-utils libavif-bin libjxl-tools libheif-examples"
 sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
 if ! { pkg-config --exists libpng libjpeg libwebp libwebpdemux libwebpmux libcurl libcrypto libmemcached libavif libheif libjxl lcms2 librsvg-2.0 libtiff-4 libseccomp poppler-glib 2>/dev/null \
-       && [ -f /usr/include/gif_lib.h ] && [ -x /usr/bin/pdftoppm ] && [ -x /usr/bin/avifdec ] && [ -x /usr/bin/djxl ] && [ -x /usr/bin/memcached ] && /usr/bin/python3 -c "import PIL, numpy, venv" 2>/dev/null; }; then
+       && [ -f /usr/include/gif_lib.h ] && [ -x /usr/bin/pdftoppm ] && [ -x /usr/bin/avifdec ] && [ -x /usr/bin/djxl ] && [ -x /usr/bin/heif-convert ] && [ -x /usr/bin/memcached ] && /usr/bin/python3 -c "import PIL, numpy, venv" 2>/dev/null; }; then
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq $packages >/dev/null

@@ -223,9 +223,15 @@ wi_heif *wi_heif_open(const uint8_t *data, size_t length, uint64_t max_pixels, w
 /// round(v * 255 / max) for a sample of `depth` bits.
 static inline uint8_t to8(uint32_t v, uint32_t max) { return (uint8_t)((v * 255u + max / 2) / max); }
 
-int wi_heif_render(wi_heif *heif, wi_image *out) {
+/// round(v * 65535 / max) for a sample of `depth` bits.
+static inline uint16_t to16(uint32_t v, uint32_t max) { return (uint16_t)(((uint64_t)v * 65535u + max / 2) / max); }
+
+int wi_heif_render(wi_heif *heif, wi_image *out) { return wi_heif_render_at(heif, 0, out); }
+
+int wi_heif_render_at(wi_heif *heif, int keep_depth, wi_image *out) {
     memset(out, 0, sizeof *out);
     int deep = heif_image_handle_get_luma_bits_per_pixel(heif->primary) > 8;
+    int keep = deep && keep_depth;
     struct heif_decoding_options *options = heif_decoding_options_alloc();
     if (!options) return WI_ERR_NO_MEMORY;
     struct heif_image *image = NULL;
@@ -245,14 +251,30 @@ int wi_heif_render(wi_heif *heif, wi_image *out) {
         wi_say(out->message, "the decoder returned no pixels");
         return WI_ERR_CORRUPT;
     }
-    uint8_t *pixels = wi_alloc_pixels((uint32_t)width, (uint32_t)height, 0);
+    uint8_t *pixels = keep ? wi_alloc_bytes((size_t)width * (size_t)height * 8, 0) : wi_alloc_pixels((uint32_t)width, (uint32_t)height, 0);
     if (!pixels) {
         heif_image_release(image);
         return WI_ERR_NO_MEMORY;
     }
     int bits = heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved);
     uint32_t max = deep && bits > 8 ? (1u << bits) - 1 : 255;
-    for (int y = 0; y < height; y++) {
+    for (int y = 0; y < height && keep; y++) {
+        // Kept at depth: the coded 10 or 12 bits scaled to 16.
+        const uint8_t *row = plane + (size_t)y * (size_t)stride;
+        uint16_t *dst = (uint16_t *)(void *)(pixels + (size_t)y * (size_t)width * 8);
+        for (int i = 0; i < width * 4; i++) dst[i] = to16((uint32_t)row[2 * i] | (uint32_t)row[2 * i + 1] << 8, max);
+        if (!heif->has_alpha) for (int x = 0; x < width; x++) dst[4 * x + 3] = 65535;
+        if (heif->premultiplied) {
+            for (int x = 0; x < width; x++) {
+                uint32_t a = dst[4 * x + 3];
+                for (int c = 0; c < 3; c++) {
+                    uint32_t v = a ? (uint32_t)(((uint64_t)dst[4 * x + c] * 65535u + a / 2) / a) : 0;
+                    dst[4 * x + c] = (uint16_t)(v > 65535 ? 65535 : v);
+                }
+            }
+        }
+    }
+    for (int y = 0; y < height && !keep; y++) {
         const uint8_t *row = plane + (size_t)y * (size_t)stride;
         uint8_t *dst = pixels + (size_t)y * (size_t)width * 4;
         if (!deep) {
@@ -266,6 +288,7 @@ int wi_heif_render(wi_heif *heif, wi_image *out) {
     }
     heif_image_release(image);
     out->pixels = pixels;
+    out->deep = keep ? 1 : 0;
     out->width = (uint32_t)width;
     out->height = (uint32_t)height;
     out->rows_decoded = (uint32_t)height;

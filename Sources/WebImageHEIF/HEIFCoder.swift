@@ -44,7 +44,7 @@ public struct HEIFCoder: ImageCoder {
         }
         defer { wi_heif_close(handle) }
         var out = wi_image()
-        let renderStatus = wi_heif_render(handle, &out)
+        let renderStatus = wi_heif_render_at(handle, options.bitDepth == .source ? 1 : 0, &out)
         guard renderStatus == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else {
             throw CodecBridge.error(renderStatus, format: format, message: CodecBridge.message(out.message),
                                     width: info.coded_width, height: info.coded_height, limit: options.pixelLimit)
