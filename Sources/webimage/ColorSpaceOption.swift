@@ -9,3 +9,18 @@ extension ImageColorSpace: ExpressibleByArgument {
     /// The values the help lists.
     public static var allValueStrings: [String] { allCases.map(\.rawValue) }
 }
+
+/// `--depth 8|source` (16 meaning source) on `webimage convert`.
+extension ImageBitDepth: ExpressibleByArgument {
+    /// `8`, or `source` (also `16`).
+    public init?(argument: String) {
+        switch argument.lowercased() {
+        case "8": self = .eight
+        case "source", "16": self = .source
+        default: return nil
+        }
+    }
+
+    /// The values the help lists.
+    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
+}

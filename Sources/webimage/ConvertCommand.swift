@@ -36,6 +36,9 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "srgb converts an image with another colour profile (Display P3, Adobe RGB, CMYK) to sRGB; original keeps its values and embeds its profile in the output.")
     var colorSpace: ImageColorSpace = .sRGB
 
+    @Option(help: "8 decodes to 8 bits a channel; source (or 16) keeps a source of more than 8 bits at 16, which PNG, AVIF (10 bits) and JPEG XL write at depth.")
+    var depth: ImageBitDepth = .eight
+
     func validate() throws {
         guard (0...100).contains(quality) else { throw ValidationError.sentence("--quality must be between 0 and 100, not \(quality)") }
         if let maxPixelSize, maxPixelSize < 1 { throw ValidationError.sentence("--max-pixel-size must be at least 1, not \(maxPixelSize)") }
@@ -45,19 +48,27 @@ struct ConvertCommand: ParsableCommand {
         }
     }
 
+    /// ", 16 bits a channel" (10 for AVIF) when a deep still image is written at depth.
+    static func depthNote(_ image: Image, _ format: ImageFormat) -> String {
+        guard image.bitmap.pixelFormat == .rgba16, !image.isAnimated else { return "" }
+        return [ImageFormat.png: ", 16 bits a channel", .jxl: ", 16 bits a channel", .avif: ", 10 bits a channel"][format] ?? ""
+    }
+
     func run() throws {
         guard let target = format?.imageFormat ?? ImageFormat(fileExtension: URL(fileURLWithPath: output).pathExtension) else {
             throw ValidationError.sentence("cannot tell the output format")
         }
         do {
             let data = try InputFile.read(input)
-            let image = try Image(data: data, options: ImageDecodingOptions(maxPixelSize: maxPixelSize, colorSpace: colorSpace))
+            var decoding = ImageDecodingOptions(maxPixelSize: maxPixelSize, colorSpace: colorSpace)
+            decoding.bitDepth = depth
+            let image = try Image(data: data, options: decoding)
             let encoded = try OutputEncoding.encode(image, as: target,
                                                     options: ImageEncodingOptions(quality: Double(quality) / 100, lossless: lossless))
             try OutputFile.write(encoded.data, to: output)
             if let note = encoded.note { Terminal.error("note: \(note)") }
             let summary = "\(output == "-" ? "standard output" : output): \(target) \(image.width)x\(image.height), "
-                + "\(image.frameCount) frame(s), \(encoded.data.count) bytes"
+                + "\(image.frameCount) frame(s)\(Self.depthNote(image, target)), \(encoded.data.count) bytes"
             // With the image on standard output, the summary goes to standard error.
             if output == "-" { FileHandle.standardError.write(Data((summary + "\n").utf8)) } else { print(summary) }
         } catch let error as CLIError {

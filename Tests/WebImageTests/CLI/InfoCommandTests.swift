@@ -73,4 +73,28 @@ struct InfoCommandTests {
         #expect(try CLIRunner.run(["convert", input, "/nonexistent-dir/x.png"]).status != 0)
         #expect(try CLIRunner.run(["convert", "/nonexistent.png", directory.appendingPathComponent("x.png").path]).status == 1)
     }
+
+    /// `--depth source` keeps a 16-bit PNG's depth through PNG, AVIF and JPEG XL; the default,
+    /// 8, writes 8 bits; a bad value is a usage error.
+    @Test func convertKeepsTheDepthWhenAsked() throws {
+        let directory = TemporaryDirectory("webimage-cli-depth")
+        defer { directory.remove() }
+        let input = Corpus.directory.appendingPathComponent("png/basn2c16.png").path
+        let deep = directory.url.appendingPathComponent("deep.png").path, plain = directory.url.appendingPathComponent("plain.png").path
+        let kept = try CLIRunner.run(["convert", input, deep, "--depth", "source"])
+        #expect(kept.status == 0 && kept.stdout.contains("16 bits a channel"), "\(kept.stdout) \(kept.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: deep))[24] == 16)
+        #expect(try CLIRunner.run(["convert", input, plain]).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: plain))[24] == 8)
+        var options = ImageDecodingOptions()
+        options.bitDepth = .source
+        let original = try ImageCoders.shared.decode(try Data(contentsOf: URL(fileURLWithPath: input)), options: options)
+        #expect(try ImageCoders.shared.decode(try Data(contentsOf: URL(fileURLWithPath: deep)), options: options).bitmap == original.bitmap)
+        for (ext, note) in [("avif", "10 bits a channel"), ("jxl", "16 bits a channel")] {
+            let out = directory.url.appendingPathComponent("deep.\(ext)").path
+            let result = try CLIRunner.run(["convert", input, out, "--depth", "16"])
+            #expect(result.status == 0 && result.stdout.contains(note), "\(ext): \(result.stdout) \(result.stderr)")
+        }
+        #expect(try CLIRunner.run(["convert", input, deep, "--depth", "12"]).status == 2)
+    }
 }
