@@ -172,36 +172,8 @@ void wi_color_transform_free(wi_color_transform *t) {
     free(t);
 }
 
-int wi_color_srgb_profile(wi_buffer *out) {
-    memset(out, 0, sizeof *out);
-    cmsHPROFILE srgb = srgb_profile();
-    if (!srgb) return WI_ERR_NO_MEMORY;
-    cmsUInt32Number size = 0;
-    int status = WI_ERR_NO_MEMORY;
-    if (cmsSaveProfileToMem(srgb, NULL, &size) && size > 0 && (out->data = malloc(size))) {
-        if (cmsSaveProfileToMem(srgb, out->data, &size)) {
-            out->size = out->capacity = size;
-            status = WI_OK;
-        } else {
-            free(out->data);
-            out->data = NULL;
-        }
-    }
-    cmsCloseProfile(srgb);
-    return status;
-}
-
-int wi_color_rgb_profile(const double white[2], const double primaries[6], double gamma, wi_buffer *out) {
-    memset(out, 0, sizeof *out);
-    cmsCIExyY w = { white[0], white[1], 1 };
-    cmsCIExyYTRIPLE p = { { primaries[0], primaries[1], 1 }, { primaries[2], primaries[3], 1 },
-                          { primaries[4], primaries[5], 1 } };
-    cmsToneCurve *curve = cmsBuildGamma(NULL, gamma);
-    if (!curve) return WI_ERR_NO_MEMORY;
-    cmsToneCurve *curves[3] = { curve, curve, curve };
-    cmsHPROFILE profile = cmsCreateRGBProfile(&w, &p, curves);
-    cmsFreeToneCurve(curve);
-    if (!profile) return WI_ERR_ARGUMENT;
+// Serialises `profile` into `out` and closes it.
+static int save_and_close(cmsHPROFILE profile, wi_buffer *out) {
     cmsUInt32Number size = 0;
     int status = WI_ERR_NO_MEMORY;
     if (cmsSaveProfileToMem(profile, NULL, &size) && size > 0 && (out->data = malloc(size))) {
@@ -215,4 +187,25 @@ int wi_color_rgb_profile(const double white[2], const double primaries[6], doubl
     }
     cmsCloseProfile(profile);
     return status;
+}
+
+int wi_color_srgb_profile(wi_buffer *out) {
+    memset(out, 0, sizeof *out);
+    cmsHPROFILE srgb = srgb_profile();
+    if (!srgb) return WI_ERR_NO_MEMORY;
+    return save_and_close(srgb, out);
+}
+
+int wi_color_rgb_profile(const double white[2], const double primaries[6], double gamma, wi_buffer *out) {
+    memset(out, 0, sizeof *out);
+    cmsCIExyY w = { white[0], white[1], 1 };
+    cmsCIExyYTRIPLE p = { { primaries[0], primaries[1], 1 }, { primaries[2], primaries[3], 1 },
+                          { primaries[4], primaries[5], 1 } };
+    cmsToneCurve *curve = cmsBuildGamma(NULL, gamma);
+    if (!curve) return WI_ERR_NO_MEMORY;
+    cmsToneCurve *curves[3] = { curve, curve, curve };
+    cmsHPROFILE profile = cmsCreateRGBProfile(&w, &p, curves);
+    cmsFreeToneCurve(curve);
+    if (!profile) return WI_ERR_ARGUMENT;
+    return save_and_close(profile, out);
 }

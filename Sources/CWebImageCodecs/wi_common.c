@@ -112,16 +112,23 @@ void wi_unpremultiply(uint8_t *rgba, size_t count) {
     }
 }
 
-void wi_argb32_to_rgba(const uint8_t *src, size_t stride, uint32_t width, uint32_t height, uint8_t *dst) {
+int wi_image_from_argb32(const uint8_t *src, size_t stride, uint32_t width, uint32_t height, wi_image *out) {
+    uint8_t *dst = wi_alloc_pixels(width, height, 0);
+    if (!dst) { wi_say(out->message, "out of memory"); return WI_ERR_NO_MEMORY; }
     for (uint32_t y = 0; y < height; y++) {
         const uint32_t *row = (const uint32_t *)(const void *)(src + (size_t)y * stride);
-        uint8_t *out = dst + (size_t)y * width * 4;
-        for (uint32_t x = 0; x < width; x++, out += 4) {
+        uint8_t *pixel = dst + (size_t)y * width * 4;
+        for (uint32_t x = 0; x < width; x++, pixel += 4) {
             uint32_t p = row[x];
-            out[0] = (uint8_t)(p >> 16); out[1] = (uint8_t)(p >> 8); out[2] = (uint8_t)p; out[3] = (uint8_t)(p >> 24);
+            pixel[0] = (uint8_t)(p >> 16); pixel[1] = (uint8_t)(p >> 8); pixel[2] = (uint8_t)p; pixel[3] = (uint8_t)(p >> 24);
         }
     }
     wi_unpremultiply(dst, (size_t)width * height);
+    out->pixels = dst;
+    out->width = width;
+    out->height = height;
+    out->rows_decoded = height;
+    return WI_OK;
 }
 
 void wi_pixels_16_to_8(const uint16_t *src, uint8_t *dst, size_t values) {

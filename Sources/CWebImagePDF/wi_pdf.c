@@ -79,15 +79,10 @@ int wi_pdf_render(wi_pdf *pdf, int index, uint32_t width, uint32_t height, wi_im
         wi_say(out->message, "the page does not draw: %s", cairo_status_to_string(drawn));
         return WI_ERR_CORRUPT;
     }
-    uint8_t *pixels = wi_alloc_pixels(width, height, 0);
-    if (!pixels) { cairo_surface_destroy(surface); wi_say(out->message, "out of memory"); return WI_ERR_NO_MEMORY; }
-    wi_argb32_to_rgba(cairo_image_surface_get_data(surface), (size_t)cairo_image_surface_get_stride(surface), width, height, pixels);
+    int status = wi_image_from_argb32(cairo_image_surface_get_data(surface), (size_t)cairo_image_surface_get_stride(surface),
+                                      width, height, out);
     cairo_surface_destroy(surface);
-    out->pixels = pixels;
-    out->width = width;
-    out->height = height;
-    out->rows_decoded = height;
-    return WI_OK;
+    return status;
 }
 
 void wi_pdf_close(wi_pdf *pdf) {

@@ -64,9 +64,10 @@ void wi_unpremultiply(uint8_t *rgba, size_t count);
 /// 16-bit channel values to 8 bits, rounded (v * 255 / 65535), and 8-bit ones to 16 (v * 257).
 void wi_pixels_16_to_8(const uint16_t *src, uint8_t *dst, size_t values);
 void wi_pixels_8_to_16(const uint8_t *src, uint16_t *dst, size_t values);
-/// Copies `height` rows of premultiplied 32-bit native-endian ARGB words (cairo's ARGB32,
-/// `stride` bytes apart) into straight RGBA8 `dst` (rows packed): what the vector plug-ins draw.
-void wi_argb32_to_rgba(const uint8_t *src, size_t stride, uint32_t width, uint32_t height, uint8_t *dst);
+/// The image of `height` rows of premultiplied 32-bit native-endian ARGB words (cairo's ARGB32,
+/// `stride` bytes apart), as straight RGBA8 in `out`: what the vector plug-ins draw. WI_OK or
+/// WI_ERR_NO_MEMORY (with a message).
+int wi_image_from_argb32(const uint8_t *src, size_t stride, uint32_t width, uint32_t height, wi_image *out);
 
 // ---- Pixel pool: freed buffers of 64 KiB to 4 MiB kept (16 MiB in all by default, 32 buffers)
 // for the next allocation of the same byte count. Thread-safe.

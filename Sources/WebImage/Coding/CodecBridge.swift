@@ -49,28 +49,23 @@ package enum CodecBridge {
     /// - Throws: `ImageError.encodingFailed` with the encoder's message.
     package static func encodeDeep(_ format: ImageFormat, _ bitmap: Bitmap,
                                    _ encoder: (UnsafePointer<UInt16>?, UInt32, UInt32, UnsafeMutablePointer<wi_buffer>) -> Int32) throws -> Data {
-        let bitmap = bitmap.converted(to: .rgba16)
-        var buffer = wi_buffer()
-        let status = bitmap.withUnsafeBytes { raw in
-            encoder(raw.bindMemory(to: UInt16.self).baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), &buffer)
-        }
-        guard status == WI_OK else {
-            free(buffer.data)
-            let message = message(buffer.message)
-            throw ImageError.encodingFailed(format, reason: message.isEmpty ? "the encoder refused the image" : message)
-        }
-        return takeData(&buffer)
+        try encode(format, bitmap.converted(to: .rgba16), as: UInt16.self, encoder)
     }
 
-    /// Encodes `bitmap` with a C encoder that fills a `wi_buffer`.
+    /// Encodes `bitmap` with a C encoder that fills a `wi_buffer`. These encoders write 8 bits a
+    /// channel: a deep bitmap is rounded once here.
     /// - Throws: `ImageError.encodingFailed` with the encoder's message.
     package static func encodeStill(_ format: ImageFormat, _ bitmap: Bitmap,
                             _ encoder: (UnsafePointer<UInt8>?, UInt32, UInt32, UnsafeMutablePointer<wi_buffer>) -> Int32) throws -> Data {
+        try encode(format, bitmap.converted(to: .rgba8), as: UInt8.self, encoder)
+    }
+
+    /// `bitmap`'s samples, seen as `Sample`, through `encoder`.
+    private static func encode<Sample>(_ format: ImageFormat, _ bitmap: Bitmap, as _: Sample.Type,
+                                       _ encoder: (UnsafePointer<Sample>?, UInt32, UInt32, UnsafeMutablePointer<wi_buffer>) -> Int32) throws -> Data {
         var buffer = wi_buffer()
-        // These encoders write 8 bits a channel: a deep bitmap is rounded once here.
-        let bitmap = bitmap.converted(to: .rgba8)
         let status = bitmap.withUnsafeBytes { raw in
-            encoder(raw.bindMemory(to: UInt8.self).baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), &buffer)
+            encoder(raw.bindMemory(to: Sample.self).baseAddress, UInt32(bitmap.width), UInt32(bitmap.height), &buffer)
         }
         guard status == WI_OK else {
             free(buffer.data)

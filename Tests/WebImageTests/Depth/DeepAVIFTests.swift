@@ -21,27 +21,12 @@ import WebImageAVIF
 
     /// `avifdec --depth 16` of `avif`, read back through the 16-bit PNG decoder.
     static func avifdec(_ avif: Data) throws -> Bitmap {
-        let dir = TemporaryDirectory("avifdec")
-        defer { dir.remove() }
-        let input = dir.url.appendingPathComponent("in.avif"), output = dir.url.appendingPathComponent("out.png")
-        try avif.write(to: input)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/avifdec")
-        process.arguments = ["--depth", "16", "-j", "1", input.path, output.path]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ImageError.undecodable(.avif, reason: "avifdec failed") }
-        var options = ImageDecodingOptions()
-        options.bitDepth = .source
-        return try ImageCoders.shared.decode(try Data(contentsOf: output), options: options).bitmap
+        try ReferenceTools.png("/usr/bin/avifdec", input: avif, suffix: "avif") { ["--depth", "16", "-j", "1", $0, $1] }
     }
 
     @Test(arguments: [true, false]) func aDeepBitmapRoundTripsIn10Bits(_ lossless: Bool) throws {
         let encoded = try Self.coders.encode(Image(bitmap: Self.gradient), as: .avif, options: .init(quality: 0.9, lossless: lossless))
-        var options = ImageDecodingOptions()
-        options.bitDepth = .source
-        let image = try Self.coders.decode(encoded, options: options)
+        let image = try Self.coders.decode(encoded, options: .sourceDepth)
         #expect(image.bitmap.pixelFormat == .rgba16)
         // More than 8 bits came back: not every value is an 8-bit one widened.
         #expect(try #require(image.bitmap.rgba16).contains { $0 % 257 != 0 })
@@ -60,8 +45,6 @@ import WebImageAVIF
 
     @Test func anEightBitAVIFStaysEightBit() throws {
         let encoded = try Self.coders.encode(Image(bitmap: Self.gradient.converted(to: .rgba8)), as: .avif)
-        var options = ImageDecodingOptions()
-        options.bitDepth = .source
-        #expect(try Self.coders.decode(encoded, options: options).bitmap.pixelFormat == .rgba8)
+        #expect(try Self.coders.decode(encoded, options: .sourceDepth).bitmap.pixelFormat == .rgba8)
     }
 }

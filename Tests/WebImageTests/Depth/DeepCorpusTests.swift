@@ -6,26 +6,10 @@ import Testing
 /// reference tools' 16-bit PNGs: `avifdec --depth 16`, `djxl --bits_per_sample=16` and
 /// `heif-convert` (which writes a 16-bit PNG for an image of more than 8 bits).
 @Suite struct DeepCorpusTests {
-    static var deep: ImageDecodingOptions {
-        var options = ImageDecodingOptions()
-        options.bitDepth = .source
-        return options
-    }
-
-    /// `tool arguments` writing `out.png` from the corpus file, read back at 16 bits.
-    static func reference(_ tool: String, _ arguments: (String, String) -> [String], file: String) throws -> Bitmap {
-        let dir = TemporaryDirectory("deep-reference")
-        defer { dir.remove() }
-        let output = dir.url.appendingPathComponent("out.png")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments(ModernCorpus.directory.appendingPathComponent(file).path, output.path)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ImageError.undecodable(.unknown, reason: "\(tool) failed on \(file)") }
-        return try ImageCoders.shared.decode(try Data(contentsOf: output), options: deep).bitmap
+    /// `tool` run on the corpus file `file`, its 16-bit PNG read back.
+    static func reference(_ tool: String, _ arguments: @escaping (String, String) -> [String], file: String) throws -> Bitmap {
+        let suffix = URL(fileURLWithPath: file).pathExtension
+        return try ReferenceTools.png(tool, input: try ModernCorpus.data(file), suffix: suffix, arguments)
     }
 
     /// The largest difference between two 16-bit bitmaps' colour values (alpha too when both
@@ -39,7 +23,7 @@ import Testing
     @Test(arguments: ["avif/lossless_10bit_444.avif", "avif/lossless_12bit_444.avif", "avif/lossy_10bit_420.avif",
                       "avif/lossy_12bit_422.avif", "avif/lossy_10bit_444_alpha_lossy.avif"])
     func avifAsAvifdecGivesIt(_ file: String) throws {
-        let image = try ModernCorpus.coders.decode(try ModernCorpus.data(file), options: Self.deep)
+        let image = try ModernCorpus.coders.decode(try ModernCorpus.data(file), options: .sourceDepth)
         #expect(image.bitmap.pixelFormat == .rgba16, "\(file)")
         let reference = try Self.reference("/usr/bin/avifdec", { ["--depth", "16", "-j", "1", $0, $1] }, file: file)
         // The same library's conversion; avifdec's chroma upsampling is its automatic choice.
@@ -51,7 +35,7 @@ import Testing
     /// beside 16-bit colour.)
     @Test(arguments: ["jxl/lossless_16bit_rgb.jxl", "jxl/lossy_d1_16bit.jxl"])
     func jpegXLAsDjxlGivesIt(_ file: String) throws {
-        let image = try ModernCorpus.coders.decode(try ModernCorpus.data(file), options: Self.deep)
+        let image = try ModernCorpus.coders.decode(try ModernCorpus.data(file), options: .sourceDepth)
         #expect(image.bitmap.pixelFormat == .rgba16, "\(file)")
         let reference = try Self.reference("/usr/bin/djxl", { [$0, $1, "--bits_per_sample=16", "--quiet"] }, file: file)
         #expect(try Self.largestDifference(image.bitmap, reference) <= 1, "\(file)")
@@ -59,7 +43,7 @@ import Testing
 
     @Test(arguments: ["heic/10bit_420_q80.heic", "heic/10bit_alpha_q85.heic"])
     func heicAsHeifConvertGivesIt(_ file: String) throws {
-        let image = try ModernCorpus.coders.decode(try ModernCorpus.data(file), options: Self.deep)
+        let image = try ModernCorpus.coders.decode(try ModernCorpus.data(file), options: .sourceDepth)
         #expect(image.bitmap.pixelFormat == .rgba16, "\(file)")
         let reference = try Self.reference("/usr/bin/heif-convert", { [$0, $1] }, file: file)
         // heif-convert widens 10 bits by a shift, this decoder by v * 65535 / 1023: at most

@@ -10,32 +10,12 @@ import WebImageJXL
 
     /// `djxl` of `jxl` to a 16-bit PNG, read back through the 16-bit PNG decoder.
     static func djxl(_ jxl: Data) throws -> Bitmap {
-        let dir = TemporaryDirectory("djxl")
-        defer { dir.remove() }
-        let input = dir.url.appendingPathComponent("in.jxl"), output = dir.url.appendingPathComponent("out.png")
-        try jxl.write(to: input)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/djxl")
-        process.arguments = [input.path, output.path, "--bits_per_sample=16", "--quiet"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ImageError.undecodable(.jxl, reason: "djxl failed") }
-        var options = ImageDecodingOptions()
-        options.bitDepth = .source
-        return try ImageCoders.shared.decode(try Data(contentsOf: output), options: options).bitmap
-    }
-
-    static var deep: ImageDecodingOptions {
-        var options = ImageDecodingOptions()
-        options.bitDepth = .source
-        return options
+        try ReferenceTools.png("/usr/bin/djxl", input: jxl, suffix: "jxl") { [$0, $1, "--bits_per_sample=16", "--quiet"] }
     }
 
     @Test func aLosslessDeepImageRoundTripsExactly() throws {
         let encoded = try Self.coders.encode(Image(bitmap: DeepAVIFTests.gradient), as: .jxl, options: .init(lossless: true))
-        let image = try Self.coders.decode(encoded, options: Self.deep)
+        let image = try Self.coders.decode(encoded, options: .sourceDepth)
         #expect(image.bitmap == DeepAVIFTests.gradient)
         #expect(image.bitmap == (try Self.djxl(encoded)))
         #expect(try Self.coders.decode(encoded).bitmap == DeepAVIFTests.gradient.converted(to: .rgba8))
@@ -43,7 +23,7 @@ import WebImageJXL
 
     @Test func aLossyDeepImageDecodesAsDjxlDecodesIt() throws {
         let encoded = try Self.coders.encode(Image(bitmap: DeepAVIFTests.gradient), as: .jxl, options: .init(quality: 0.9))
-        let image = try Self.coders.decode(encoded, options: Self.deep)
+        let image = try Self.coders.decode(encoded, options: .sourceDepth)
         #expect(image.bitmap.pixelFormat == .rgba16)
         let ours = try #require(image.bitmap.rgba16), theirs = try #require((try Self.djxl(encoded)).rgba16)
         let worst = zip(ours, theirs).map { abs(Int($0) - Int($1)) }.max() ?? .max
@@ -54,6 +34,6 @@ import WebImageJXL
 
     @Test func anEightBitJXLStaysEightBit() throws {
         let encoded = try Self.coders.encode(Image(bitmap: DeepAVIFTests.gradient.converted(to: .rgba8)), as: .jxl)
-        #expect(try Self.coders.decode(encoded, options: Self.deep).bitmap.pixelFormat == .rgba8)
+        #expect(try Self.coders.decode(encoded, options: .sourceDepth).bitmap.pixelFormat == .rgba8)
     }
 }

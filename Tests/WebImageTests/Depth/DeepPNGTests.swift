@@ -8,11 +8,7 @@ import CWebImageIsolation
 /// PngSuite files against the 8-bit decode and Pillow, round trips, and the 8-bit paths a deep
 /// bitmap meets (transformers, other encoders, orientation, colour conversion).
 @Suite struct DeepPNGTests {
-    static var deep: ImageDecodingOptions {
-        var options = ImageDecodingOptions()
-        options.bitDepth = .source
-        return options
-    }
+    static var deep: ImageDecodingOptions { .sourceDepth }
 
     static let sixteenBit = ["basn0g16.png", "basn2c16.png", "basn4a16.png", "basn6a16.png", "basi2c16.png", "basi6a16.png",
                              "RGBA16PNG.png", "bgan6a16.png"]

@@ -10,18 +10,10 @@ import WebImagePDF
 
     /// `pdftoppm` drawing `page` (from 0) of `pdf` into `width` x `height` pixels.
     static func pdftoppm(_ pdf: Data, page: Int = 0, width: Int, height: Int) throws -> Bitmap {
-        let dir = TemporaryDirectory("pdftoppm")
-        defer { dir.remove() }
-        let input = dir.url.appendingPathComponent("in.pdf"), output = dir.url.appendingPathComponent("out")
-        try pdf.write(to: input)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/pdftoppm")
-        process.arguments = ["-png", "-singlefile", "-f", "\(page + 1)", "-l", "\(page + 1)", "-scale-to-x", "\(width)",
-                             "-scale-to-y", "\(height)", input.path, output.path]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ImageError.undecodable(.pdf, reason: "pdftoppm failed") }
-        return try Image(data: Data(contentsOf: output.appendingPathExtension("png"))).bitmap
+        try ReferenceTools.png("/usr/bin/pdftoppm", input: pdf, suffix: "pdf", outputName: "out.png") { input, output in
+            ["-png", "-singlefile", "-f", "\(page + 1)", "-l", "\(page + 1)", "-scale-to-x", "\(width)", "-scale-to-y", "\(height)",
+             input, String(output.dropLast(4))]
+        }.converted(to: .rgba8)
     }
 
     /// At sizes where the page's edges fall on whole pixels: elsewhere cairo anti-aliases an
