@@ -18,6 +18,8 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 [ -f "$fx/photo-1024x768.png" ] || "$py" -c "from PIL import Image; Image.open('$src').convert('RGB').resize((1024, 768), Image.LANCZOS).save('$fx/photo-1024x768.png')"
 [ -f "$fx/photo-4000x3000.avif" ] || avifenc -j 2 -s 8 -d 8 -y 420 --min 20 --max 28 "$fx/photo-4000x3000.png" "$fx/photo-4000x3000.avif" >/dev/null
 [ -f "$fx/photo-4000x3000.heic" ] || heif-enc -q 80 -o "$fx/photo-4000x3000.heic" "$fx/photo-4000x3000.png" >/dev/null
+# The photo coded in 10 bits (issue #59's depth row).
+[ -f "$fx/photo-4000x3000-10bit.avif" ] || avifenc -j 2 -s 8 -d 10 -y 420 --min 20 --max 28 "$fx/photo-4000x3000.png" "$fx/photo-4000x3000-10bit.avif" >/dev/null
 [ -f "$fx/photo-4000x3000.jxl" ] || cjxl "$fx/photo-4000x3000.png" "$fx/photo-4000x3000.jxl" -d 1 -e 7 --quiet
 
 ms() { # median wall ms of a command, via hyperfine

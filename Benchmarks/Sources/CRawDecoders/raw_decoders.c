@@ -63,6 +63,45 @@ int raw_png_decode(const uint8_t *data, size_t length) {
     return ok ? 0 : -1;
 }
 
+struct raw_png_source { const uint8_t *data; size_t length, offset; };
+
+static void raw_png_read(png_structp png, png_bytep out, png_size_t count) {
+    struct raw_png_source *source = png_get_io_ptr(png);
+    if (count > source->length - source->offset) png_error(png, "truncated");
+    memcpy(out, source->data + source->offset, count);
+    source->offset += count;
+}
+
+int raw_png_decode_16(const uint8_t *data, size_t length) {
+    // libpng's own reader, keeping 16-bit samples (native-endian RGBA16): what the simplified
+    // API cannot give (its 16-bit formats are linear light).
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    struct raw_png_source source = { data, length, 0 };
+    uint8_t *volatile pixels = NULL;
+    png_bytep *volatile rows = NULL;
+    if (!info || setjmp(png_jmpbuf(png))) {
+        png_destroy_read_struct(&png, &info, NULL);
+        free(pixels);
+        free(rows);
+        return -1;
+    }
+    png_set_read_fn(png, &source, raw_png_read);
+    png_read_info(png, info);
+    png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
+    if (png_get_color_type(png, info) == PNG_COLOR_TYPE_RGB) png_set_add_alpha(png, 0xffff, PNG_FILLER_AFTER);
+    png_set_swap(png);
+    png_read_update_info(png, info);
+    pixels = malloc((size_t)w * h * 8);
+    rows = malloc(sizeof(png_bytep) * h);
+    for (png_uint_32 y = 0; y < h; y++) rows[y] = pixels + (size_t)y * w * 8;
+    png_read_image(png, rows);
+    png_destroy_read_struct(&png, &info, NULL);
+    free(pixels);
+    free(rows);
+    return 0;
+}
+
 int raw_webp_decode(const uint8_t *data, size_t length) {
     int w, h;
     uint8_t *pixels = WebPDecodeRGBA(data, length, &w, &h);

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int raw_avif_decode(const uint8_t *data, size_t length) {
+int raw_avif_decode(const uint8_t *data, size_t length) { return raw_avif_decode_depth(data, length, 8); }
+
+int raw_avif_decode_depth(const uint8_t *data, size_t length, int depth) {
     avifDecoder *decoder = avifDecoderCreate();
     decoder->maxThreads = 1;
     decoder->ignoreExif = decoder->ignoreXMP = AVIF_TRUE;
@@ -16,7 +18,7 @@ int raw_avif_decode(const uint8_t *data, size_t length) {
         avifRGBImage rgb;
         avifRGBImageSetDefaults(&rgb, decoder->image);
         rgb.format = AVIF_RGB_FORMAT_RGBA;
-        rgb.depth = 8;
+        rgb.depth = (uint32_t)depth;
         rgb.chromaUpsampling = AVIF_CHROMA_UPSAMPLING_BILINEAR;
         avifRGBImageAllocatePixels(&rgb);
         status = avifImageYUVToRGB(decoder->image, &rgb) == AVIF_RESULT_OK ? 0 : 1;

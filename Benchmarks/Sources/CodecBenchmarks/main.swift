@@ -64,6 +64,15 @@ try bench("12 MP JPEG -> 256 px (decode at size)", runs: 15, floorName: "libjpeg
 try bench("1024x768 RGBA PNG decode", runs: 21, floorName: "libpng simplified API",
           anchorKeys: [("Pillow", "png1024_decode_pillow")],
           ours: { _ = try Image(data: png) }, raw: { withBytes(png) { raw_png_decode($0, $1) } })
+// Depth (issue #59): the same PNG written with 16-bit samples, decoded at 16 bits a channel
+// (`bitDepth = .source`), against libpng's own reader keeping them.
+if wantsRow("1024x768 16-bit PNG decode at depth") {
+    let png16 = try Image(bitmap: Image(data: png).bitmap.converted(to: .rgba16)).encoded(as: .png)
+    var deep = ImageDecodingOptions()
+    deep.bitDepth = .source
+    try bench("1024x768 16-bit PNG decode at depth", runs: 21, floorName: "libpng, 16-bit samples kept", anchorKeys: [],
+              ours: { _ = try Image(data: png16, options: deep) }, raw: { withBytes(png16) { raw_png_decode_16($0, $1) } })
+}
 try bench("1024x768 lossy WebP decode", runs: 21, floorName: "WebPDecodeRGBA",
           anchorKeys: [("Pillow", "webp1024_lossy_decode_pillow"), ("dwebp process", "webp1024_lossy_decode_dwebp_process")],
           ours: { _ = try Image(data: webpLossy) }, raw: { withBytes(webpLossy) { raw_webp_decode($0, $1) } })

@@ -47,6 +47,15 @@ let (w, h) = (UInt32(source.width), UInt32(source.height))
 try bench("12 MP AVIF decode", runs: 7, floorName: "libavif direct", target: "<= 1.03x",
           anchorKeys: [("avifdec process", "avif12mp_decode_avifdec_process"), ("Pillow", "avif12mp_decode_pillow")],
           ours: { _ = try coders.decode(avif) }, raw: { withBytes(avif) { raw_avif_decode($0, $1) } })
+// Depth (issue #59): a 12 MP AVIF coded in 10 bits decoded at 16 bits a channel
+// (`bitDepth = .source`), against libavif converting to 16 bits directly.
+if wantsRow("12 MP 10-bit AVIF decode at depth") {
+    let avif10 = run.load("photo-4000x3000-10bit.avif")
+    var deep = ImageDecodingOptions()
+    deep.bitDepth = .source
+    try bench("12 MP 10-bit AVIF decode at depth", runs: 7, floorName: "libavif direct, 16 bits", target: "<= 1.05x", anchorKeys: [],
+              ours: { _ = try coders.decode(avif10, options: deep) }, raw: { withBytes(avif10) { raw_avif_decode_depth($0, $1, 16) } })
+}
 try bench("12 MP HEIC decode", runs: 7, floorName: "libheif direct", target: "<= 1.03x",
           anchorKeys: [("heif-convert process (to JPEG)", "heic12mp_decode_heifconvert_process"), ("Pillow", "heic12mp_decode_pillow")],
           ours: { _ = try coders.decode(heic) }, raw: { withBytes(heic) { raw_heif_decode($0, $1) } })

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 int raw_avif_decode(const uint8_t *data, size_t length);
+/// The same into RGBA of `depth` bits a channel (8 or 16).
+int raw_avif_decode_depth(const uint8_t *data, size_t length, int depth);
 int raw_heif_decode(const uint8_t *data, size_t length);
 int raw_jxl_decode(const uint8_t *data, size_t length);
 /// quality 0...100 (libavif 1.x's quantizer mapping), speed 0...10; writes the file's size.
