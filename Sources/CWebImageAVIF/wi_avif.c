@@ -194,6 +194,7 @@ struct wi_avif_encoder {
     avifEncoder *encoder;
     int lossless;
     int has_alpha;
+    int primaries, transfer;   // CICP written in the nclx box (sRGB's by default)
     avifRWData icc;
     avifRWData exif;
     avifRWData xmp;
@@ -222,12 +223,21 @@ wi_avif_encoder *wi_avif_encoder_create(int quality, int lossless, int speed, in
     e->encoder->timescale = 1000;
     e->lossless = lossless;
     e->has_alpha = has_alpha;
+    e->primaries = AVIF_COLOR_PRIMARIES_BT709;
+    e->transfer = AVIF_TRANSFER_CHARACTERISTICS_SRGB;
     return e;
 }
 
 int wi_avif_encoder_set_icc(wi_avif_encoder *encoder, const uint8_t *icc, size_t length) {
     avifRWDataFree(&encoder->icc);
     if (length) avifRWDataSet(&encoder->icc, icc, length);
+    return WI_OK;
+}
+
+int wi_avif_encoder_set_cicp(wi_avif_encoder *encoder, int primaries, int transfer) {
+    if (primaries < 0 || primaries > 255 || transfer < 0 || transfer > 255) return WI_ERR_ARGUMENT;
+    encoder->primaries = primaries;
+    encoder->transfer = transfer;
     return WI_OK;
 }
 
@@ -245,8 +255,8 @@ static int add(wi_avif_encoder *e, const uint8_t *rgba, int deep, uint32_t width
     // 16-bit pixels are coded in 10 bits (AV1's main profile), libavif scaling them.
     avifImage *image = avifImageCreate(width, height, deep ? 10 : 8, e->lossless ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420);
     if (!image) return WI_ERR_NO_MEMORY;
-    image->colorPrimaries = AVIF_COLOR_PRIMARIES_BT709;
-    image->transferCharacteristics = AVIF_TRANSFER_CHARACTERISTICS_SRGB;
+    image->colorPrimaries = (avifColorPrimaries)e->primaries;
+    image->transferCharacteristics = (avifTransferCharacteristics)e->transfer;
     image->matrixCoefficients = e->lossless ? AVIF_MATRIX_COEFFICIENTS_IDENTITY : AVIF_MATRIX_COEFFICIENTS_BT601;
     image->yuvRange = AVIF_RANGE_FULL;
     if (e->icc.size) avifImageSetProfileICC(image, e->icc.data, e->icc.size);

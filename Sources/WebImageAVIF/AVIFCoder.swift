@@ -45,24 +45,26 @@ public struct AVIFCoder: ImageCoder {
                                     height: info.coded_height, limit: options.pixelLimit)
         }
         // libavif seeks from the nearest keyframe when asked for an earlier frame.
-        // A still image coded in 10 or 12 bits keeps them when asked (`bitDepth`); a sequence's
-        // frames are composited in 8 bits.
-        let deep: Int32 = options.bitDepth == .source && info.frame_count <= 1 ? 1 : 0
+        // A still image coded in 10 or 12 bits keeps them when asked (`bitDepth`) and when it
+        // is HDR (tone-mapped from them, or kept); a sequence's frames are composited in 8 bits.
+        let colorInfo = AVIFCoder.colorInfo(handle, info)
+        let hdr = HDRDecoding(colorInfo, options: options)
+        let deep: Int32 = (options.bitDepth == .source || hdr.decodesDeep) && info.frame_count <= 1 ? 1 : 0
         let decoder = CodecFrameRenderer(handle: handle, format: .avif, render: { wi_avif_render_at($0, $1, deep, $2) },
                                          close: { wi_avif_close($0) })
         let orientation = AVIFCoder.orientation(rotation: Int(info.rotation), mirror: Int(info.mirror))
         var geometry = options
         geometry.appliesOrientation = true   // irot and imir are the image's own, not a hint
-        let finishing = DecodeFinishing(width: Int(info.width), height: Int(info.height),
+        var finishing = DecodeFinishing(width: Int(info.width), height: Int(info.height),
                                         exifOrientation: orientation, options: geometry)
+        let toneMapped = finishing.mapTones(hdr, options: options)
         let count = options.firstFrameOnly ? 1 : Int(info.frame_count)
         let durations = count > 1 ? (0..<count).map { wi_avif_frame_duration(handle, UInt32($0)) } : [0]
-        let colorInfo = AVIFCoder.colorInfo(decoder.handle, info)
         // libavif 0.11 reads no loop count (edts): a sequence plays forever, as browsers play it.
         var image = try AnimationAssembly.image(renderer: decoder, durations: durations, format: .avif,
                                                 loopCount: count > 1 ? 0 : nil, finishing: finishing,
                                                 orientation: orientation, options: options)
-        image.applyColor(colorInfo, options: options)
+        image.applyColor(colorInfo, options: options, toneMapped: toneMapped)
         return image
     }
 
@@ -94,6 +96,9 @@ public struct AVIFCoder: ImageCoder {
         defer { wi_avif_encoder_destroy(encoder) }
         if let icc = image.colorInfo.embeddableProfile {
             _ = icc.withBytePointer { wi_avif_encoder_set_icc(encoder, $0, $1) }
+        } else if let cicp = image.colorInfo.cicp {
+            // The code points the image was decoded with (an HDR image kept as HDR).
+            _ = wi_avif_encoder_set_cicp(encoder, Int32(clamping: cicp.colorPrimaries), Int32(clamping: cicp.transferCharacteristics))
         }
         if let (exif, xmp) = options.metadata?.blocks(for: image) {
             _ = (exif ?? []).withUnsafeBufferPointer { exif in

@@ -55,6 +55,9 @@ int wi_avif_encoder_add_16(wi_avif_encoder *encoder, const uint16_t *rgba, uint3
                            uint32_t duration_ms, int single, char message[WI_MESSAGE_SIZE]);
 /// Embeds `icc` (copied) in the frames added after this call.
 int wi_avif_encoder_set_icc(wi_avif_encoder *encoder, const uint8_t *icc, size_t length);
+/// The CICP primaries and transfer written in the nclx box (1 and 13, sRGB's, by default): an
+/// HDR image's 9 and 16 (PQ) or 18 (HLG) keep it HDR.
+int wi_avif_encoder_set_cicp(wi_avif_encoder *encoder, int primaries, int transfer);
 /// The EXIF block (a TIFF structure) and the XMP packet written with every image added after
 /// this call (either may be empty).
 int wi_avif_encoder_set_metadata(wi_avif_encoder *encoder, const uint8_t *exif, size_t exif_length,

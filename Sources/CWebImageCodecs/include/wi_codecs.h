@@ -311,6 +311,25 @@ void wi_color_rows_cancel(wi_color_rows *rows);
 /// lcms2's own sRGB profile, serialised (for encoders and tests).
 int wi_color_srgb_profile(wi_buffer *out);
 
+// MARK: - HDR tone mapping
+
+/// The HDR transfer functions (CICP transfer_characteristics).
+enum {
+    WI_TRANSFER_PQ = 16,   // SMPTE ST 2084
+    WI_TRANSFER_HLG = 18,  // ARIB STD-B67
+};
+/// HDR pixels (RGBA16, PQ or HLG over CICP primaries 1, 9 or 12) mapped to sRGB by BT.2390's
+/// EETF on the largest linear component, into an SDR white of BT.2408's reference white
+/// (203 cd/m²): the source's peak is compressed to it. `source_peak`: the content's peak in cd/m² for PQ (0: 1000); HLG assumes its nominal
+/// 1000 cd/m² display. WI_ERR_UNSUPPORTED for other code points.
+typedef struct wi_tone_map wi_tone_map;
+int wi_tone_map_create(int primaries, int transfer, double source_peak, wi_tone_map **out);
+/// Maps `count` RGBA16 pixels into `out`: RGBA8, or RGBA16 with `deep`. `out` may be `in`
+/// (the output never overtakes the input). Thread-safe: one map may serve many threads.
+void wi_tone_map_apply(const wi_tone_map *map, const uint16_t *in, size_t count, void *out, int deep);
+/// Frees a map (NULL is ignored).
+void wi_tone_map_free(wi_tone_map *map);
+
 
 // MARK: - BMP and icon DIBs (our own decoder)
 

@@ -4,6 +4,9 @@ package struct DecodeFinishing: Sendable {
     let targetWidth: Int?
     let targetHeight: Int?
     package let orientation: ExifOrientation?
+    /// The tone map the frames go through first, from their deep samples, and the depth it
+    /// gives (`mapTones`).
+    private var toneMap: (ToneMapper, PixelFormat)?
 
     /// Finishing for an image whose stored canvas is `width` x `height`.
     package init(width: Int, height: Int, exifOrientation: Int?, options: ImageDecodingOptions) {
@@ -28,8 +31,17 @@ package struct DecodeFinishing: Sendable {
         return width > w || height > h
     }
 
+    /// Maps every frame's tones first when `hdr` says so, into the depth `options` ask for;
+    /// returns whether it will (for `Image.applyColor(_:options:toneMapped:)`).
+    package mutating func mapTones(_ hdr: HDRDecoding, options: ImageDecodingOptions) -> Bool {
+        guard let mapper = hdr.toneMapper else { return false }
+        toneMap = (mapper, options.bitDepth == .source ? .rgba16 : .rgba8)
+        return true
+    }
+
     package func callAsFunction(_ bitmap: Bitmap) -> Bitmap {
         var result = bitmap
+        if let (mapper, format) = toneMap { result = mapper.map(result, to: format) }
         if downscales(width: result.width, height: result.height), let w = targetWidth, let h = targetHeight {
             result = result.areaDownscaled(toWidth: w, height: h)
         }

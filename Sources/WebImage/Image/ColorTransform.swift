@@ -114,28 +114,45 @@ extension Image {
     /// `options` ask for it (the default) and the description is not sRGB's: frame 0 and any
     /// preloaded frame in place, lazily decoded frames as they are decoded. Decoders call it
     /// once, on the image they made, while nothing else holds it.
-    package mutating func applyColor(_ info: ImageColorInfo, options: ImageDecodingOptions) {
+    /// An HDR image (PQ or HLG) is tone-mapped instead, unless `options` keep it
+    /// (`ImageDynamicRange.high`): `toneMapped` says the decoder's finishing mapped it already
+    /// from its deep samples (`DecodeFinishing.mapTones`), else it is mapped here.
+    package mutating func applyColor(_ info: ImageColorInfo, options: ImageDecodingOptions, toneMapped: Bool = false) {
         colorInfo = info
+        switch HDRDecoding(info, options: options) {
+        case .keep:
+            return
+        case .toneMap(let mapper):
+            if !toneMapped {
+                let format: PixelFormat = options.bitDepth == .source ? .rgba16 : .rgba8
+                convertPixels { $0 = mapper.map($0, to: format) }
+            }
+            colorInfo = ImageColorInfo()
+            return
+        case .none:
+            break
+        }
         guard options.colorSpace == .sRGB, !info.isEmpty,
               let transform = ColorTransform.toSRGB(info, deep: bitmap.pixelFormat == .rgba16), !transform.readsCMYK else { return }
-        convertPixels(with: transform)
+        convertPixels { transform.apply(to: &$0) }
         colorInfo = ImageColorInfo()
     }
 
-    /// Runs `transform` over every frame: the pixels are converted where they are when this
-    /// image was their only holder.
-    package mutating func convertPixels(with transform: ColorTransform) {
+    /// Runs `convert` over every frame (frame 0 and preloaded ones now, lazily decoded ones as
+    /// they are decoded): the pixels are converted where they are when this image was their
+    /// only holder.
+    private mutating func convertPixels(_ convert: @escaping @Sendable (inout Bitmap) -> Void) {
         let scale = self.scale
         var parts = Image.parts(of: self)
         // This image lets go of its content: the parts now hold the only references to the pixels.
         self = Image.placeholder
-        transform.apply(to: &parts.first.bitmap)
-        for index in parts.rest.indices { transform.apply(to: &parts.rest[index].bitmap) }
+        convert(&parts.first.bitmap)
+        for index in parts.rest.indices { convert(&parts.rest[index].bitmap) }
         let frames: FrameStore
         if let lazy = parts.lazy {
             frames = .lazy(LazyFrames(renderer: ConvertedFrames(lazy), durations: lazy.durations, retainedCost: lazy.retainedCost) { raw in
                 var bitmap = raw
-                transform.apply(to: &bitmap)
+                convert(&bitmap)
                 return bitmap
             })
         } else {

@@ -38,6 +38,10 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// (`PixelFormat.rgba16`). A decode that also reduces the size, and every transformer, works
     /// in 8 bits (DocC "Formats", "Depth").
     public var bitDepth: ImageBitDepth = .eight
+    /// What happens to an HDR (PQ or HLG) image: `.standard` (the default) tone-maps it to SDR
+    /// sRGB; `.high` keeps it, deep, with its code points (`ImageDynamicRange`). SDR images
+    /// are unaffected.
+    public var dynamicRange: ImageDynamicRange = .standard
     /// The page of a document of several (a PDF) to decode, from 0 (the first, the default).
     /// A page past the last fails with `ImageError.undecodable`; single-image formats ignore it.
     public var pageIndex: Int = 0

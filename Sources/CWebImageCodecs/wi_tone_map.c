@@ -1,0 +1,296 @@
+// HDR to SDR: PQ (SMPTE ST 2084) and HLG (ARIB STD-B67) pixels of BT.2100 mapped to sRGB with
+// the EETF of ITU-R BT.2390 (a Hermite knee in the PQ domain) applied to the largest of the
+// three linear components, so that a pixel's hue and saturation stay while its level is
+// compressed. HLG is first brought to display light by its OOTF for a nominal 1000 cd/m²
+// display (BT.2100: gamma 1.2 on the scene luminance). The SDR display is taken as BT.2408's
+// reference white (203 cd/m²): the source's peak is compressed to it, levels below the knee
+// (about 95 cd/m² for a 1000 cd/m² peak) keep their light. The primaries are converted to
+// BT.709 by one matrix and what falls outside is clipped.
+//
+// Tables: a sample rounded to 12 bits indexes its linear value times its channel's column of
+// the matrix (one four-float lookup a channel; the three summed are the converted pixel). For
+// PQ the EETF's gain is a table over the largest of the three codes (the EOTF is monotonic, so
+// the largest code has the largest linear value); for HLG over the largest display value.
+// sRGB's curve is a table over the clipped linear value for 16 bits, a polynomial for 8.
+#include "wi_internal.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    CODE_BITS = 12,
+    CODE_SIZE = 1 << CODE_BITS,
+    GAIN_SIZE = 4096,             // the HLG gain table, over [0, the source's peak]
+    OOTF_SIZE = 16384,            // Ys^(gamma - 1) over [0, 1] (ENCODE8_STEPS: the luminance lane is its index)
+    ENCODE8_STEPS = 16384,        // sRGB's curve to 8 bits: entries per unit of linear value
+    ENCODE16_STEPS = 4 * ENCODE8_STEPS, // and to 16 bits
+};
+
+typedef float wi_f4 __attribute__((vector_size(16)));
+
+struct wi_tone_map {
+    // A code's linear value times the matrix's column for its channel (source primaries to
+    // BT.709), in units of SDR white times ENCODE8_STEPS (so that the sum, after the gain, is
+    // an index of the 8-bit table); the fourth lane its share of the luminance (HLG's OOTF).
+    wi_f4 column[3][CODE_SIZE + 1];
+    int transfer;
+    float linear[CODE_SIZE + 1];      // a code's linear value (scene light for HLG)
+    float gain[CODE_SIZE + 1];        // PQ: the EETF's gain for the largest code
+    float hlg_gain[GAIN_SIZE + 1];    // HLG: the gain for the largest linear value
+    float hlg_gain_scale;             // table index per unit of linear value
+    float ootf[OOTF_SIZE + 1];        // HLG: (peak / white) * Ys^0.2
+    float matrix[9];                  // source primaries to BT.709 (rows)
+    float luma[3];                    // the source primaries' luminance weights
+    // sRGB's curve by table, over every value a mapped pixel can take: the gain brings each
+    // source component to at most 1, so a converted one lies within the matrix's row sums of
+    // its negative and positive coefficients (no clipping needed; the ends hold 0 and 1).
+    float offset8[4], offset16[4];    // index of linear 0, plus a half for rounding
+    uint8_t *encode8;
+    uint16_t *encode16;
+};
+
+
+static const double reference_white = 203.0;     // cd/m², BT.2408
+static const double hlg_peak = 1000.0;           // the nominal HLG display (BT.2100)
+
+// ---- The curves (BT.2100) ----
+
+static const double pq_m1 = 2610.0 / 16384, pq_m2 = 2523.0 / 4096 * 128, pq_c1 = 3424.0 / 4096,
+                    pq_c2 = 2413.0 / 4096 * 32, pq_c3 = 2392.0 / 4096 * 32;
+
+// PQ signal (0...1) to cd/m².
+static double pq_eotf(double e) {
+    double p = pow(e < 0 ? 0 : e, 1 / pq_m2);
+    double v = fmax(p - pq_c1, 0) / (pq_c2 - pq_c3 * p);
+    return 10000 * pow(v, 1 / pq_m1);
+}
+
+// cd/m² to PQ signal.
+static double pq_inverse(double nits) {
+    double y = pow(fmax(nits, 0) / 10000, pq_m1);
+    return pow((pq_c1 + pq_c2 * y) / (1 + pq_c3 * y), pq_m2);
+}
+
+// HLG signal to scene-linear light (0...1).
+static double hlg_inverse_oetf(double e) {
+    const double a = 0.17883277, b = 1 - 4 * a, c = 0.5 - a * log(4 * a);
+    if (e <= 0.5) return e * e / 3;
+    return (exp((e - c) / a) + b) / 12;
+}
+
+// BT.2390's EETF: display light `nits` of a source mastered up to `source_peak`, compressed
+// into [0, target_peak] in the PQ domain (black levels 0).
+static double eetf(double nits, double source_peak, double target_peak) {
+    double source_max = pq_inverse(source_peak);
+    double e1 = fmin(pq_inverse(nits) / source_max, 1);
+    double max_lum = pq_inverse(target_peak) / source_max;
+    double ks = 1.5 * max_lum - 0.5;
+    double e2 = e1;
+    if (e1 >= ks && ks < 1) {
+        double t = (e1 - ks) / (1 - ks), t2 = t * t, t3 = t2 * t;
+        e2 = (2 * t3 - 3 * t2 + 1) * ks + (t3 - 2 * t2 + t) * (1 - ks) + (-2 * t3 + 3 * t2) * max_lum;
+    }
+    return pq_eotf(e2 * source_max);
+}
+
+// sRGB's encoding of linear light (0...1).
+static double srgb_encode(double v) {
+    return v <= 0.0031308 ? 12.92 * v : 1.055 * pow(v, 1 / 2.4) - 0.055;
+}
+
+// ---- Primaries ----
+
+static int primaries_of(int code, double xy[8]) {
+    static const double bt709[8] = { 0.640, 0.330, 0.300, 0.600, 0.150, 0.060, 0.3127, 0.3290 };
+    static const double bt2020[8] = { 0.708, 0.292, 0.170, 0.797, 0.131, 0.046, 0.3127, 0.3290 };
+    static const double p3[8] = { 0.680, 0.320, 0.265, 0.690, 0.150, 0.060, 0.3127, 0.3290 };
+    const double *from = code == 1 ? bt709 : code == 9 ? bt2020 : code == 12 ? p3 : NULL;
+    if (!from) return 0;
+    for (int i = 0; i < 8; i++) xy[i] = from[i];
+    return 1;
+}
+
+static double det3(const double m[9]) {
+    return m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) + m[2] * (m[3] * m[7] - m[4] * m[6]);
+}
+
+static void invert3(const double m[9], double out[9]) {
+    double d = det3(m);
+    out[0] = (m[4] * m[8] - m[5] * m[7]) / d; out[1] = (m[2] * m[7] - m[1] * m[8]) / d; out[2] = (m[1] * m[5] - m[2] * m[4]) / d;
+    out[3] = (m[5] * m[6] - m[3] * m[8]) / d; out[4] = (m[0] * m[8] - m[2] * m[6]) / d; out[5] = (m[2] * m[3] - m[0] * m[5]) / d;
+    out[6] = (m[3] * m[7] - m[4] * m[6]) / d; out[7] = (m[1] * m[6] - m[0] * m[7]) / d; out[8] = (m[0] * m[4] - m[1] * m[3]) / d;
+}
+
+// RGB to XYZ for primaries and white given as CIE x, y.
+static void rgb_to_xyz(const double xy[8], double m[9]) {
+    double p[9];
+    for (int c = 0; c < 3; c++) {
+        double x = xy[2 * c], y = xy[2 * c + 1];
+        p[c] = x / y; p[3 + c] = 1; p[6 + c] = (1 - x - y) / y;
+    }
+    double white[3] = { xy[6] / xy[7], 1, (1 - xy[6] - xy[7]) / xy[7] }, inverse[9];
+    invert3(p, inverse);
+    for (int c = 0; c < 3; c++) {
+        double s = inverse[3 * c] * white[0] + inverse[3 * c + 1] * white[1] + inverse[3 * c + 2] * white[2];
+        for (int r = 0; r < 3; r++) m[3 * r + c] = p[3 * r + c] * s;
+    }
+}
+
+// ---- Building ----
+
+int wi_tone_map_create(int primaries, int transfer, double source_peak, wi_tone_map **out) {
+    *out = NULL;
+    double source_xy[8], bt709_xy[8];
+    if ((transfer != WI_TRANSFER_PQ && transfer != WI_TRANSFER_HLG) || !primaries_of(primaries, source_xy)) return WI_ERR_UNSUPPORTED;
+    primaries_of(1, bt709_xy);
+    wi_tone_map *map = calloc(1, sizeof *map);
+    if (!map) return WI_ERR_NO_MEMORY;
+    map->transfer = transfer;
+    double peak = transfer == WI_TRANSFER_HLG ? hlg_peak : (source_peak > 0 ? fmin(source_peak, 10000) : 1000);
+
+    double source[9], bt709[9], to709[9], m[9];
+    rgb_to_xyz(source_xy, source);
+    rgb_to_xyz(bt709_xy, bt709);
+    invert3(bt709, to709);
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            m[3 * r + c] = to709[3 * r] * source[c] + to709[3 * r + 1] * source[3 + c] + to709[3 * r + 2] * source[6 + c];
+    for (int i = 0; i < 9; i++) map->matrix[i] = (float)m[i];
+    for (int c = 0; c < 3; c++) map->luma[c] = (float)source[3 + c];
+
+    for (int i = 0; i <= CODE_SIZE; i++) {
+        double e = (double)i / CODE_SIZE;
+        if (transfer == WI_TRANSFER_PQ) {
+            double nits = pq_eotf(e);
+            map->linear[i] = (float)(nits / reference_white);
+            map->gain[i] = nits > 0 ? (float)(eetf(nits, peak, reference_white) / nits) : 1;
+        } else {
+            map->linear[i] = (float)hlg_inverse_oetf(e);
+            map->gain[i] = 1;
+        }
+        // The luminance weights of the source primaries: the middle row of RGB -> XYZ.
+        for (int c = 0; c < 3; c++) {
+            double v = map->linear[i];
+            double k = ENCODE8_STEPS;
+            map->column[c][i] = (wi_f4){ (float)(k * m[c] * v), (float)(k * m[3 + c] * v), (float)(k * m[6 + c] * v),
+                                         (float)(k * source[3 + c] * v) };
+        }
+    }
+    // HLG's OOTF: display light = peak * Ys^(gamma - 1) * scene light, gamma 1.2 at 1000 cd/m².
+    for (int i = 0; i <= OOTF_SIZE; i++) {
+        double ys = (double)i / OOTF_SIZE;
+        map->ootf[i] = (float)(peak / reference_white * pow(ys, 0.2));
+    }
+    double span = peak / reference_white;
+    map->hlg_gain_scale = (float)(GAIN_SIZE / span);
+    for (int i = 0; i <= GAIN_SIZE; i++) {
+        double v = span * i / GAIN_SIZE, nits = v * reference_white;
+        map->hlg_gain[i] = nits > 0 ? (float)(eetf(nits, peak, reference_white) / nits) : 1;
+    }
+    double low = 0, high = 0;
+    for (int r = 0; r < 3; r++) {
+        double negative = 0, positive = 0;
+        for (int c = 0; c < 3; c++) {
+            if (m[3 * r + c] < 0) negative += m[3 * r + c]; else positive += m[3 * r + c];
+        }
+        low = fmin(low, negative);
+        high = fmax(high, positive);
+    }
+    // A little beyond the ends, for float rounding of the sums.
+    low -= 1.0 / 256;
+    high += 1.0 / 256;
+    size_t size8 = (size_t)ceil((high - low) * ENCODE8_STEPS) + 2, size16 = (size_t)ceil((high - low) * ENCODE16_STEPS) + 2;
+    map->encode8 = malloc(size8);
+    map->encode16 = malloc(size16 * sizeof(uint16_t));
+    if (!map->encode8 || !map->encode16) {
+        wi_tone_map_free(map);
+        return WI_ERR_NO_MEMORY;
+    }
+    for (size_t i = 0; i < size8; i++) {
+        double v = fmin(fmax(low + (double)i / ENCODE8_STEPS, 0), 1);
+        map->encode8[i] = (uint8_t)lrint(srgb_encode(v) * 255);
+    }
+    for (size_t i = 0; i < size16; i++) {
+        double v = fmin(fmax(low + (double)i / ENCODE16_STEPS, 0), 1);
+        map->encode16[i] = (uint16_t)lrint(srgb_encode(v) * 65535);
+    }
+    for (int lane = 0; lane < 4; lane++) {
+        map->offset8[lane] = (float)(-low * ENCODE8_STEPS + 0.5);
+        map->offset16[lane] = (float)(-low * ENCODE16_STEPS + 0.5);
+    }
+    *out = map;
+    return WI_OK;
+}
+
+void wi_tone_map_free(wi_tone_map *map) {
+    if (!map) return;
+    free(map->encode8);
+    free(map->encode16);
+    free(map);
+}
+
+// ---- Applying ----
+
+typedef int32_t wi_i4 __attribute__((vector_size(16)));
+
+// One pixel's three BT.709 linear values (not clipped: a converted value may lie a little
+// outside [0, 1]) in the first three lanes, as indices of an encoding table: `scale` times
+// ENCODE8_STEPS entries per unit, linear 0 at `offset`. `pq` is a constant where it is inlined, so that each transfer
+// has a loop of its own.
+static inline __attribute__((always_inline)) wi_i4 map_pixel(const wi_tone_map *restrict map, const uint16_t *in, int pq,
+                                                             float scale, wi_f4 offset) {
+    const unsigned half = 1u << (15 - CODE_BITS);
+    unsigned r = (in[0] + half) >> (16 - CODE_BITS), g = (in[1] + half) >> (16 - CODE_BITS), b = (in[2] + half) >> (16 - CODE_BITS);
+    unsigned largest = r > g ? r : g;
+    largest = largest > b ? largest : b;
+    // The matrix is linear: the sum of the columns is the converted pixel before the gain.
+    wi_f4 v = map->column[0][r] + map->column[1][g] + map->column[2][b];
+    float gain;
+    if (pq) {
+        gain = map->gain[largest];
+    } else {
+        // The OOTF scales all three alike; the largest display value is the largest code's
+        // scene light (the inverse OETF is monotonic) times it, at most the table's end.
+        float ys = __builtin_elementwise_min(__builtin_elementwise_max(v[3], 0.0f), (float)OOTF_SIZE);
+        float ootf = map->ootf[(int)(ys + 0.5f)];
+        float top = map->linear[largest] * ootf;
+        gain = ootf * map->hlg_gain[(int)(top * map->hlg_gain_scale + 0.5f)];
+    }
+    return __builtin_convertvector(v * (gain * scale) + offset, wi_i4);
+}
+
+static inline __attribute__((always_inline)) void map_to_16(const wi_tone_map *restrict map, const uint16_t *in, size_t count,
+                                                            uint16_t *dst, int pq) {
+    const wi_f4 offset = { map->offset16[0], map->offset16[1], map->offset16[2], map->offset16[3] };
+    for (size_t i = 0; i < count; i++, in += 4, dst += 4) {
+        uint16_t alpha = in[3];
+        wi_i4 index = map_pixel(map, in, pq, ENCODE16_STEPS / ENCODE8_STEPS, offset);
+        dst[0] = map->encode16[index[0]];
+        dst[1] = map->encode16[index[1]];
+        dst[2] = map->encode16[index[2]];
+        dst[3] = alpha;
+    }
+}
+
+static inline __attribute__((always_inline)) void map_to_8(const wi_tone_map *restrict map, const uint16_t *in, size_t count,
+                                                           uint8_t *dst, int pq) {
+    const wi_f4 offset = { map->offset8[0], map->offset8[1], map->offset8[2], map->offset8[3] };
+    for (size_t i = 0; i < count; i++, in += 4, dst += 4) {
+        // In place the output trails the input (4 bytes a pixel behind 8): the input is read
+        // first, and the pixel is written as one word.
+        uint32_t alpha = (in[3] + 128u) / 257u;
+        wi_i4 index = map_pixel(map, in, pq, 1, offset);
+        uint32_t word = (uint32_t)map->encode8[index[0]] | (uint32_t)map->encode8[index[1]] << 8
+                      | (uint32_t)map->encode8[index[2]] << 16 | alpha << 24;
+        memcpy(dst, &word, 4);
+    }
+}
+
+void wi_tone_map_apply(const wi_tone_map *restrict map, const uint16_t *in, size_t count, void *out, int deep) {
+    int pq = map->transfer == WI_TRANSFER_PQ;
+    if (deep) {
+        if (pq) map_to_16(map, in, count, out, 1); else map_to_16(map, in, count, out, 0);
+    } else {
+        if (pq) map_to_8(map, in, count, out, 1); else map_to_8(map, in, count, out, 0);
+    }
+}
