@@ -7,7 +7,7 @@
 // (about 95 cd/m² for a 1000 cd/m² peak) keep their light. The primaries are converted to
 // BT.709 by one matrix and what falls outside is clipped.
 //
-// Tables: a sample rounded to 12 bits indexes its linear value times its channel's column of
+// Tables: a sample's top 12 bits index its linear value times its channel's column of
 // the matrix (one four-float lookup a channel; the three summed are the converted pixel). For
 // PQ the EETF's gain is a table over the largest of the three codes (the EOTF is monotonic, so
 // the largest code has the largest linear value); for HLG over the largest display value.
@@ -32,10 +32,10 @@ struct wi_tone_map {
     // A code's linear value times the matrix's column for its channel (source primaries to
     // BT.709), in units of SDR white times ENCODE8_STEPS (so that the sum, after the gain, is
     // an index of the 8-bit table); the fourth lane its share of the luminance (HLG's OOTF).
-    wi_f4 column[3][CODE_SIZE + 1];
+    wi_f4 column[3][CODE_SIZE];
     int transfer;
-    float linear[CODE_SIZE + 1];      // a code's linear value (scene light for HLG)
-    float gain[CODE_SIZE + 1];        // PQ: the EETF's gain for the largest code
+    wi_f4 gain[CODE_SIZE];            // PQ: the EETF's gain for the largest code, in every lane
+    float linear[CODE_SIZE];          // a code's linear value (scene light for HLG)
     float hlg_gain[GAIN_SIZE + 1];    // HLG: the gain for the largest linear value
     float hlg_gain_scale;             // table index per unit of linear value
     float ootf[OOTF_SIZE + 1];        // HLG: (peak / white) * Ys^0.2
@@ -158,15 +158,17 @@ int wi_tone_map_create(int primaries, int transfer, double source_peak, wi_tone_
     for (int i = 0; i < 9; i++) map->matrix[i] = (float)m[i];
     for (int c = 0; c < 3; c++) map->luma[c] = (float)source[3 + c];
 
-    for (int i = 0; i <= CODE_SIZE; i++) {
-        double e = (double)i / CODE_SIZE;
+    for (int i = 0; i < CODE_SIZE; i++) {
+        // Code i holds the samples whose top 12 bits are i: it stands for the middle of them.
+        double e = (i * 16 + 7.5) / 65535;
         if (transfer == WI_TRANSFER_PQ) {
             double nits = pq_eotf(e);
+            float gain = nits > 0 ? (float)(eetf(nits, peak, reference_white) / nits) : 1;
             map->linear[i] = (float)(nits / reference_white);
-            map->gain[i] = nits > 0 ? (float)(eetf(nits, peak, reference_white) / nits) : 1;
+            map->gain[i] = (wi_f4){ gain, gain, gain, gain };
         } else {
             map->linear[i] = (float)hlg_inverse_oetf(e);
-            map->gain[i] = 1;
+            map->gain[i] = (wi_f4){ 1, 1, 1, 1 };
         }
         // The luminance weights of the source primaries: the middle row of RGB -> XYZ.
         for (int c = 0; c < 3; c++) {
@@ -232,31 +234,36 @@ void wi_tone_map_free(wi_tone_map *map) {
 // ---- Applying ----
 
 typedef int32_t wi_i4 __attribute__((vector_size(16)));
+typedef uint32_t wi_u4 __attribute__((vector_size(16)));
+
+// The entry of `table` (of 16-byte entries) for a sample's top 12 bits: the sample with its low
+// four bits cleared is the entry's byte offset.
+#define ENTRY(table, sample) (*(const wi_f4 *)((const char *)(table) + ((sample) & 0xfff0u)))
 
 // One pixel's three BT.709 linear values (not clipped: a converted value may lie a little
 // outside [0, 1]) in the first three lanes, as indices of an encoding table: `scale` times
-// ENCODE8_STEPS entries per unit, linear 0 at `offset`. `pq` is a constant where it is inlined, so that each transfer
-// has a loop of its own.
-static inline __attribute__((always_inline)) wi_i4 map_pixel(const wi_tone_map *restrict map, const uint16_t *in, int pq,
+// ENCODE8_STEPS entries per unit, linear 0 at `offset`. `pq` is a constant where it is
+// inlined, so that each transfer has a loop of its own.
+static inline __attribute__((always_inline)) wi_u4 map_pixel(const wi_tone_map *restrict map, const uint16_t *in, int pq,
                                                              float scale, wi_f4 offset) {
-    const unsigned half = 1u << (15 - CODE_BITS);
-    unsigned r = (in[0] + half) >> (16 - CODE_BITS), g = (in[1] + half) >> (16 - CODE_BITS), b = (in[2] + half) >> (16 - CODE_BITS);
+    unsigned r = in[0], g = in[1], b = in[2];
     unsigned largest = r > g ? r : g;
     largest = largest > b ? largest : b;
     // The matrix is linear: the sum of the columns is the converted pixel before the gain.
-    wi_f4 v = map->column[0][r] + map->column[1][g] + map->column[2][b];
-    float gain;
+    wi_f4 v = ENTRY(map->column[0], r) + ENTRY(map->column[1], g) + ENTRY(map->column[2], b);
     if (pq) {
-        gain = map->gain[largest];
+        v *= ENTRY(map->gain, largest);
     } else {
         // The OOTF scales all three alike; the largest display value is the largest code's
         // scene light (the inverse OETF is monotonic) times it, at most the table's end.
         float ys = __builtin_elementwise_min(__builtin_elementwise_max(v[3], 0.0f), (float)OOTF_SIZE);
         float ootf = map->ootf[(int)(ys + 0.5f)];
-        float top = map->linear[largest] * ootf;
-        gain = ootf * map->hlg_gain[(int)(top * map->hlg_gain_scale + 0.5f)];
+        float top = map->linear[largest >> 4] * ootf;
+        v *= ootf * map->hlg_gain[(int)(top * map->hlg_gain_scale + 0.5f)];
     }
-    return __builtin_convertvector(v * (gain * scale) + offset, wi_i4);
+    if (scale != 1) v *= scale;
+    // Unsigned (every index is at least 0): an index then needs no sign extension.
+    return (wi_u4)__builtin_convertvector(v + offset, wi_i4);
 }
 
 static inline __attribute__((always_inline)) void map_to_16(const wi_tone_map *restrict map, const uint16_t *in, size_t count,
@@ -264,7 +271,7 @@ static inline __attribute__((always_inline)) void map_to_16(const wi_tone_map *r
     const wi_f4 offset = { map->offset16[0], map->offset16[1], map->offset16[2], map->offset16[3] };
     for (size_t i = 0; i < count; i++, in += 4, dst += 4) {
         uint16_t alpha = in[3];
-        wi_i4 index = map_pixel(map, in, pq, ENCODE16_STEPS / ENCODE8_STEPS, offset);
+        wi_u4 index = map_pixel(map, in, pq, ENCODE16_STEPS / ENCODE8_STEPS, offset);
         dst[0] = map->encode16[index[0]];
         dst[1] = map->encode16[index[1]];
         dst[2] = map->encode16[index[2]];
@@ -272,18 +279,29 @@ static inline __attribute__((always_inline)) void map_to_16(const wi_tone_map *r
     }
 }
 
+// One pixel to RGBA8. In place the output trails the input (4 bytes a pixel behind 8): the
+// input is read first. Alpha: round(a / 257) as (a * 255 + 32895) >> 16, exact for every a.
+static inline __attribute__((always_inline)) void map_one_to_8(const wi_tone_map *restrict map, const uint16_t *in, uint8_t *dst,
+                                                               int pq, wi_f4 offset) {
+    uint8_t alpha = (uint8_t)((in[3] * 255u + 32895u) >> 16);
+    wi_u4 index = map_pixel(map, in, pq, 1, offset);
+    dst[0] = map->encode8[index[0]];
+    dst[1] = map->encode8[index[1]];
+    dst[2] = map->encode8[index[2]];
+    dst[3] = alpha;
+}
+
 static inline __attribute__((always_inline)) void map_to_8(const wi_tone_map *restrict map, const uint16_t *in, size_t count,
                                                            uint8_t *dst, int pq) {
     const wi_f4 offset = { map->offset8[0], map->offset8[1], map->offset8[2], map->offset8[3] };
-    for (size_t i = 0; i < count; i++, in += 4, dst += 4) {
-        // In place the output trails the input (4 bytes a pixel behind 8): the input is read
-        // first, and the pixel is written as one word.
-        uint32_t alpha = (in[3] + 128u) / 257u;
-        wi_i4 index = map_pixel(map, in, pq, 1, offset);
-        uint32_t word = (uint32_t)map->encode8[index[0]] | (uint32_t)map->encode8[index[1]] << 8
-                      | (uint32_t)map->encode8[index[2]] << 16 | alpha << 24;
-        memcpy(dst, &word, 4);
+    // Four pixels a turn: the loop's own count and compare are shared by four.
+    for (; count >= 4; count -= 4, in += 16, dst += 16) {
+        map_one_to_8(map, in, dst, pq, offset);
+        map_one_to_8(map, in + 4, dst + 4, pq, offset);
+        map_one_to_8(map, in + 8, dst + 8, pq, offset);
+        map_one_to_8(map, in + 12, dst + 12, pq, offset);
     }
+    for (; count > 0; count--, in += 4, dst += 4) map_one_to_8(map, in, dst, pq, offset);
 }
 
 void wi_tone_map_apply(const wi_tone_map *restrict map, const uint16_t *in, size_t count, void *out, int deep) {

@@ -338,13 +338,15 @@ static struct heif_error write_buffer(struct heif_context *context, const void *
 
 int wi_heif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int has_alpha, int quality, int lossless,
                    const char *preset, const uint8_t *icc, size_t icc_length, const uint8_t *exif, size_t exif_length,
-                   const uint8_t *xmp, size_t xmp_length, wi_buffer *out) {
+                   const uint8_t *xmp, size_t xmp_length, int deep, int primaries, int transfer, wi_buffer *out) {
     pthread_once(&init_once, init_library);
     memset(out, 0, sizeof *out);
     struct heif_context *context = heif_context_alloc();
     struct heif_encoder *encoder = NULL;
     struct heif_image *image = NULL;
     struct heif_image_handle *handle = NULL;
+    struct heif_color_profile_nclx *nclx = NULL;
+    struct heif_encoding_options *encoding = NULL;
     int status = WI_OK;
     struct heif_error error = { heif_error_Ok, heif_suberror_Unspecified, "" };
     if (!context) return WI_ERR_NO_MEMORY;
@@ -354,20 +356,50 @@ int wi_heif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int has
     if (lossless) heif_encoder_set_lossless(encoder, 1);
     if (preset) heif_encoder_set_parameter_string(encoder, "preset", preset);
     heif_encoder_set_parameter_string(encoder, "threads", "1");
-    error = heif_image_create((int)width, (int)height, heif_colorspace_RGB,
-                              has_alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, &image);
-    if (error.code == heif_error_Ok) error = heif_image_add_plane(image, heif_channel_interleaved, (int)width, (int)height, 8);
+    enum heif_chroma chroma = deep ? (has_alpha ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RRGGBB_LE)
+                                   : (has_alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB);
+    error = heif_image_create((int)width, (int)height, heif_colorspace_RGB, chroma, &image);
+    if (error.code == heif_error_Ok) error = heif_image_add_plane(image, heif_channel_interleaved, (int)width, (int)height, deep ? 10 : 8);
     if (error.code != heif_error_Ok) { status = status_of(error); goto done; }
     int stride = 0;
     uint8_t *plane = heif_image_get_plane(image, heif_channel_interleaved, &stride);
+    int channels = has_alpha ? 4 : 3;
     for (uint32_t y = 0; y < height; y++) {
-        const uint8_t *src = rgba + (size_t)y * width * 4;
         uint8_t *dst = plane + (size_t)y * (size_t)stride;
+        if (deep) {
+            // 16-bit samples rounded to 10, stored little-endian in two bytes.
+            const uint16_t *src = (const uint16_t *)rgba + (size_t)y * width * 4;
+            for (uint32_t x = 0; x < width; x++)
+                for (int c = 0; c < channels; c++) {
+                    uint32_t v = ((uint32_t)src[4 * x + c] * 1023u + 32767u) / 65535u;
+                    dst[2 * (channels * x + c)] = (uint8_t)v;
+                    dst[2 * (channels * x + c) + 1] = (uint8_t)(v >> 8);
+                }
+            continue;
+        }
+        const uint8_t *src = rgba + (size_t)y * width * 4;
         if (has_alpha) memcpy(dst, src, (size_t)width * 4);
         else for (uint32_t x = 0; x < width; x++) { dst[3 * x] = src[4 * x]; dst[3 * x + 1] = src[4 * x + 1]; dst[3 * x + 2] = src[4 * x + 2]; }
     }
-    if (icc && icc_length) heif_image_set_raw_color_profile(image, "prof", icc, icc_length);
-    error = heif_context_encode_image(context, image, encoder, NULL, &handle);
+    if (icc && icc_length) {
+        heif_image_set_raw_color_profile(image, "prof", icc, icc_length);
+    } else if (transfer) {
+        // An HDR image's code points in an nclx box (YCbCr by BT.2020's matrix, full range),
+        // written even where libheif would leave it out for macOS's sake.
+        if (!(nclx = heif_nclx_color_profile_alloc()) || !(encoding = heif_encoding_options_alloc())) {
+            status = WI_ERR_NO_MEMORY;
+            goto done;
+        }
+        nclx->color_primaries = (enum heif_color_primaries)primaries;
+        nclx->transfer_characteristics = (enum heif_transfer_characteristics)transfer;
+        nclx->matrix_coefficients = heif_matrix_coefficients_ITU_R_BT_2020_2_non_constant_luminance;
+        nclx->full_range_flag = 1;
+        error = heif_image_set_nclx_color_profile(image, nclx);
+        if (error.code != heif_error_Ok) { status = status_of(error); goto done; }
+        encoding->output_nclx_profile = nclx;
+        encoding->macOS_compatibility_workaround_no_nclx_profile = 0;
+    }
+    error = heif_context_encode_image(context, image, encoder, encoding, &handle);
     if (error.code != heif_error_Ok) { status = WI_ERR_ARGUMENT; goto done; }
     if (exif && exif_length) error = heif_context_add_exif_metadata(context, handle, exif, (int)exif_length);
     if (error.code == heif_error_Ok && xmp && xmp_length) error = heif_context_add_XMP_metadata(context, handle, xmp, (int)xmp_length);
@@ -385,6 +417,8 @@ done:
     if (handle) heif_image_handle_release(handle);
     if (image) heif_image_release(image);
     if (encoder) heif_encoder_release(encoder);
+    if (encoding) heif_encoding_options_free(encoding);
+    if (nclx) heif_nclx_color_profile_free(nclx);
     heif_context_free(context);
     return status;
 }

@@ -404,7 +404,7 @@ static float distance_for(int quality) {
 
 wi_jxl_encoder *wi_jxl_encoder_create(uint32_t width, uint32_t height, int has_alpha, int deep, int animated, uint32_t loop_count,
                                       int quality, int lossless, int effort, const uint8_t *icc, size_t icc_length,
-                                      char message[WI_MESSAGE_SIZE]) {
+                                      int primaries, int transfer, char message[WI_MESSAGE_SIZE]) {
     wi_jxl_encoder *e = calloc(1, sizeof *e);
     if (!e || !(e->encoder = JxlEncoderCreate(NULL))) {
         free(e);
@@ -438,6 +438,12 @@ wi_jxl_encoder *wi_jxl_encoder_create(uint32_t width, uint32_t height, int has_a
     } else if (ok) {
         JxlColorEncoding color;
         JxlColorEncodingSetToSRGB(&color, JXL_FALSE);
+        // An HDR image's code points: its primaries with the PQ or HLG transfer function.
+        if ((transfer == 16 || transfer == 18) && (primaries == 1 || primaries == 9 || primaries == 12)) {
+            color.primaries = primaries == 9 ? JXL_PRIMARIES_2100 : primaries == 12 ? JXL_PRIMARIES_P3 : JXL_PRIMARIES_SRGB;
+            color.transfer_function = transfer == 16 ? JXL_TRANSFER_FUNCTION_PQ : JXL_TRANSFER_FUNCTION_HLG;
+            color.rendering_intent = JXL_RENDERING_INTENT_RELATIVE;
+        }
         ok = JxlEncoderSetColorEncoding(e->encoder, &color) == JXL_ENC_SUCCESS;
     }
     if (ok) ok = (e->settings = JxlEncoderFrameSettingsCreate(e->encoder, NULL)) != NULL;

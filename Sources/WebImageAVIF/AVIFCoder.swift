@@ -96,8 +96,8 @@ public struct AVIFCoder: ImageCoder {
         defer { wi_avif_encoder_destroy(encoder) }
         if let icc = image.colorInfo.embeddableProfile {
             _ = icc.withBytePointer { wi_avif_encoder_set_icc(encoder, $0, $1) }
-        } else if let cicp = image.colorInfo.cicp {
-            // The code points the image was decoded with (an HDR image kept as HDR).
+        } else if let cicp = image.colorInfo.hdrCICP {
+            // An HDR image kept as HDR: its code points.
             _ = wi_avif_encoder_set_cicp(encoder, Int32(clamping: cicp.colorPrimaries), Int32(clamping: cicp.transferCharacteristics))
         }
         if let (exif, xmp) = options.metadata?.blocks(for: image) {

@@ -43,18 +43,22 @@ public struct HEIFCoder: ImageCoder {
                                     width: declared?.0 ?? info.coded_width, height: declared?.1 ?? info.coded_height, limit: options.pixelLimit)
         }
         defer { wi_heif_close(handle) }
+        // An HDR image is decoded deep: tone-mapped from its 10 bits, or kept.
+        let colorInfo = HEIFCoder.colorInfo(handle, info)
+        let hdr = HDRDecoding(colorInfo, options: options)
         var out = wi_image()
-        let renderStatus = wi_heif_render_at(handle, options.bitDepth == .source ? 1 : 0, &out)
+        let renderStatus = wi_heif_render_at(handle, options.bitDepth == .source || hdr.decodesDeep ? 1 : 0, &out)
         guard renderStatus == WI_OK, let bitmap = CodecBridge.takeBitmap(&out) else {
             throw CodecBridge.error(renderStatus, format: format, message: CodecBridge.message(out.message),
                                     width: info.coded_width, height: info.coded_height, limit: options.pixelLimit)
         }
         // libheif applied the file's own geometry; only the size is left to finish.
-        let finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: nil, options: options)
+        var finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: nil, options: options)
+        let toneMapped = finishing.mapTones(hdr, options: options)
         let frame = ImageFrame(bitmap: finishing(bitmap))
         var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: format, loopCount: nil,
                           scale: options.scale, exifOrientation: nil, orientationApplied: false)
-        image.applyColor(HEIFCoder.colorInfo(handle, info), options: options)
+        image.applyColor(colorInfo, options: options, toneMapped: toneMapped)
         return image
     }
 
@@ -85,7 +89,9 @@ public struct HEIFCoder: ImageCoder {
         guard canEncode(format) else {
             throw ImageError.encodingFailed(format, reason: "this libheif has no HEVC encoder")
         }
-        let bitmap = image.bitmap.converted(to: .rgba8)
+        // An HDR image kept as HDR is coded in 10 bits with its code points; others in 8.
+        let hdr = image.colorInfo.hdrCICP
+        let bitmap = image.bitmap.converted(to: hdr != nil ? .rgba16 : .rgba8)
         let quality = Int32((max(0, min(1, options.quality)) * 100).rounded())
         let preset = options.effort.map { HEIFCoder.presets[Int((max(0, min(1, $0)) * Double(HEIFCoder.presets.count - 1)).rounded())] }
         let icc = image.colorInfo.embeddableProfile ?? Data()
@@ -98,7 +104,8 @@ public struct HEIFCoder: ImageCoder {
                         wi_heif_encode(raw.bindMemory(to: UInt8.self).baseAddress, UInt32(bitmap.width), UInt32(bitmap.height),
                                        bitmap.hasTransparency ? 1 : 0, quality, options.lossless ? 1 : 0, preset,
                                        iccLength > 0 ? iccBytes : nil, iccLength, exif.baseAddress, exif.count,
-                                       xmp.baseAddress, xmp.count, &buffer)
+                                       xmp.baseAddress, xmp.count, hdr != nil ? 1 : 0, Int32(clamping: hdr?.colorPrimaries ?? 0),
+                                       Int32(clamping: hdr?.transferCharacteristics ?? 0), &buffer)
                     }
                 }
             }

@@ -32,6 +32,7 @@ struct WorkerRequest: Equatable {
         if options.appliesOrientation { flags |= 4 }
         if options.colorSpace == .original { flags |= 8 }
         if options.bitDepth == .source { flags |= 16 }
+        if options.dynamicRange == .high { flags |= 32 }
         out.u32(flags)
         out.u32(cpuSeconds)
         out.i64(dataLength)
@@ -58,6 +59,7 @@ struct WorkerRequest: Equatable {
                                        colorSpace: flags & 8 != 0 ? .original : .sRGB)
         options.pageIndex = page
         options.bitDepth = flags & 16 != 0 ? .source : .eight
+        options.dynamicRange = flags & 32 != 0 ? .high : .standard
         cpuSeconds = cpu
         dataLength = length
     }

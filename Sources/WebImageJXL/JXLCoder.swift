@@ -38,15 +38,18 @@ public struct JXLCoder: ImageCoder {
             throw ImageError.animationTooLarge(width: Int(info.width), height: Int(info.height), frames: frames, limit: options.pixelLimit)
         }
         // Frames are decoded in order; an earlier frame rewinds libjxl's decoder.
-        // A still image of more than 8 bits a sample keeps them when asked (`bitDepth`).
-        let deep: Int32 = options.bitDepth == .source && (options.firstFrameOnly || frames <= 1) ? 1 : 0
+        // A still image of more than 8 bits a sample keeps them when asked (`bitDepth`), and
+        // when it is HDR (tone-mapped from them, or kept).
+        let colorInfo = JXLCoder.colorInfo(handle, info)
+        let hdr = HDRDecoding(colorInfo, options: options)
+        let deep: Int32 = (options.bitDepth == .source || hdr.decodesDeep) && (options.firstFrameOnly || frames <= 1) ? 1 : 0
         let renderer = CodecFrameRenderer(handle: handle, format: .jxl, render: { wi_jxl_render_at($0, $1, deep, $2) },
                                           close: { wi_jxl_close($0) })
         // libjxl turned the pixels upright already: only the size is left to finish.
-        let finishing = DecodeFinishing(width: Int(info.width), height: Int(info.height), exifOrientation: nil, options: options)
+        var finishing = DecodeFinishing(width: Int(info.width), height: Int(info.height), exifOrientation: nil, options: options)
+        let toneMapped = finishing.mapTones(hdr, options: options)
         let count = options.firstFrameOnly ? 1 : Int(info.frame_count)
         let durations = count > 1 ? (0..<count).map { wi_jxl_frame_duration(handle, UInt32($0)) } : [0]
-        let colorInfo = JXLCoder.colorInfo(renderer.handle, info)
         if count == 1 {
             // A still image: libjxl's decoder (its own full-size planes) is let go before the
             // resampler runs, so a thumbnail never holds both.
@@ -55,13 +58,13 @@ public struct JXLCoder: ImageCoder {
             let frame = ImageFrame(bitmap: finishing(bitmap))
             var image = Image(firstFrame: frame, frames: .preloaded([frame]), format: .jxl, loopCount: nil,
                               scale: options.scale, exifOrientation: nil, orientationApplied: false)
-            image.applyColor(colorInfo, options: options)
+            image.applyColor(colorInfo, options: options, toneMapped: toneMapped)
             return image
         }
         var image = try AnimationAssembly.image(renderer: renderer, durations: durations, format: .jxl,
                                                 loopCount: count > 1 ? Int(info.loop_count) : nil, finishing: finishing,
                                                 orientation: nil, options: options)
-        image.applyColor(colorInfo, options: options)
+        image.applyColor(colorInfo, options: options, toneMapped: toneMapped)
         return image
     }
 
@@ -79,12 +82,16 @@ public struct JXLCoder: ImageCoder {
         // A deep still image is written with 16 bits a sample; an animation's frames with 8.
         let deep = !image.isAnimated && image.bitmap.pixelFormat == .rgba16
         let icc = image.colorInfo.embeddableProfile ?? Data()
+        // Without a profile, the code points an HDR image was kept with (else sRGB's).
+        let cicp = image.colorInfo.hdrCICP
+        let (primaries, transfer) = (Int32(clamping: cicp?.colorPrimaries ?? 1), Int32(clamping: cicp?.transferCharacteristics ?? 13))
         var message = wi_buffer().message
         let encoder = icc.withBytePointer { iccBytes, iccLength in
             withUnsafeMutableBytes(of: &message) { text in
                 wi_jxl_encoder_create(UInt32(image.width), UInt32(image.height), hasAlpha, deep ? 1 : 0, image.isAnimated ? 1 : 0,
                                       UInt32(image.loopCount ?? 0), quality, options.lossless ? 1 : 0, effort,
-                                      iccLength > 0 ? iccBytes : nil, iccLength, text.bindMemory(to: CChar.self).baseAddress)
+                                      iccLength > 0 ? iccBytes : nil, iccLength, primaries, transfer,
+                                      text.bindMemory(to: CChar.self).baseAddress)
             }
         }
         guard let encoder else { throw ImageError.encodingFailed(.jxl, reason: CodecBridge.message(message)) }

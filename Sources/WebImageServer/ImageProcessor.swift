@@ -211,6 +211,7 @@ final class ImageProcessor: Sendable {
         context.storeCacheType = request.decodeReduction == .none ? .all : .memory
         context.colorSpace = request.colorSpace ?? defaults.colorSpace
         context.pdfPageIndex = request.page
+        context.bitDepth = request.bitDepth
         // The transformers run in `made`, within the processing budget, once the result's size
         // is known and checked; the library decodes (at size) and caches the source.
         var options: ImageOptions = request.firstFrameOnly ? .decodeFirstFrameOnly : []

@@ -150,6 +150,10 @@ public struct ProcessingRequest: Sendable, Equatable {
     public var firstFrameOnly = false
     /// `pg:N` (imgproxy's `page`): the page of a PDF source to draw, from 0 (nil: the first).
     public var page: Int?
+    /// `depth:source`: a source of more than 8 bits (a 16-bit PNG, a 10-bit AVIF) keeps its
+    /// depth in a result that changes only its format, written at depth by PNG (16 bits), AVIF
+    /// (10) and JPEG XL (16); nil or `depth:8` gives 8 bits.
+    public var bitDepth: ImageBitDepth?
     /// `cs:srgb` or `cs:original`: the colour space of the result (nil: the server's
     /// `colorSpace`, sRGB by default). `original` keeps the source's values and embeds its
     /// profile in the result.

@@ -14,11 +14,16 @@ struct UnchangedSource {
 
     /// The bytes of `data` (the file `image` was decoded from) to answer with, or nil when the
     /// decoded image must be encoded instead: its EXIF orientation was applied to the pixels
-    /// (the file's would be lost with its EXIF), its colour description is converted to sRGB, or
+    /// (the file's would be lost with its EXIF), its colour description is converted (or, HDR,
+    /// tone-mapped) to sRGB, or
     /// its metadata cannot be removed without re-encoding (AVIF, HEIC, JPEG XL, TIFF, ...).
     func body(of data: Data, decodedAs image: Image) -> Data? {
         if image.isOrientationApplied, let orientation = image.exifOrientation, orientation != 1 { return nil }
-        if colorSpace == .sRGB, ColorTransform.toSRGB(ImageMetadata.colorInfo(of: data, format: image.format)) != nil { return nil }
+        if colorSpace == .sRGB {
+            // Converted to sRGB, or an HDR source tone-mapped to it.
+            let info = ImageMetadata.colorInfo(of: data, format: image.format)
+            if info.hdrCICP != nil || ColorTransform.toSRGB(info) != nil { return nil }
+        }
         guard stripMetadata else { return data }
         return ImageMetadata.stripped(data, format: image.format, keepingCopyright: keepCopyright)
     }

@@ -24,3 +24,18 @@ extension ImageBitDepth: ExpressibleByArgument {
     /// The values the help lists.
     public static var allValueStrings: [String] { allCases.map(\.rawValue) }
 }
+
+/// `--dynamic-range standard|high` on `webimage convert`.
+extension ImageDynamicRange: ExpressibleByArgument {
+    /// `standard` (also `sdr`) or `high` (also `hdr`).
+    public init?(argument: String) {
+        switch argument.lowercased() {
+        case "standard", "sdr": self = .standard
+        case "high", "hdr": self = .high
+        default: return nil
+        }
+    }
+
+    /// The values the help lists.
+    public static var allValueStrings: [String] { allCases.map(\.rawValue) }
+}

@@ -39,6 +39,9 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "8 decodes to 8 bits a channel; source (or 16) keeps a source of more than 8 bits at 16, which PNG, AVIF (10 bits) and JPEG XL write at depth.")
     var depth: ImageBitDepth = .eight
 
+    @Option(help: "standard tone-maps an HDR (PQ or HLG) image to SDR sRGB; high keeps it HDR at 16 bits with its colour code points, which PNG, AVIF, HEIC and JPEG XL write back.")
+    var dynamicRange: ImageDynamicRange = .standard
+
     func validate() throws {
         guard (0...100).contains(quality) else { throw ValidationError.sentence("--quality must be between 0 and 100, not \(quality)") }
         if let maxPixelSize, maxPixelSize < 1 { throw ValidationError.sentence("--max-pixel-size must be at least 1, not \(maxPixelSize)") }
@@ -62,6 +65,7 @@ struct ConvertCommand: ParsableCommand {
             let data = try InputFile.read(input)
             var decoding = ImageDecodingOptions(maxPixelSize: maxPixelSize, colorSpace: colorSpace)
             decoding.bitDepth = depth
+            decoding.dynamicRange = dynamicRange
             let image = try Image(data: data, options: decoding)
             let encoded = try OutputEncoding.encode(image, as: target,
                                                     options: ImageEncodingOptions(quality: Double(quality) / 100, lossless: lossless))

@@ -45,8 +45,10 @@ int wi_heif_can_encode_hevc(void);
 /// Encodes one RGBA8 image as HEIC. quality 0...100; lossless where the encoder has it; preset
 /// an x265 preset name ("ultrafast" ... "placebo") or NULL for the default. The EXIF block (a
 /// TIFF structure) and the XMP packet, when not empty, are written as the image's metadata items.
+/// With `deep`, `rgba` holds 16-bit samples, coded in 10 bits. Without `icc`, a nonzero
+/// `transfer` writes an nclx box with `primaries` and it (an HDR image's PQ or HLG).
 int wi_heif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int has_alpha, int quality, int lossless,
                    const char *preset, const uint8_t *icc, size_t icc_length, const uint8_t *exif, size_t exif_length,
-                   const uint8_t *xmp, size_t xmp_length, wi_buffer *out);
+                   const uint8_t *xmp, size_t xmp_length, int deep, int primaries, int transfer, wi_buffer *out);
 
 #endif

@@ -59,10 +59,12 @@ void wi_jxl_stream_destroy(wi_jxl_stream *stream);
 
 /// Encodes RGBA frames as JPEG XL (8 bits a sample, or 16 when `deep`): distance 0 with `lossless` (modular, exact), else the
 /// distance for `quality` (0...100, cjxl's mapping); effort 1...9 (0: libjxl's default, 7).
+/// Without `icc`, the colour encoding is sRGB's, or the CICP `primaries` (1, 9, 12) with the
+/// PQ (16) or HLG (18) `transfer` of an HDR image.
 typedef struct wi_jxl_encoder wi_jxl_encoder;
 wi_jxl_encoder *wi_jxl_encoder_create(uint32_t width, uint32_t height, int has_alpha, int deep, int animated, uint32_t loop_count,
                                       int quality, int lossless, int effort, const uint8_t *icc, size_t icc_length,
-                                      char message[WI_MESSAGE_SIZE]);
+                                      int primaries, int transfer, char message[WI_MESSAGE_SIZE]);
 /// Writes the EXIF block (a TIFF structure) in an `Exif` box and the XMP packet in an `xml `
 /// box (either may be empty): call it before the first frame.
 int wi_jxl_encoder_set_metadata(wi_jxl_encoder *encoder, const uint8_t *exif, size_t exif_length,

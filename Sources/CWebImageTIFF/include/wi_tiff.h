@@ -19,5 +19,15 @@ typedef struct {
 /// libtiff's RGBA interface reads; alpha un-premultiplied), refusing a page over `max_pixels`
 /// (WI_ERR_TOO_LARGE) before any pixel exists. libtiff's messages go to `message`, never stderr.
 int wi_tiff_decode(const uint8_t *data, size_t length, uint64_t max_pixels, wi_tiff_info *info, wi_image *out);
+/// The same; with `deep`, a page of 16-bit samples (RGB, RGBA, grey, grey and alpha; in strips,
+/// contiguous) comes out at 16 bits a channel (wi_image.deep); other pages as RGBA8. Pages of
+/// 8-bit samples in that layout are read sample by sample either way (exact, alpha included).
+int wi_tiff_decode_at(const uint8_t *data, size_t length, uint64_t max_pixels, int deep, wi_tiff_info *info, wi_image *out);
+
+/// Writes RGBA8 (or, `deep`, native-endian RGBA16) pixels as a one-page TIFF: RGB, or RGB and
+/// unassociated alpha with `has_alpha`; 8 or 16 bits a sample; Deflate with the horizontal
+/// predictor; the ICC profile when given. WI_ERR_NO_MEMORY or WI_ERR_ARGUMENT with a message.
+int wi_tiff_encode(const void *rgba, uint32_t width, uint32_t height, int deep, int has_alpha,
+                   const uint8_t *icc, size_t icc_length, wi_buffer *out);
 
 #endif

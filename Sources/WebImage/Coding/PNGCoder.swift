@@ -28,13 +28,18 @@ public struct PNGCoder: ImageCoder {
                 // The first animation frame does not decode: show the default image, as browsers do.
             }
         }
-        let bitmap = try PNGCoder.decodeStill(data, options: options)
-        let finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: orientation, options: options)
+        // An HDR image (cICP) is decoded at its depth: tone-mapped from it, or kept.
+        let hdr = HDRDecoding(colorInfo, options: options)
+        var depth = options
+        if hdr.decodesDeep { depth.bitDepth = .source }
+        let bitmap = try PNGCoder.decodeStill(data, options: depth)
+        var finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: orientation, options: options)
+        let toneMapped = finishing.mapTones(hdr, options: options)
         let frame = ImageFrame(bitmap: finishing(bitmap))
         var image = Image(firstFrame: frame, frames: .preloaded([frame]),
                           format: .png, loopCount: nil, scale: options.scale, exifOrientation: orientation,
                           orientationApplied: finishing.orientation != nil)
-        image.applyColor(colorInfo, options: options)
+        image.applyColor(colorInfo, options: options, toneMapped: toneMapped)
         return image
     }
 
@@ -87,7 +92,20 @@ public struct PNGCoder: ImageCoder {
             }
             return try CodecBridge.encodeStill(.png, image.bitmap) { wi_png_encode($0, $1, $2, alpha, 6, adaptive, icc, length, $3) }
         }
-        return try options.metadata.map { try $0.embedded(in: encoded, format: .png, image: image) } ?? encoded
+        let described = image.colorInfo.hdrCICP.map { PNGCoder.inserting(cicp: $0, into: encoded) } ?? encoded
+        return try options.metadata.map { try $0.embedded(in: described, format: .png, image: image) } ?? described
+    }
+
+    /// `png` with a cICP chunk (PNG's third edition) after its IHDR: the code points of an HDR
+    /// image kept as HDR (RGB samples, full range).
+    static func inserting(cicp: ImageColorInfo.CICP, into png: Data) -> Data {
+        let headerEnd = 8 + 4 + 4 + 13 + 4
+        guard png.count > headerEnd else { return png }
+        let body = [UInt8(clamping: cicp.colorPrimaries), UInt8(clamping: cicp.transferCharacteristics), 0, 1]
+        var result = Data(png.prefix(headerEnd))
+        result.append(APNGEncoder.chunk("cICP", body))
+        result.append(png.dropFirst(headerEnd))
+        return result
     }
 
     public func makeIncrementalDecoder(options: ImageDecodingOptions) -> (any IncrementalImageDecoder)? {

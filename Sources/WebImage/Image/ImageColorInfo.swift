@@ -20,11 +20,19 @@ public struct ImageColorInfo: Sendable, Hashable {
 
     /// The profile an encoder embeds with RGB pixels: the ICC profile when it describes an RGB
     /// colour space (a grey or CMYK profile does not describe the decoded RGBA pixels).
+    /// None for HDR code points, which encoders write instead (`hdrCICP`).
     package var embeddableProfile: Data? {
-        guard let icc = iccProfile, icc.count >= 132, icc[icc.startIndex + 16..<icc.startIndex + 20].elementsEqual("RGB ".utf8) else {
+        guard hdrCICP == nil, let icc = iccProfile, icc.count >= 132, icc[icc.startIndex + 16..<icc.startIndex + 20].elementsEqual("RGB ".utf8) else {
             return nil
         }
         return icc
+    }
+
+    /// The code points when they say PQ or HLG (an HDR image kept as HDR): encoders write
+    /// them (`colr`/`nclx`, the colour encoding, `cICP`) rather than a profile.
+    package var hdrCICP: CICP? {
+        guard let cicp, cicp.transferCharacteristics == 16 || cicp.transferCharacteristics == 18 else { return nil }
+        return cicp
     }
 
     /// Whether the file carried no colour description at all.

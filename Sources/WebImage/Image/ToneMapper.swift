@@ -68,9 +68,10 @@ package enum HDRDecoding {
     case keep
 
     /// The decision for pixels described by `info` under `options`. HDR is PQ or HLG code
-    /// points with no ICC profile (a profile, when present, describes the pixels instead).
+    /// points, which a file signals only on purpose (an ICC profile beside them, as libjxl
+    /// derives one for every image, describes the same encoding).
     package init(_ info: ImageColorInfo, options: ImageDecodingOptions) {
-        guard options.colorSpace == .sRGB, info.iccProfile?.isEmpty ?? true, let cicp = info.cicp,
+        guard options.colorSpace == .sRGB, let cicp = info.cicp,
               cicp.transferCharacteristics == Int(WI_TRANSFER_PQ) || cicp.transferCharacteristics == Int(WI_TRANSFER_HLG),
               let mapper = ToneMapper.forHDR(cicp) else {
             self = .none

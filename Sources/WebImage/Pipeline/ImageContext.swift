@@ -234,6 +234,22 @@ public struct ImageContext: Sendable {
         set { mutate { $0.formatHint = newValue } }
     }
 
+    /// How many bits a channel the decoded image keeps: 8 (nil, `.eight`) or the source's
+    /// (`.source`: a 16-bit PNG, a 10-bit AVIF kept at 16; `ImageDecodingOptions.bitDepth`). A
+    /// deep image is another image: its cache key is its own (`-BitDepth(source)`).
+    public var bitDepth: ImageBitDepth? {
+        get { storage?.fields.bitDepth }
+        set { mutate { $0.bitDepth = newValue } }
+    }
+
+    /// What an HDR (PQ or HLG) image becomes: tone-mapped to SDR sRGB (nil, `.standard`) or
+    /// kept as HDR, deep with its code points (`.high`; SDWebImage's `decodeToHDR`). A kept
+    /// image is another image: its cache key is its own (`-DynamicRange(high)`).
+    public var dynamicRange: ImageDynamicRange? {
+        get { storage?.fields.dynamicRange }
+        set { mutate { $0.dynamicRange = newValue } }
+    }
+
     /// The page of a document of several (a PDF, through the `WebImagePDF` plug-in) to load,
     /// from 0 (SDWebImagePDFCoder draws the first). Another page is another image: its cache
     /// key and its shared load are its own (`ImageDecodingOptions.pageIndex`).
@@ -357,6 +373,8 @@ public struct ImageContext: Sendable {
         var storesPreviewsInMemory: Bool?
         var formatHint: ImageFormat?
         var pdfPageIndex: Int?
+        var dynamicRange: ImageDynamicRange?
+        var bitDepth: ImageBitDepth?
         var originalCache: (any ImageCaching)?
         var custom: [ObjectIdentifier: any Sendable] = [:]
 
@@ -401,6 +419,8 @@ public struct ImageContext: Sendable {
             Field(\.storesPreviewsInMemory),
             Field(\.formatHint),
             Field(\.pdfPageIndex),
+            Field(\.dynamicRange),
+            Field(\.bitDepth),
             Field(\.originalCache),
         ]
 

@@ -63,6 +63,10 @@ final class LoadRequest: Sendable {
         let colorSpace: ImageColorSpace
         /// The document page to decode (`ImageContext.pdfPageIndex`), from 0.
         let pageIndex: Int
+        /// What an HDR image becomes (`ImageContext.dynamicRange`).
+        let dynamicRange: ImageDynamicRange
+        /// The decoded depth (`ImageContext.bitDepth`).
+        let bitDepth: ImageBitDepth
         let previewInterval: Duration
         /// Whether previews are kept in memory (`ImageContext.storesPreviewsInMemory`).
         let storesPreviews: Bool
@@ -123,6 +127,8 @@ final class LoadRequest: Sendable {
             scaleDownLimitBytes = context.scaleDownLimitBytes ?? LoadDefaults.scaleDownLimitBytes
             colorSpace = context.colorSpace ?? .sRGB
             pageIndex = max(0, context.pdfPageIndex ?? 0)
+            dynamicRange = context.dynamicRange ?? .standard
+            bitDepth = context.bitDepth ?? .eight
             previewInterval = context.previewInterval ?? LoadDefaults.previewInterval
             storesPreviews = context.storesPreviewsInMemory ?? false
             formatHint = context.formatHint
@@ -191,6 +197,13 @@ final class LoadRequest: Sendable {
         if settings.pageIndex > 0, let base = original {
             original = CacheKeys.transformedKey(for: base, transformerKey: "Page(\(settings.pageIndex))")
         }
+        // HDR kept is another image than the (default) tone-mapped one.
+        if settings.dynamicRange == .high, let base = original {
+            original = CacheKeys.transformedKey(for: base, transformerKey: "DynamicRange(high)")
+        }
+        if settings.bitDepth == .source, let base = original {
+            original = CacheKeys.transformedKey(for: base, transformerKey: "BitDepth(source)")
+        }
         originalKey = original
         var key = original
         if let size = settings.thumbnailSize, let base = key {
@@ -215,6 +228,8 @@ final class LoadRequest: Sendable {
         if let limit = settings.context.decodePixelLimit { decode.pixelLimit = max(1, limit) }
         decode.colorSpace = settings.colorSpace
         decode.pageIndex = settings.pageIndex
+        decode.dynamicRange = settings.dynamicRange
+        decode.bitDepth = settings.bitDepth
         decodeOptions = decode
         queriesMemory = key != nil && !options.contains(.fromLoaderOnly) && !options.contains(.refreshCached)
             && settings.queryType.includesMemory

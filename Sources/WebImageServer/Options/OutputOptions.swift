@@ -2,8 +2,8 @@ import Foundation
 import WebImage
 
 extension ProcessingOptions {
-    /// The answer: `f`, `q`, `fq`, `mb`, `sm`, `strip`, `kcr`, `cs`, `ff`, `info`, `raw`, `exp`,
-    /// `fn`, `att`.
+    /// The answer: `f`, `q`, `fq`, `mb`, `sm`, `strip`, `kcr`, `cs`, `pg`, `depth`, `ff`, `info`,
+    /// `raw`, `exp`, `fn`, `att`.
     static let output: [([String], Apply)] = [
         (["f", "format", "ext"], { request, a throws(ProcessingRequestError) in
             try a.expect(1...1)
@@ -51,6 +51,14 @@ extension ProcessingOptions {
         (["pg", "page"], { request, a throws(ProcessingRequestError) in
             try a.expect(1...1)
             request.page = try a.integer(0, "the page", 0...9999)
+        }),
+        (["depth", "bit_depth"], { request, a throws(ProcessingRequestError) in
+            try a.expect(1...1)
+            switch a[0].lowercased() {
+            case "8": request.bitDepth = .eight
+            case "source", "16": request.bitDepth = .source
+            default: throw a.bad("the depth must be 8 or source, not \"\(a[0])\"")
+            }
         }),
         (["ff"], { request, a throws(ProcessingRequestError) in
             try a.expect(0...0)

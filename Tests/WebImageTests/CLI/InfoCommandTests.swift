@@ -97,4 +97,23 @@ struct InfoCommandTests {
         }
         #expect(try CLIRunner.run(["convert", input, deep, "--depth", "12"]).status == 2)
     }
+
+    /// `--dynamic-range high` keeps an HDR PNG (cICP) as HDR through PNG and AVIF; the default
+    /// tone-maps it to 8-bit sRGB; a bad value is a usage error.
+    @Test func convertKeepsHDRWhenAsked() throws {
+        let directory = TemporaryDirectory("webimage-cli-hdr")
+        defer { directory.remove() }
+        let input = directory.url.appendingPathComponent("hdr.png").path
+        try ImageCoders.shared.encode(HDRFormatsTests.hdrImage(), as: .png).write(to: URL(fileURLWithPath: input))
+        let kept = directory.url.appendingPathComponent("kept.png").path, mapped = directory.url.appendingPathComponent("mapped.png").path
+        #expect(try CLIRunner.run(["convert", input, kept, "--dynamic-range", "high"]).status == 0)
+        #expect(try CLIRunner.run(["convert", input, mapped]).status == 0)
+        var keep = ImageDecodingOptions()
+        keep.dynamicRange = .high
+        let keptImage = try ImageCoders.shared.decode(try Data(contentsOf: URL(fileURLWithPath: kept)), options: keep)
+        #expect(keptImage.colorInfo.hdrCICP?.transferCharacteristics == 16 && keptImage.bitmap.pixelFormat == .rgba16)
+        let mappedData = try Data(contentsOf: URL(fileURLWithPath: mapped))
+        #expect(mappedData[24] == 8 && mappedData.range(of: Data("cICP".utf8)) == nil)
+        #expect(try CLIRunner.run(["convert", input, mapped, "--dynamic-range", "bright"]).status == 2)
+    }
 }

@@ -61,10 +61,17 @@ struct WorkerReplyTests {
 
     @Test("A request crosses with every option")
     func request() {
-        let options = ImageDecodingOptions(maxPixelSize: 256, maxPixelCount: 1000, firstFrameOnly: true, preloadAllFrames: true,
+        var options = ImageDecodingOptions(maxPixelSize: 256, maxPixelCount: 1000, firstFrameOnly: true, preloadAllFrames: true,
                                            appliesOrientation: false, pixelLimit: 5000, scale: 2, fillSize: PixelSize(width: 10, height: 0),
                                            colorSpace: .original)
+        options.bitDepth = .source
+        options.pageIndex = 3
+        options.dynamicRange = .high
         let request = WorkerRequest(options: options, cpuSeconds: 7, dataLength: 123)
         #expect(WorkerRequest(parsing: request.bytes) == request)
+        #expect(WorkerRequest(parsing: request.bytes)?.options.dynamicRange == .high)
+        // And the defaults cross as defaults.
+        let plain = WorkerRequest(options: ImageDecodingOptions(), cpuSeconds: 7, dataLength: 1)
+        #expect(WorkerRequest(parsing: plain.bytes)?.options == ImageDecodingOptions())
     }
 }
