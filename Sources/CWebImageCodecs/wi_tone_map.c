@@ -7,15 +7,14 @@
 // (about 95 cd/m² for a 1000 cd/m² peak) keep their light. The primaries are converted to
 // BT.709 by one matrix and what falls outside is clipped.
 //
-// Tables: a sample's top 12 bits index its linear value times its channel's column of
-// the matrix (one four-float lookup a channel; the three summed are the converted pixel). For
-// PQ the EETF's gain is a table over the largest of the three codes (the EOTF is monotonic, so
+// Tables: a sample's top 12 bits index its linear value times its channel's column of the
+// matrix (one four-float look-up a channel; the three summed are the converted pixel). For PQ
+// the EETF's gain is a table over the largest of the three codes (the EOTF is monotonic, so
 // the largest code has the largest linear value); for HLG over the largest display value.
-// sRGB's curve is a table over the clipped linear value for 16 bits, a polynomial for 8.
+// sRGB's curve is a table over every value a mapped pixel can take, for 8 and for 16 bits.
 #include "wi_internal.h"
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 enum {
     CODE_BITS = 12,
@@ -39,8 +38,6 @@ struct wi_tone_map {
     float hlg_gain[GAIN_SIZE + 1];    // HLG: the gain for the largest linear value
     float hlg_gain_scale;             // table index per unit of linear value
     float ootf[OOTF_SIZE + 1];        // HLG: (peak / white) * Ys^0.2
-    float matrix[9];                  // source primaries to BT.709 (rows)
-    float luma[3];                    // the source primaries' luminance weights
     // sRGB's curve by table, over every value a mapped pixel can take: the gain brings each
     // source component to at most 1, so a converted one lies within the matrix's row sums of
     // its negative and positive coefficients (no clipping needed; the ends hold 0 and 1).
@@ -48,7 +45,6 @@ struct wi_tone_map {
     uint8_t *encode8;
     uint16_t *encode16;
 };
-
 
 static const double reference_white = 203.0;     // cd/m², BT.2408
 static const double hlg_peak = 1000.0;           // the nominal HLG display (BT.2100)
@@ -155,8 +151,6 @@ int wi_tone_map_create(int primaries, int transfer, double source_peak, wi_tone_
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++)
             m[3 * r + c] = to709[3 * r] * source[c] + to709[3 * r + 1] * source[3 + c] + to709[3 * r + 2] * source[6 + c];
-    for (int i = 0; i < 9; i++) map->matrix[i] = (float)m[i];
-    for (int c = 0; c < 3; c++) map->luma[c] = (float)source[3 + c];
 
     for (int i = 0; i < CODE_SIZE; i++) {
         // Code i holds the samples whose top 12 bits are i: it stands for the middle of them.

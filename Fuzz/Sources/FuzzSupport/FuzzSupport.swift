@@ -13,6 +13,13 @@ public enum Fuzz {
         render(try? coder.decode(data, options: limited))
     }
 
+    /// Decodes `data` with `coder` at the source's depth (16 bits a channel where it has them).
+    public static func decodeDeep(_ data: Data, with coder: some ImageCoder) {
+        var options = limited
+        options.bitDepth = .source
+        render(try? coder.decode(data, options: options))
+    }
+
     /// Decodes `data` with the coder the registry picks for it.
     public static func decodeWithRegistry(_ data: Data) {
         render(try? ImageCoders.shared.decode(data, options: limited))

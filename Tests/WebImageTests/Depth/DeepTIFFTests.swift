@@ -4,9 +4,9 @@ import Testing
 @testable import WebImage
 import WebImageTIFF
 
-/// TIFF at depth: Pillow's 16-bit grey TIFFs decode to Pillow's own I;16 values, 16-bit RGBA
-/// to values whose high bytes are Pillow's, and the encoder writes 8- and 16-bit TIFFs that
-/// decode back exactly.
+/// TIFF at depth: Pillow's 16-bit grey TIFFs decode to Pillow's own I;16 values, 16-bit RGB and
+/// RGBA in every layout (strips, tiles, planes) to values that round to the 8-bit decode, and
+/// the encoder writes 8- and 16-bit TIFFs that decode back exactly.
 @Suite struct DeepTIFFTests {
     static let coders = ImageCoders([TIFFCoder()] + ImageCoders.builtIn)
 
@@ -24,12 +24,7 @@ import WebImageTIFF
         from PIL import Image
         np.asarray(Image.open(\(String(reflecting: file.path)))).astype('<u2').tofile(\(String(reflecting: output.path)))
         """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Pillow.python)
-        process.arguments = ["-c", script]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0)
+        try Pillow.run(script)
         return try Data(contentsOf: output).withUnsafeBytes { Array($0.bindMemory(to: UInt16.self)) }
     }
 
@@ -48,8 +43,12 @@ import WebImageTIFF
         #expect(try Self.coders.decode(try Data(contentsOf: file)).bitmap.pixelFormat == .rgba8)
     }
 
-    @Test func sixteenBitRGBAKeepsPillowsHighBytes() throws {
-        let file = PillowSuite.directory.appendingPathComponent("tiff_16bit_RGBa.tiff")
+    /// Pillow's 16-bit RGB and RGBA files in every layout: strips and tiles, contiguous and in planes.
+    static let colourFiles = ["tiff_16bit_RGBa.tiff", "tiff_16bit_RGB.tiff", "tiff_strip_planar_16bit_RGB.tiff",
+                              "tiff_strip_planar_16bit_RGBa.tiff", "tiff_tiled_planar_16bit_RGB.tiff", "tiff_tiled_planar_16bit_RGBa.tiff"]
+
+    @Test(arguments: colourFiles) func sixteenBitColourKeepsItsDepthInEveryLayout(_ name: String) throws {
+        let file = PillowSuite.directory.appendingPathComponent(name)
         let data = try Data(contentsOf: file)
         let deep = try Self.coders.decode(data, options: .sourceDepth)
         #expect(deep.bitmap.pixelFormat == .rgba16)
@@ -65,7 +64,15 @@ import WebImageTIFF
                 worst = max(worst, weighted)
             }
         }
-        #expect(worst <= 2, "largest alpha-weighted difference \(worst)")
+        #expect(worst <= 2, "\(name): largest alpha-weighted difference \(worst)")
+    }
+
+    @Test(arguments: colourFiles) func aCutSixteenBitFileIsATypedError(_ name: String) throws {
+        let data = try Data(contentsOf: PillowSuite.directory.appendingPathComponent(name))
+        for fraction in [0.3, 0.6, 0.9] {
+            let cut = data.prefix(Int(Double(data.count) * fraction))
+            #expect(throws: ImageError.self, "\(name) cut at \(fraction)") { try Self.coders.decode(cut, options: .sourceDepth) }
+        }
     }
 
     @Test(arguments: [true, false]) func theEncoderRoundTripsSixteenAndEightBits(_ alpha: Bool) throws {

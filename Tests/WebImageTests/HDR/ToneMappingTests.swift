@@ -122,14 +122,8 @@ import WebImageAVIF
         defer { dir.remove() }
         let png = dir.url.appendingPathComponent("in.png"), avif = dir.url.appendingPathComponent("out.avif")
         try Self.coders.encode(Image(bitmap: Self.signal), as: .png).write(to: png)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/avifenc")
-        process.arguments = ["-j", "1", "-d", "10", "-y", "444", "--min", "0", "--max", "0", "--cicp", "9/16/9", "-r", "full", png.path, avif.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0)
+        try #require(try HDRFormatsTests.run("/usr/bin/avifenc", ["-j", "1", "-d", "10", "-y", "444", "--min", "0", "--max", "0",
+                                                                  "--cicp", "9/16/9", "-r", "full", png.path, avif.path]))
         let data = try Data(contentsOf: avif)
         let kept = try Self.coders.decode(data, options: Self.keepHDR)
         #expect(kept.colorInfo.cicp?.transferCharacteristics == 16)

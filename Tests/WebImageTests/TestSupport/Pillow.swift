@@ -19,17 +19,23 @@ enum Pillow {
         \(statement)
         out.convert("RGBA").save(\(String(reflecting: output.path)))
         """
+        try run(script)
+        return try Image(data: Data(contentsOf: output)).bitmap
+    }
+
+    /// Runs a Python `script` (Debian's python3, with Pillow and numpy) with `arguments`.
+    /// - Throws: `ImageError.transformFailed` with what it wrote to standard error when it fails.
+    static func run(_ script: String, arguments: [String] = []) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", script]
+        process.arguments = ["-c", script] + arguments
         let errors = Pipe()
         process.standardError = errors
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw ImageError.transformFailed("Pillow failed: \(text)")
+            throw ImageError.transformFailed("Python failed: \(text)")
         }
-        return try Image(data: Data(contentsOf: output)).bitmap
     }
 }

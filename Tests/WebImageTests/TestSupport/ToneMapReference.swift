@@ -60,18 +60,8 @@ enum ToneMapReference {
         let input = dir.url.appendingPathComponent("in.raw"), output = dir.url.appendingPathComponent("out.raw")
         let values = try samples16(bitmap)
         try values.withUnsafeBytes { Data($0) }.write(to: input)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Pillow.python)
-        process.arguments = ["-c", script, input.path, output.path, "\(bitmap.width)", "\(bitmap.height)", "\(transfer)", "\(primaries)",
-                             deep ? "1" : "0"]
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw ImageError.transformFailed("the tone-map reference failed: \(text)")
-        }
+        try Pillow.run(script, arguments: [input.path, output.path, "\(bitmap.width)", "\(bitmap.height)", "\(transfer)", "\(primaries)",
+                                           deep ? "1" : "0"])
         let data = try Data(contentsOf: output)
         if deep {
             let samples = data.withUnsafeBytes { Array($0.bindMemory(to: UInt16.self)) }
