@@ -21,6 +21,13 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # The photo coded in 10 bits (issue #59's depth row).
 [ -f "$fx/photo-4000x3000-10bit.avif" ] || avifenc -j 2 -s 8 -d 10 -y 420 --min 20 --max 28 "$fx/photo-4000x3000.png" "$fx/photo-4000x3000-10bit.avif" >/dev/null
 [ -f "$fx/photo-4000x3000.jxl" ] || cjxl "$fx/photo-4000x3000.png" "$fx/photo-4000x3000.jxl" -d 1 -e 7 --quiet
+# A JPEG XL that says 16 bits a sample, and a HEIC coded in 10 bits (from the 10-bit AVIF's
+# 16-bit decode): the other depth rows.
+[ -f "$fx/photo-4000x3000-16bit.jxl" ] || cjxl "$fx/photo-4000x3000.png" "$fx/photo-4000x3000-16bit.jxl" -d 1 -e 7 --override_bitdepth=16 --quiet
+if [ ! -f "$fx/photo-4000x3000-10bit.heic" ]; then
+  avifdec -j 2 --depth 16 "$fx/photo-4000x3000-10bit.avif" "$tmp/photo-16.png" >/dev/null
+  heif-enc -q 80 -b 10 -o "$fx/photo-4000x3000-10bit.heic" "$tmp/photo-16.png" >/dev/null
+fi
 
 ms() { # median wall ms of a command, via hyperfine
   hyperfine -N -w 1 -r "${RUNS:-7}" --export-json "$tmp/h.json" "$@" >/dev/null 2>&1

@@ -257,12 +257,20 @@ int wi_heif_render_at(wi_heif *heif, int keep_depth, wi_image *out) {
         return WI_ERR_NO_MEMORY;
     }
     int bits = heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved);
-    uint32_t max = deep && bits > 8 ? (1u << bits) - 1 : 255;
+    uint32_t max = deep && bits > 8 && bits <= 16 ? (1u << bits) - 1 : deep && bits > 16 ? 0xffff : 255;
+    // The coded 10 or 12 bits scaled to 16 (kept at depth) or rounded to 8, by a table of every
+    // coded value (the bits over the depth, which a decoder should not set, are ignored).
+    uint16_t *scaled = deep ? malloc(sizeof(uint16_t) * (max + 1)) : NULL;
+    if (deep && !scaled) {
+        free(pixels);
+        heif_image_release(image);
+        return WI_ERR_NO_MEMORY;
+    }
+    for (uint32_t v = 0; deep && v <= max; v++) scaled[v] = keep ? to16(v, max) : to8(v, max);
     for (int y = 0; y < height && keep; y++) {
-        // Kept at depth: the coded 10 or 12 bits scaled to 16.
         const uint8_t *row = plane + (size_t)y * (size_t)stride;
         uint16_t *dst = (uint16_t *)(void *)(pixels + (size_t)y * (size_t)width * 8);
-        for (int i = 0; i < width * 4; i++) dst[i] = to16((uint32_t)row[2 * i] | (uint32_t)row[2 * i + 1] << 8, max);
+        for (int i = 0; i < width * 4; i++) dst[i] = scaled[((uint32_t)row[2 * i] | (uint32_t)row[2 * i + 1] << 8) & max];
         if (!heif->has_alpha) for (int x = 0; x < width; x++) dst[4 * x + 3] = 65535;
         if (heif->premultiplied) {
             for (int x = 0; x < width; x++) {
@@ -280,12 +288,13 @@ int wi_heif_render_at(wi_heif *heif, int keep_depth, wi_image *out) {
         if (!deep) {
             memcpy(dst, row, (size_t)width * 4);
         } else {
-            for (int i = 0; i < width * 4; i++) dst[i] = to8((uint32_t)row[2 * i] | (uint32_t)row[2 * i + 1] << 8, max);
+            for (int i = 0; i < width * 4; i++) dst[i] = (uint8_t)scaled[((uint32_t)row[2 * i] | (uint32_t)row[2 * i + 1] << 8) & max];
         }
         // Without an alpha channel libheif's fill value of a deep image's A is not its maximum.
         if (deep && !heif->has_alpha) for (int x = 0; x < width; x++) dst[4 * x + 3] = 255;
         if (heif->premultiplied) wi_unpremultiply(dst, (size_t)width);
     }
+    free(scaled);
     heif_image_release(image);
     out->pixels = pixels;
     out->deep = keep ? 1 : 0;

@@ -28,7 +28,11 @@ int raw_avif_decode_depth(const uint8_t *data, size_t length, int depth) {
     return status;
 }
 
-int raw_heif_decode(const uint8_t *data, size_t length) {
+int raw_heif_decode(const uint8_t *data, size_t length) { return raw_heif_decode_depth(data, length, 8); }
+
+int raw_heif_decode_depth(const uint8_t *data, size_t length, int depth) {
+    int deep = depth > 8;
+    size_t pixel = deep ? 8 : 4;
     struct heif_context *context = heif_context_alloc();
     struct heif_image_handle *handle = NULL;
     struct heif_image *image = NULL;
@@ -36,13 +40,15 @@ int raw_heif_decode(const uint8_t *data, size_t length) {
     heif_context_set_max_decoding_threads(context, 0);
     if (heif_context_read_from_memory_without_copy(context, data, length, NULL).code == heif_error_Ok
         && heif_context_get_primary_image_handle(context, &handle).code == heif_error_Ok
-        && heif_decode_image(handle, &image, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, NULL).code == heif_error_Ok) {
+        && heif_decode_image(handle, &image, heif_colorspace_RGB, deep ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RGBA,
+                             NULL).code == heif_error_Ok) {
         int stride = 0;
         const uint8_t *plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride);
         int width = heif_image_get_primary_width(image), height = heif_image_get_primary_height(image);
-        uint8_t *copy = malloc((size_t)width * height * 4);
-        // The copy out of libheif's image, as any caller that keeps the pixels makes.
-        for (int y = 0; plane && copy && y < height; y++) memcpy(copy + (size_t)y * width * 4, plane + (size_t)y * stride, (size_t)width * 4);
+        uint8_t *copy = malloc((size_t)width * height * pixel);
+        // The copy out of libheif's image, as any caller that keeps the pixels makes (the coded
+        // values as they are: no widening to 16 bits).
+        for (int y = 0; plane && copy && y < height; y++) memcpy(copy + (size_t)y * width * pixel, plane + (size_t)y * stride, (size_t)width * pixel);
         status = plane && copy ? 0 : 1;
         free(copy);
     }
@@ -52,9 +58,11 @@ int raw_heif_decode(const uint8_t *data, size_t length) {
     return status;
 }
 
-int raw_jxl_decode(const uint8_t *data, size_t length) {
+int raw_jxl_decode(const uint8_t *data, size_t length) { return raw_jxl_decode_depth(data, length, 8); }
+
+int raw_jxl_decode_depth(const uint8_t *data, size_t length, int depth) {
     JxlDecoder *decoder = JxlDecoderCreate(NULL);
-    JxlPixelFormat format = { 4, JXL_TYPE_UINT8, JXL_NATIVE_ENDIAN, 0 };
+    JxlPixelFormat format = { 4, depth > 8 ? JXL_TYPE_UINT16 : JXL_TYPE_UINT8, JXL_NATIVE_ENDIAN, 0 };
     JxlBasicInfo info;
     uint8_t *pixels = NULL;
     int status = 1;

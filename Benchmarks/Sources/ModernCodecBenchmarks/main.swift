@@ -57,6 +57,22 @@ if wantsRow("12 MP 10-bit AVIF decode at depth") {
     try bench("12 MP 10-bit AVIF decode at depth", runs: 7, floorName: "libavif direct, 16 bits", target: "<= 1.05x", anchorKeys: [],
               ours: { _ = try coders.decode(avif10, options: deep) }, raw: { withBytes(avif10) { raw_avif_decode_depth($0, $1, 16) } })
 }
+// Depth (issue #59): a 12 MP HEIC coded in 10 bits and a 12 MP JPEG XL that says 16 bits,
+// decoded at 16 bits a channel, against their libraries giving 16-bit samples directly.
+if wantsRow("12 MP 10-bit HEIC decode at depth") {
+    let heic10 = run.load("photo-4000x3000-10bit.heic")
+    var deep = ImageDecodingOptions()
+    deep.bitDepth = .source
+    try bench("12 MP 10-bit HEIC decode at depth", runs: 5, floorName: "libheif direct, 16-bit words", target: "<= 1.05x", anchorKeys: [],
+              ours: { _ = try coders.decode(heic10, options: deep) }, raw: { withBytes(heic10) { raw_heif_decode_depth($0, $1, 16) } })
+}
+if wantsRow("12 MP 16-bit JPEG XL decode at depth") {
+    let jxl16 = run.load("photo-4000x3000-16bit.jxl")
+    var deep = ImageDecodingOptions()
+    deep.bitDepth = .source
+    try bench("12 MP 16-bit JPEG XL decode at depth", runs: 5, floorName: "libjxl direct, 16 bits", target: "<= 1.05x", anchorKeys: [],
+              ours: { _ = try coders.decode(jxl16, options: deep) }, raw: { withBytes(jxl16) { raw_jxl_decode_depth($0, $1, 16) } })
+}
 try bench("12 MP HEIC decode", runs: 7, floorName: "libheif direct", target: "<= 1.03x",
           anchorKeys: [("heif-convert process (to JPEG)", "heic12mp_decode_heifconvert_process"), ("Pillow", "heic12mp_decode_pillow")],
           ours: { _ = try coders.decode(heic) }, raw: { withBytes(heic) { raw_heif_decode($0, $1) } })
