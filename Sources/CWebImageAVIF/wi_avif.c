@@ -195,6 +195,7 @@ struct wi_avif_encoder {
     int lossless;
     int has_alpha;
     int primaries, transfer;   // CICP written in the nclx box (sRGB's by default)
+    int deep_bits;             // bits a sample of 16-bit frames are coded in (10 or 12)
     avifRWData icc;
     avifRWData exif;
     avifRWData xmp;
@@ -225,6 +226,7 @@ wi_avif_encoder *wi_avif_encoder_create(int quality, int lossless, int speed, in
     e->has_alpha = has_alpha;
     e->primaries = AVIF_COLOR_PRIMARIES_BT709;
     e->transfer = AVIF_TRANSFER_CHARACTERISTICS_SRGB;
+    e->deep_bits = 10;
     return e;
 }
 
@@ -241,6 +243,12 @@ int wi_avif_encoder_set_cicp(wi_avif_encoder *encoder, int primaries, int transf
     return WI_OK;
 }
 
+int wi_avif_encoder_set_depth(wi_avif_encoder *encoder, int bits) {
+    if (bits != 10 && bits != 12) return WI_ERR_ARGUMENT;
+    encoder->deep_bits = bits;
+    return WI_OK;
+}
+
 int wi_avif_encoder_set_metadata(wi_avif_encoder *encoder, const uint8_t *exif, size_t exif_length,
                                  const uint8_t *xmp, size_t xmp_length) {
     avifRWDataFree(&encoder->exif);
@@ -252,8 +260,8 @@ int wi_avif_encoder_set_metadata(wi_avif_encoder *encoder, const uint8_t *exif, 
 
 static int add(wi_avif_encoder *e, const uint8_t *rgba, int deep, uint32_t width, uint32_t height,
                uint32_t duration_ms, int single, char message[WI_MESSAGE_SIZE]) {
-    // 16-bit pixels are coded in 10 bits (AV1's main profile), libavif scaling them.
-    avifImage *image = avifImageCreate(width, height, deep ? 10 : 8, e->lossless ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420);
+    // 16-bit pixels are coded in 10 bits (AV1's main profile) or 12, libavif scaling them.
+    avifImage *image = avifImageCreate(width, height, deep ? (uint32_t)e->deep_bits : 8, e->lossless ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420);
     if (!image) return WI_ERR_NO_MEMORY;
     image->colorPrimaries = (avifColorPrimaries)e->primaries;
     image->transferCharacteristics = (avifTransferCharacteristics)e->transfer;

@@ -347,9 +347,10 @@ static struct heif_error write_buffer(struct heif_context *context, const void *
 
 int wi_heif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int has_alpha, int quality, int lossless,
                    const char *preset, const uint8_t *icc, size_t icc_length, const uint8_t *exif, size_t exif_length,
-                   const uint8_t *xmp, size_t xmp_length, int deep, int primaries, int transfer, wi_buffer *out) {
+                   const uint8_t *xmp, size_t xmp_length, int bits, int primaries, int transfer, wi_buffer *out) {
     pthread_once(&init_once, init_library);
     memset(out, 0, sizeof *out);
+    if (bits != 8 && bits != 10 && bits != 12) return WI_ERR_ARGUMENT;
     struct heif_context *context = heif_context_alloc();
     struct heif_encoder *encoder = NULL;
     struct heif_image *image = NULL;
@@ -359,6 +360,8 @@ int wi_heif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int has
     int status = WI_OK;
     struct heif_error error = { heif_error_Ok, heif_suberror_Unspecified, "" };
     if (!context) return WI_ERR_NO_MEMORY;
+    int deep = bits > 8;
+    uint32_t top = (1u << bits) - 1;
     error = heif_context_get_encoder_for_format(context, heif_compression_HEVC, &encoder);
     if (error.code != heif_error_Ok) { status = WI_ERR_UNSUPPORTED; goto done; }
     heif_encoder_set_lossy_quality(encoder, quality < 0 ? 0 : quality > 100 ? 100 : quality);
@@ -368,7 +371,7 @@ int wi_heif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int has
     enum heif_chroma chroma = deep ? (has_alpha ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RRGGBB_LE)
                                    : (has_alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB);
     error = heif_image_create((int)width, (int)height, heif_colorspace_RGB, chroma, &image);
-    if (error.code == heif_error_Ok) error = heif_image_add_plane(image, heif_channel_interleaved, (int)width, (int)height, deep ? 10 : 8);
+    if (error.code == heif_error_Ok) error = heif_image_add_plane(image, heif_channel_interleaved, (int)width, (int)height, bits);
     if (error.code != heif_error_Ok) { status = status_of(error); goto done; }
     int stride = 0;
     uint8_t *plane = heif_image_get_plane(image, heif_channel_interleaved, &stride);
@@ -376,11 +379,11 @@ int wi_heif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int has
     for (uint32_t y = 0; y < height; y++) {
         uint8_t *dst = plane + (size_t)y * (size_t)stride;
         if (deep) {
-            // 16-bit samples rounded to 10, stored little-endian in two bytes.
+            // 16-bit samples rounded to 10 or 12 bits, stored little-endian in two bytes.
             const uint16_t *src = (const uint16_t *)rgba + (size_t)y * width * 4;
             for (uint32_t x = 0; x < width; x++)
                 for (int c = 0; c < channels; c++) {
-                    uint32_t v = ((uint32_t)src[4 * x + c] * 1023u + 32767u) / 65535u;
+                    uint32_t v = ((uint32_t)src[4 * x + c] * top + 32767u) / 65535u;
                     dst[2 * (channels * x + c)] = (uint8_t)v;
                     dst[2 * (channels * x + c) + 1] = (uint8_t)(v >> 8);
                 }

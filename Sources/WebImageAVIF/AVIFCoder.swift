@@ -89,11 +89,15 @@ public struct AVIFCoder: ImageCoder {
         }
         let quality = Int32((max(0, min(1, options.quality)) * 100).rounded())
         let speed = (options.effort ?? effort).map { Int32((10 - max(0, min(1, $0)) * 10).rounded()) } ?? -1
+        guard let deepBits = options.deepCodingBits else {
+            throw ImageError.encodingFailed(.avif, reason: "AVIF codes 8, 10 or 12 bits a sample, not \(options.bitsPerSample ?? 0)")
+        }
         let hasAlpha: Int32 = image.isAnimated || image.bitmap.hasTransparency ? 1 : 0
         guard let encoder = wi_avif_encoder_create(quality, options.lossless ? 1 : 0, speed, hasAlpha) else {
             throw ImageError.encodingFailed(.avif, reason: "out of memory")
         }
         defer { wi_avif_encoder_destroy(encoder) }
+        if deepBits > 8 { _ = wi_avif_encoder_set_depth(encoder, Int32(deepBits)) }
         if let icc = image.colorInfo.embeddableProfile {
             _ = icc.withBytePointer { wi_avif_encoder_set_icc(encoder, $0, $1) }
         } else if let cicp = image.colorInfo.hdrCICP {
@@ -113,8 +117,8 @@ public struct AVIFCoder: ImageCoder {
             if Task.isCancelled { throw CancellationError() }
             let frame = try image.frame(at: index)
             let duration = UInt32(max(1, (frame.duration * 1000).rounded())), single: Int32 = image.isAnimated ? 0 : 1
-            // A deep still image is coded in 10 bits; an animation's frames in 8.
-            let deep = !image.isAnimated && frame.bitmap.pixelFormat == .rgba16
+            // A deep still image is coded in 10 or 12 bits (or 8 when asked); an animation's frames in 8.
+            let deep = !image.isAnimated && frame.bitmap.pixelFormat == .rgba16 && deepBits > 8
             let bitmap = deep ? frame.bitmap : frame.bitmap.converted(to: .rgba8)
             let status = bitmap.withUnsafeBytes { raw in
                 withUnsafeMutableBytes(of: &message) { text in

@@ -89,9 +89,14 @@ public struct HEIFCoder: ImageCoder {
         guard canEncode(format) else {
             throw ImageError.encodingFailed(format, reason: "this libheif has no HEVC encoder")
         }
-        // An HDR image kept as HDR is coded in 10 bits with its code points; others in 8.
+        guard let deepBits = options.deepCodingBits else {
+            throw ImageError.encodingFailed(format, reason: "HEIC codes 8, 10 or 12 bits a sample, not \(options.bitsPerSample ?? 0)")
+        }
+        // A 16-bit image, and an HDR image kept as HDR (with its code points), is coded in 10
+        // or 12 bits; others in 8.
         let hdr = image.colorInfo.hdrCICP
-        let bitmap = image.bitmap.converted(to: hdr != nil ? .rgba16 : .rgba8)
+        let bits = (image.bitmap.pixelFormat == .rgba16 || hdr != nil) ? deepBits : 8
+        let bitmap = image.bitmap.converted(to: bits > 8 ? .rgba16 : .rgba8)
         let quality = Int32((max(0, min(1, options.quality)) * 100).rounded())
         let preset = options.effort.map { HEIFCoder.presets[Int((max(0, min(1, $0)) * Double(HEIFCoder.presets.count - 1)).rounded())] }
         let icc = image.colorInfo.embeddableProfile ?? Data()
@@ -104,7 +109,7 @@ public struct HEIFCoder: ImageCoder {
                         wi_heif_encode(raw.bindMemory(to: UInt8.self).baseAddress, UInt32(bitmap.width), UInt32(bitmap.height),
                                        bitmap.hasTransparency ? 1 : 0, quality, options.lossless ? 1 : 0, preset,
                                        iccLength > 0 ? iccBytes : nil, iccLength, exif.baseAddress, exif.count,
-                                       xmp.baseAddress, xmp.count, hdr != nil ? 1 : 0, Int32(clamping: hdr?.colorPrimaries ?? 0),
+                                       xmp.baseAddress, xmp.count, Int32(bits), Int32(clamping: hdr?.colorPrimaries ?? 0),
                                        Int32(clamping: hdr?.transferCharacteristics ?? 0), &buffer)
                     }
                 }

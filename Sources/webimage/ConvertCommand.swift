@@ -36,14 +36,20 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "srgb converts an image with another colour profile (Display P3, Adobe RGB, CMYK) to sRGB; original keeps its values and embeds its profile in the output.")
     var colorSpace: ImageColorSpace = .sRGB
 
-    @Option(help: "8 decodes to 8 bits a channel; source (or 16) keeps a source of more than 8 bits at 16, which PNG, AVIF (10 bits) and JPEG XL write at depth.")
+    @Option(help: "8 decodes to 8 bits a channel; source (or 16) keeps a source of more than 8 bits at 16, which PNG, TIFF, JPEG XL, AVIF and HEIC (10 or 12 bits) write at depth.")
     var depth: ImageBitDepth = .eight
+
+    @Option(help: "The bits a sample AVIF and HEIC code a 16-bit image in: 10 (the default) or 12.")
+    var bitsPerSample: Int?
 
     @Option(help: "standard tone-maps an HDR (PQ or HLG) image to SDR sRGB; high keeps it HDR at 16 bits with its colour code points, which PNG, AVIF, HEIC and JPEG XL write back.")
     var dynamicRange: ImageDynamicRange = .standard
 
     func validate() throws {
         guard (0...100).contains(quality) else { throw ValidationError.sentence("--quality must be between 0 and 100, not \(quality)") }
+        if let bitsPerSample, ![10, 12].contains(bitsPerSample) {
+            throw ValidationError.sentence("--bits-per-sample must be 10 or 12, not \(bitsPerSample)")
+        }
         if let maxPixelSize, maxPixelSize < 1 { throw ValidationError.sentence("--max-pixel-size must be at least 1, not \(maxPixelSize)") }
         if output == "-", format == nil { throw ValidationError.sentence("writing to standard output (-) needs --format") }
         if format == nil, ImageFormat(fileExtension: URL(fileURLWithPath: output).pathExtension) == nil {
@@ -51,10 +57,12 @@ struct ConvertCommand: ParsableCommand {
         }
     }
 
-    /// ", 16 bits a channel" (10 for AVIF) when a deep still image is written at depth.
-    static func depthNote(_ image: Image, _ format: ImageFormat) -> String {
+    /// ", 16 bits a channel" (10 or 12 for AVIF and HEIC) when a deep still image is written at depth.
+    static func depthNote(_ image: Image, _ format: ImageFormat, bitsPerSample: Int? = nil) -> String {
         guard image.bitmap.pixelFormat == .rgba16, !image.isAnimated else { return "" }
-        return [ImageFormat.png: ", 16 bits a channel", .jxl: ", 16 bits a channel", .avif: ", 10 bits a channel"][format] ?? ""
+        let coded = ", \(bitsPerSample ?? 10) bits a channel"
+        return [ImageFormat.png: ", 16 bits a channel", .jxl: ", 16 bits a channel", .tiff: ", 16 bits a channel",
+                .avif: coded, .heic: coded][format] ?? ""
     }
 
     func run() throws {
@@ -68,11 +76,12 @@ struct ConvertCommand: ParsableCommand {
             decoding.dynamicRange = dynamicRange
             let image = try Image(data: data, options: decoding)
             let encoded = try OutputEncoding.encode(image, as: target,
-                                                    options: ImageEncodingOptions(quality: Double(quality) / 100, lossless: lossless))
+                                                    options: ImageEncodingOptions(quality: Double(quality) / 100, lossless: lossless,
+                                                                                 bitsPerSample: bitsPerSample))
             try OutputFile.write(encoded.data, to: output)
             if let note = encoded.note { Terminal.error("note: \(note)") }
             let summary = "\(output == "-" ? "standard output" : output): \(target) \(image.width)x\(image.height), "
-                + "\(image.frameCount) frame(s)\(Self.depthNote(image, target)), \(encoded.data.count) bytes"
+                + "\(image.frameCount) frame(s)\(Self.depthNote(image, target, bitsPerSample: bitsPerSample)), \(encoded.data.count) bytes"
             // With the image on standard output, the summary goes to standard error.
             if output == "-" { FileHandle.standardError.write(Data((summary + "\n").utf8)) } else { print(summary) }
         } catch let error as CLIError {

@@ -50,7 +50,7 @@ wi_avif_encoder *wi_avif_encoder_create(int quality, int lossless, int speed, in
 /// Adds a frame of `duration_ms` (ignored for a single image); `single` marks a still image.
 int wi_avif_encoder_add(wi_avif_encoder *encoder, const uint8_t *rgba, uint32_t width, uint32_t height,
                         uint32_t duration_ms, int single, char message[WI_MESSAGE_SIZE]);
-/// The same for 16-bit samples (native-endian R, G, B, A), coded in 10 bits.
+/// The same for 16-bit samples (native-endian R, G, B, A), coded in 10 bits or as set below.
 int wi_avif_encoder_add_16(wi_avif_encoder *encoder, const uint16_t *rgba, uint32_t width, uint32_t height,
                            uint32_t duration_ms, int single, char message[WI_MESSAGE_SIZE]);
 /// Embeds `icc` (copied) in the frames added after this call.
@@ -58,6 +58,9 @@ int wi_avif_encoder_set_icc(wi_avif_encoder *encoder, const uint8_t *icc, size_t
 /// The CICP primaries and transfer written in the nclx box (1 and 13, sRGB's, by default): an
 /// HDR image's 9 and 16 (PQ) or 18 (HLG) keep it HDR.
 int wi_avif_encoder_set_cicp(wi_avif_encoder *encoder, int primaries, int transfer);
+/// The bits a sample 16-bit frames are coded in: 10 (the default; AV1's main profile) or 12
+/// (its professional profile at 4:2:0).
+int wi_avif_encoder_set_depth(wi_avif_encoder *encoder, int bits);
 /// The EXIF block (a TIFF structure) and the XMP packet written with every image added after
 /// this call (either may be empty).
 int wi_avif_encoder_set_metadata(wi_avif_encoder *encoder, const uint8_t *exif, size_t exif_length,

@@ -45,10 +45,11 @@ int wi_heif_can_encode_hevc(void);
 /// Encodes one RGBA8 image as HEIC. quality 0...100; lossless where the encoder has it; preset
 /// an x265 preset name ("ultrafast" ... "placebo") or NULL for the default. The EXIF block (a
 /// TIFF structure) and the XMP packet, when not empty, are written as the image's metadata items.
-/// With `deep`, `rgba` holds 16-bit samples, coded in 10 bits. Without `icc`, a nonzero
+/// `bits` is 8 for RGBA8 samples; 10 or 12 when `rgba` holds 16-bit samples, coded in that
+/// many bits (anything else: WI_ERR_ARGUMENT). Without `icc`, a nonzero
 /// `transfer` writes an nclx box with `primaries` and it (an HDR image's PQ or HLG).
 int wi_heif_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int has_alpha, int quality, int lossless,
                    const char *preset, const uint8_t *icc, size_t icc_length, const uint8_t *exif, size_t exif_length,
-                   const uint8_t *xmp, size_t xmp_length, int deep, int primaries, int transfer, wi_buffer *out);
+                   const uint8_t *xmp, size_t xmp_length, int bits, int primaries, int transfer, wi_buffer *out);
 
 #endif

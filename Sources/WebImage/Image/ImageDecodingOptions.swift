@@ -174,14 +174,30 @@ public struct ImageEncodingOptions: Sendable, Equatable {
     /// AVIF, HEIC and JPEG XL encoders write it; ``ImageCoders/encode(_:as:options:)`` refuses it for
     /// another format with `ImageError.encodingFailed` rather than dropping it.
     public var metadata: ImageMetadata?
+    /// The bits a sample a 16-bit (``Bitmap/PixelFormat/rgba16``) still image is coded in by the
+    /// encoders that offer a choice, as sharp's and libvips's `bitdepth`: AVIF and HEIC take 8,
+    /// 10 or 12. Nil (the default) is 10, their main profiles' depth, which every decoder reads;
+    /// 12 keeps a 12-bit source's precision. An 8-bit image is coded in 8 bits whatever this
+    /// says, and PNG, TIFF and JPEG XL write a 16-bit image in 16. AVIF and HEIC refuse another
+    /// value with `ImageError.encodingFailed`.
+    public var bitsPerSample: Int?
 
-    /// Encoding options: quality 0.9, lossy, baseline, each encoder's default effort, no metadata.
+    /// Encoding options: quality 0.9, lossy, baseline, each encoder's default effort, no metadata,
+    /// 16-bit images coded in each format's default depth.
     public init(quality: Double = 0.9, lossless: Bool = false, progressive: Bool = false, effort: Double? = nil,
-                metadata: ImageMetadata? = nil) {
+                metadata: ImageMetadata? = nil, bitsPerSample: Int? = nil) {
         self.quality = quality
         self.lossless = lossless
         self.progressive = progressive
         self.effort = effort
         self.metadata = metadata
+        self.bitsPerSample = bitsPerSample
+    }
+
+    /// The bits a sample a 16-bit image is coded in by an encoder that offers 8, 10 or 12
+    /// (``bitsPerSample``, 10 when nil), or nil for a value it cannot write.
+    package var deepCodingBits: Int? {
+        guard let bits = bitsPerSample else { return 10 }
+        return [8, 10, 12].contains(bits) ? bits : nil
     }
 }

@@ -90,12 +90,18 @@ struct InfoCommandTests {
         options.bitDepth = .source
         let original = try ImageCoders.shared.decode(try Data(contentsOf: URL(fileURLWithPath: input)), options: options)
         #expect(try ImageCoders.shared.decode(try Data(contentsOf: URL(fileURLWithPath: deep)), options: options).bitmap == original.bitmap)
-        for (ext, note) in [("avif", "10 bits a channel"), ("jxl", "16 bits a channel")] {
+        for (ext, bits, note) in [("avif", nil, "10 bits a channel"), ("avif", "12", "12 bits a channel"),
+                                  ("heic", "12", "12 bits a channel"), ("jxl", nil, "16 bits a channel")] {
             let out = directory.url.appendingPathComponent("deep.\(ext)").path
-            let result = try CLIRunner.run(["convert", input, out, "--depth", "16"])
+            let result = try CLIRunner.run(["convert", input, out, "--depth", "16"] + (bits.map { ["--bits-per-sample", $0] } ?? []))
             #expect(result.status == 0 && result.stdout.contains(note), "\(ext): \(result.stdout) \(result.stderr)")
+            if ext != "jxl" {
+                let format = ImageFormat(fileExtension: ext) ?? .avif
+                #expect(try CodedDepthTests.codedDepth(Data(contentsOf: URL(fileURLWithPath: out)), format) == Int(bits ?? "10"))
+            }
         }
         #expect(try CLIRunner.run(["convert", input, deep, "--depth", "12"]).status == 2)
+        #expect(try CLIRunner.run(["convert", input, deep, "--depth", "16", "--bits-per-sample", "11"]).status == 2)
     }
 
     /// `--dynamic-range high` keeps an HDR PNG (cICP) as HDR through PNG and AVIF; the default
