@@ -10,7 +10,8 @@
 // Tables: a sample's top 12 bits index its linear value times its channel's column of the
 // matrix (one four-float look-up a channel; the three summed are the converted pixel). For PQ
 // the EETF's gain is a table over the largest of the three codes (the EOTF is monotonic, so
-// the largest code has the largest linear value); for HLG over the largest display value.
+// the largest code has the largest linear value). HLG's OOTF and gain are tables over the bits
+// of a float (its luminance, its largest display value), spaced in proportion rather than evenly.
 // sRGB's curve is a table over every value a mapped pixel can take, for 8 and for 16 bits.
 #include "wi_internal.h"
 #include <math.h>
@@ -19,8 +20,16 @@
 enum {
     CODE_BITS = 12,
     CODE_SIZE = 1 << CODE_BITS,
-    GAIN_SIZE = 4096,             // the HLG gain table, over [0, the source's peak]
-    OOTF_SIZE = 16384,            // Ys^(gamma - 1) over [0, 1] (ENCODE8_STEPS: the luminance lane is its index)
+    // HLG's tables are indexed by a float's bits: its exponent and top mantissa bits, so that
+    // entries are spaced evenly in proportion (a log scale) between a floor and a ceiling.
+    OOTF_SHIFT = 16,              // Ys^(gamma - 1): 128 entries an octave
+    OOTF_LOW = 0x3d800000u,       // 2^-4 (Ys in units of ENCODE8_STEPS per unit of light)
+    OOTF_HIGH = 0x46ffffffu,      // just under 2^15 (Ys of 1 is 2^14)
+    OOTF_SIZE = ((OOTF_HIGH - OOTF_LOW) >> OOTF_SHIFT) + 1,
+    GAIN_SHIFT = 14,              // the EETF's gain: 512 entries an octave
+    GAIN_LOW = 0x3d800000u,       // 2^-4 of SDR white: far below the knee, where the gain is 1
+    GAIN_HIGH = 0x40ffffffu,      // just under 8 (the peak is at most 1000 / 203)
+    GAIN_SIZE = ((GAIN_HIGH - GAIN_LOW) >> GAIN_SHIFT) + 1,
     ENCODE8_STEPS = 16384,        // sRGB's curve to 8 bits: entries per unit of linear value
     ENCODE16_STEPS = 4 * ENCODE8_STEPS, // and to 16 bits
 };
@@ -35,9 +44,8 @@ struct wi_tone_map {
     int transfer;
     wi_f4 gain[CODE_SIZE];            // PQ: the EETF's gain for the largest code, in every lane
     float linear[CODE_SIZE];          // a code's linear value (scene light for HLG)
-    float hlg_gain[GAIN_SIZE + 1];    // HLG: the gain for the largest linear value
-    float hlg_gain_scale;             // table index per unit of linear value
-    float ootf[OOTF_SIZE + 1];        // HLG: (peak / white) * Ys^0.2
+    float hlg_gain[GAIN_SIZE];        // HLG: the gain for the largest display value
+    float ootf[OOTF_SIZE];            // HLG: (peak / white) * Ys^0.2
     // sRGB's curve by table, over every value a mapped pixel can take: the gain brings each
     // source component to at most 1, so a converted one lies within the matrix's row sums of
     // its negative and positive coefficients (no clipping needed; the ends hold 0 and 1).
@@ -134,6 +142,16 @@ static void rgb_to_xyz(const double xy[8], double m[9]) {
 
 // ---- Building ----
 
+static float float_of(uint32_t bits) {
+    union { uint32_t bits; float value; } u = { bits };
+    return u.value;
+}
+
+static int32_t bits_of(float value) {
+    union { float value; int32_t bits; } u = { value };
+    return u.bits;
+}
+
 int wi_tone_map_create(int primaries, int transfer, double source_peak, wi_tone_map **out) {
     *out = NULL;
     double source_xy[8], bt709_xy[8];
@@ -173,15 +191,14 @@ int wi_tone_map_create(int primaries, int transfer, double source_peak, wi_tone_
         }
     }
     // HLG's OOTF: display light = peak * Ys^(gamma - 1) * scene light, gamma 1.2 at 1000 cd/m².
-    for (int i = 0; i <= OOTF_SIZE; i++) {
-        double ys = (double)i / OOTF_SIZE;
+    // Each entry stands for the middle of its run of floats.
+    for (uint32_t i = 0; i < OOTF_SIZE; i++) {
+        double ys = float_of(OOTF_LOW + (i << OOTF_SHIFT) + (1u << (OOTF_SHIFT - 1))) / ENCODE8_STEPS;
         map->ootf[i] = (float)(peak / reference_white * pow(ys, 0.2));
     }
-    double span = peak / reference_white;
-    map->hlg_gain_scale = (float)(GAIN_SIZE / span);
-    for (int i = 0; i <= GAIN_SIZE; i++) {
-        double v = span * i / GAIN_SIZE, nits = v * reference_white;
-        map->hlg_gain[i] = nits > 0 ? (float)(eetf(nits, peak, reference_white) / nits) : 1;
+    for (uint32_t i = 0; i < GAIN_SIZE; i++) {
+        double v = float_of(GAIN_LOW + (i << GAIN_SHIFT) + (1u << (GAIN_SHIFT - 1))), nits = v * reference_white;
+        map->hlg_gain[i] = (float)(eetf(nits, peak, reference_white) / nits);
     }
     double low = 0, high = 0;
     for (int r = 0; r < 3; r++) {
@@ -250,10 +267,11 @@ static inline __attribute__((always_inline)) wi_u4 map_pixel(const wi_tone_map *
     } else {
         // The OOTF scales all three alike; the largest display value is the largest code's
         // scene light (the inverse OETF is monotonic) times it, at most the table's end.
-        float ys = __builtin_elementwise_min(__builtin_elementwise_max(v[3], 0.0f), (float)OOTF_SIZE);
-        float ootf = map->ootf[(int)(ys + 0.5f)];
-        float top = map->linear[largest >> 4] * ootf;
-        v *= ootf * map->hlg_gain[(int)(top * map->hlg_gain_scale + 0.5f)];
+        int32_t ys = __builtin_elementwise_min(__builtin_elementwise_max(bits_of(v[3]), (int32_t)OOTF_LOW), (int32_t)OOTF_HIGH);
+        float ootf = map->ootf[(uint32_t)(ys - OOTF_LOW) >> OOTF_SHIFT];
+        int32_t top = bits_of(map->linear[largest >> 4] * ootf);
+        top = __builtin_elementwise_min(__builtin_elementwise_max(top, (int32_t)GAIN_LOW), (int32_t)GAIN_HIGH);
+        v *= ootf * map->hlg_gain[(uint32_t)(top - GAIN_LOW) >> GAIN_SHIFT];
     }
     if (scale != 1) v *= scale;
     // Unsigned (every index is at least 0): an index then needs no sign extension.
