@@ -5,10 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-#include <sys/mman.h>
-
-#define WI_HUGE_PAGE ((size_t)2 << 20)
-#define WI_HUGE_BUFFER ((size_t)8 << 20)
 
 uint32_t wi_crc32(uint32_t crc, const uint8_t *data, size_t length) {
     return (uint32_t)crc32(crc, data, (uInt)length);
@@ -42,17 +38,10 @@ void wi_say(char *message, const char *format, ...) {
 
 uint8_t *wi_alloc_bytes(size_t size, int zeroed) {
     if (size == 0) size = 4;
-    if (size >= WI_HUGE_BUFFER) {
-        // Large pixel buffers on transparent huge pages: first touching them takes one fault
-        // per 2 MiB instead of one per 4 KiB page. Freed with free() like any other.
-        size_t rounded = (size + WI_HUGE_PAGE - 1) & ~(size_t)(WI_HUGE_PAGE - 1);
-        void *p = aligned_alloc(WI_HUGE_PAGE, rounded);
-        if (p) {
-            madvise(p, rounded, MADV_HUGEPAGE);
-            if (zeroed) memset(p, 0, size);
-            return p;
-        }
-    }
+    // No transparent huge pages (MADV_HUGEPAGE) for large buffers: with Debian's default
+    // `defrag=madvise` a fault on such a region compacts memory first, and on a machine whose
+    // memory has fragmented that stall outweighs the page faults it saves (Benchmarks/README,
+    // "Huge pages").
     uint8_t *recycled = wi_pixel_pool_take(size);
     if (recycled) {
         if (zeroed) memset(recycled, 0, size);

@@ -223,9 +223,6 @@ wi_heif *wi_heif_open(const uint8_t *data, size_t length, uint64_t max_pixels, w
 /// round(v * 255 / max) for a sample of `depth` bits.
 static inline uint8_t to8(uint32_t v, uint32_t max) { return (uint8_t)((v * 255u + max / 2) / max); }
 
-/// round(v * 65535 / max) for a sample of `depth` bits.
-static inline uint16_t to16(uint32_t v, uint32_t max) { return (uint16_t)(((uint64_t)v * 65535u + max / 2) / max); }
-
 int wi_heif_render(wi_heif *heif, wi_image *out) { return wi_heif_render_at(heif, 0, out); }
 
 int wi_heif_render_at(wi_heif *heif, int keep_depth, wi_image *out) {
@@ -257,20 +254,32 @@ int wi_heif_render_at(wi_heif *heif, int keep_depth, wi_image *out) {
         return WI_ERR_NO_MEMORY;
     }
     int bits = heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved);
-    uint32_t max = deep && bits > 8 && bits <= 16 ? (1u << bits) - 1 : deep && bits > 16 ? 0xffff : 255;
-    // The coded 10 or 12 bits scaled to 16 (kept at depth) or rounded to 8, by a table of every
-    // coded value (the bits over the depth, which a decoder should not set, are ignored).
-    uint16_t *scaled = deep ? malloc(sizeof(uint16_t) * (max + 1)) : NULL;
-    if (deep && !scaled) {
+    bits = !deep ? 8 : bits > 16 || bits < 9 ? 16 : bits;
+    uint32_t max = (1u << bits) - 1;
+    // Kept at depth, the coded 10 or 12 bits are widened to 16 by repeating their top bits below
+    // them (as PNG's sBIT scaling does: within 1 of v * 65535 / max, and a shift a sample); an
+    // 8-bit decode rounds them by a table of every coded value. The bits over the depth, which
+    // a decoder should not set, are ignored.
+    unsigned up = 16u - (unsigned)bits, down = 2u * (unsigned)bits - 16u;
+    uint8_t *eight = deep && !keep ? malloc(max + 1) : NULL;
+    if (deep && !keep && !eight) {
         free(pixels);
         heif_image_release(image);
         return WI_ERR_NO_MEMORY;
     }
-    for (uint32_t v = 0; deep && v <= max; v++) scaled[v] = keep ? to16(v, max) : to8(v, max);
+    for (uint32_t v = 0; eight && v <= max; v++) eight[v] = to8(v, max);
     for (int y = 0; y < height && keep; y++) {
         const uint8_t *row = plane + (size_t)y * (size_t)stride;
         uint16_t *dst = (uint16_t *)(void *)(pixels + (size_t)y * (size_t)width * 8);
-        for (int i = 0; i < width * 4; i++) dst[i] = scaled[((uint32_t)row[2 * i] | (uint32_t)row[2 * i + 1] << 8) & max];
+        for (int i = 0; i < width * 4; i++) {
+            uint16_t v;
+            memcpy(&v, row + 2 * i, 2);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            v = __builtin_bswap16(v);
+#endif
+            v &= (uint16_t)max;
+            dst[i] = (uint16_t)((v << up) | (v >> down));
+        }
         if (!heif->has_alpha) for (int x = 0; x < width; x++) dst[4 * x + 3] = 65535;
         if (heif->premultiplied) {
             for (int x = 0; x < width; x++) {
@@ -288,13 +297,13 @@ int wi_heif_render_at(wi_heif *heif, int keep_depth, wi_image *out) {
         if (!deep) {
             memcpy(dst, row, (size_t)width * 4);
         } else {
-            for (int i = 0; i < width * 4; i++) dst[i] = (uint8_t)scaled[((uint32_t)row[2 * i] | (uint32_t)row[2 * i + 1] << 8) & max];
+            for (int i = 0; i < width * 4; i++) dst[i] = eight[((uint32_t)row[2 * i] | (uint32_t)row[2 * i + 1] << 8) & max];
         }
         // Without an alpha channel libheif's fill value of a deep image's A is not its maximum.
         if (deep && !heif->has_alpha) for (int x = 0; x < width; x++) dst[4 * x + 3] = 255;
         if (heif->premultiplied) wi_unpremultiply(dst, (size_t)width);
     }
-    free(scaled);
+    free(eight);
     heif_image_release(image);
     out->pixels = pixels;
     out->deep = keep ? 1 : 0;

@@ -9,18 +9,9 @@
 #include <webp/demux.h>
 #include <gif_lib.h>
 
-#include <sys/mman.h>
-
-// Large buffers on transparent huge pages, as the library allocates them, so that the floor
-// and our decoders pay the same for fresh memory.
-static void *raw_alloc(size_t size) {
-    size_t huge = (size_t)2 << 20;
-    if (size < ((size_t)8 << 20)) return malloc(size);
-    size_t rounded = (size + huge - 1) & ~(huge - 1);
-    void *p = aligned_alloc(huge, rounded);
-    if (p) madvise(p, rounded, MADV_HUGEPAGE);
-    return p;
-}
+// Fresh buffers from malloc, as the library allocates them, so that the floor and our decoders
+// pay the same for fresh memory.
+static void *raw_alloc(size_t size) { return malloc(size); }
 
 struct jerr { struct jpeg_error_mgr base; jmp_buf jump; };
 static void jexit(j_common_ptr c) { longjmp(((struct jerr *)c->err)->jump, 1); }

@@ -32,7 +32,7 @@ wi_heif *wi_heif_open(const uint8_t *data, size_t length, uint64_t max_pixels, w
 /// samples rounded to 8 bits, premultiplied alpha un-premultiplied.
 int wi_heif_render(wi_heif *heif, wi_image *out);
 /// The same; with `keep_depth`, an image coded in more than 8 bits comes out at 16 bits a
-/// channel (wi_image.deep), its coded values scaled to 0...65535.
+/// channel (wi_image.deep), its coded values widened to 16 bits (their top bits repeated below).
 int wi_heif_render_at(wi_heif *heif, int keep_depth, wi_image *out);
 /// Copies the embedded ICC profile into a malloc'd buffer (the caller frees it); 0 when none.
 size_t wi_heif_icc(const wi_heif *heif, uint8_t **bytes);

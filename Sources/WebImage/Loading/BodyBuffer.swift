@@ -1,8 +1,8 @@
 import CWebImageCodecs
 import Foundation
 
-/// A growable byte buffer for response bodies: large ones (announced by Content-Length) go on
-/// huge pages, and the bytes become `Data` without a copy.
+/// A growable byte buffer for response bodies: one announced by Content-Length is allocated
+/// once at its full size, and the bytes become `Data` without a copy.
 struct BodyBuffer {
     private var pointer: UnsafeMutableRawPointer?
     private var capacity = 0

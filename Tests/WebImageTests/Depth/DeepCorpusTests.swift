@@ -46,9 +46,16 @@ import Testing
         let image = try ModernCorpus.coders.decode(try ModernCorpus.data(file), options: .sourceDepth)
         #expect(image.bitmap.pixelFormat == .rgba16, "\(file)")
         let reference = try Self.reference("/usr/bin/heif-convert", { [$0, $1] }, file: file)
-        // heif-convert widens 10 bits by a shift, this decoder by v * 65535 / 1023: at most
-        // one 10-bit step apart.
-        #expect(try Self.largestDifference(image.bitmap, reference) <= 64, "\(file)")
+        // heif-convert widens 10 bits by a shift (v << 6); this decoder repeats the top bits
+        // below (v << 6 | v >> 4), so each of its values is heif-convert's with its top ten
+        // bits repeated: exactly.
+        let shifted = try #require(reference.rgba16)
+        let repeated = Bitmap(width: reference.width, height: reference.height, rgba16: shifted.map { $0 | $0 >> 10 })
+        #expect(image.bitmap == repeated, "\(file)")
+        // And within 1 of v * 65535 / 1023.
+        let exact = Bitmap(width: reference.width, height: reference.height,
+                           rgba16: shifted.map { UInt16((Int($0 >> 6) * 65535 + 511) / 1023) })
+        #expect(try Self.largestDifference(image.bitmap, exact) <= 1, "\(file)")
         // Rounded to 8 bits, within 1 of the 8-bit decode (which rounds the 10 bits directly).
         let eight = try ModernCorpus.coders.decode(try ModernCorpus.data(file)).bitmap
         #expect((PixelDistance(image.bitmap.converted(to: .rgba8), eight)?.maxAbs ?? 99) <= 1, "\(file)")
