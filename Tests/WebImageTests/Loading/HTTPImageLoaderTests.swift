@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func consecutiveLargeBodiesArriveIntact() async throws {
-        // Bodies of 8 MiB and more go into huge-page buffers sized from Content-Length.
+        // Bodies of 8 MiB and more go into one buffer sized from Content-Length.
         let bodies = [UInt8(0x5A), 0xC3].map { seed in
             Data((0..<(9 << 20)).lazy.map { UInt8(truncatingIfNeeded: $0 >> 10) ^ seed })
         }
