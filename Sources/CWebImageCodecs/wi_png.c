@@ -17,6 +17,9 @@ struct wi_png_decoder {
     int too_large;
     int keep16;           // keep 16-bit samples (wi_png_decoder_keep_16)
     size_t pixel_bytes;   // 4, or 8 when 16-bit samples are kept
+    uint32_t reduce_width, reduce_height;   // wi_png_decoder_reduce_to's size, or 0
+    wi_area_stream *stream;                 // rows reduced as they come, when it applies
+    uint32_t out_width, out_height;         // the pixels' size: the image's, or the reduced one
     char message[WI_MESSAGE_SIZE];
 };
 
@@ -58,6 +61,19 @@ static void png_info_fn(png_structp png, png_infop info) {
     png_read_update_info(png, info);
     if (png_get_rowbytes(png, info) != (size_t)w * d->pixel_bytes) png_error(png, "unexpected row layout");
     d->width = w; d->height = h;
+    d->out_width = w; d->out_height = h;
+    // Decoded at size row by row when that gives what a whole decode reduced afterwards would
+    // (an opaque 8-bit image read top to bottom once).
+    int opaque = !(color & PNG_COLOR_MASK_ALPHA) && !has_trns;
+    if (d->reduce_width && d->reduce_height && d->reduce_width <= w && d->reduce_height <= h &&
+        (d->reduce_width < w || d->reduce_height < h) && !deep && opaque && interlace == PNG_INTERLACE_NONE) {
+        d->pixels = wi_alloc_pixels(d->reduce_width, d->reduce_height, 1);
+        if (!d->pixels) { d->status = WI_ERR_NO_MEMORY; png_error(png, "out of memory"); }
+        d->stream = wi_area_stream_create(w, h, 1, d->pixels, d->reduce_width, d->reduce_height);
+        if (!d->stream) { d->status = WI_ERR_NO_MEMORY; png_error(png, "out of memory"); }
+        d->out_width = d->reduce_width; d->out_height = d->reduce_height;
+        return;
+    }
     d->pixels = deep ? wi_alloc_bytes((size_t)w * h * 8, 1) : wi_alloc_pixels(w, h, 1);
     if (!d->pixels) { d->status = WI_ERR_NO_MEMORY; png_error(png, "out of memory"); }
 }
@@ -65,7 +81,12 @@ static void png_info_fn(png_structp png, png_infop info) {
 static void png_row_fn(png_structp png, png_bytep row, png_uint_32 row_num, int pass) {
     wi_png_decoder *d = png_get_progressive_ptr(png);
     if (!row || row_num >= d->height) return;
-    png_progressive_combine_row(png, d->pixels + (size_t)row_num * d->width * d->pixel_bytes, row);
+    if (d->stream) {
+        // Not interlaced: each row comes once, whole and in order.
+        wi_area_stream_row(d->stream, row);
+    } else {
+        png_progressive_combine_row(png, d->pixels + (size_t)row_num * d->width * d->pixel_bytes, row);
+    }
     if (pass != d->pass) { d->pass = pass; d->rows = 0; }
     if (row_num + 1 > d->rows) d->rows = row_num + 1;
 }
@@ -91,6 +112,11 @@ wi_png_decoder *wi_png_decoder_create(uint64_t max_pixels) {
 
 void wi_png_decoder_keep_16(wi_png_decoder *d) { d->keep16 = 1; }
 
+void wi_png_decoder_reduce_to(wi_png_decoder *d, uint32_t width, uint32_t height) {
+    d->reduce_width = width;
+    d->reduce_height = height;
+}
+
 int wi_png_decoder_push(wi_png_decoder *d, const uint8_t *data, size_t length) {
     if (d->status < 0) return d->status;
     if (d->done) return WI_OK;
@@ -108,7 +134,7 @@ void wi_png_decoder_size(const wi_png_decoder *d, uint32_t *width, uint32_t *hei
 
 int wi_png_decoder_snapshot(const wi_png_decoder *d, wi_image *out) {
     memset(out, 0, sizeof *out);
-    if (!d->pixels) return WI_NEED_MORE;
+    if (!d->pixels || d->stream) return WI_NEED_MORE;
     size_t size = (size_t)d->width * d->height * d->pixel_bytes;
     out->pixels = wi_alloc_bytes(size, 0);
     if (!out->pixels) return WI_ERR_NO_MEMORY;
@@ -133,9 +159,9 @@ int wi_png_decoder_take(wi_png_decoder *d, wi_image *out) {
     memset(out, 0, sizeof *out);
     if (!wi_png_decoder_rows_complete(d) || !d->pixels) return WI_ERR_TRUNCATED;
     out->pixels = d->pixels;
-    out->width = d->width; out->height = d->height;
+    out->width = d->out_width; out->height = d->out_height;
     out->deep = d->pixel_bytes == 8;
-    out->rows_decoded = d->height;
+    out->rows_decoded = d->out_height;
     out->scans = (uint32_t)d->passes;
     d->pixels = NULL;
     return WI_OK;
@@ -146,6 +172,7 @@ const char *wi_png_decoder_message(const wi_png_decoder *d) { return d->message;
 void wi_png_decoder_destroy(wi_png_decoder *d) {
     if (!d) return;
     png_destroy_read_struct(&d->png, &d->info, NULL);
+    wi_area_stream_free(d->stream);
     free(d->pixels);
     free(d);
 }

@@ -61,6 +61,20 @@ try bench("12 MP JPEG -> 256 px (decode at size)", runs: 15, floorName: "libjpeg
                        ("Pillow full+LANCZOS", "jpeg12mp_thumb256_pillow_nodraft"), ("vipsthumbnail", "jpeg12mp_thumb256_vipsthumbnail")],
           ours: { _ = try Image(data: jpeg, options: ImageDecodingOptions(maxPixelSize: 256)) },
           raw: { withBytes(jpeg) { raw_jpeg_decode($0, $1, 1) } })
+// A 12 MP RGB PNG to a thumbnail: its rows reduced as libpng inflates them (the full-size
+// pixels never exist), against libpng inflating every row and keeping none.
+let png12 = load("photo-4000x3000.png")
+try bench("12 MP PNG -> 256 px (rows reduced while inflated)", runs: 7, floorName: "libpng inflating every row", anchorKeys: [],
+          ours: { _ = try Image(data: png12, options: ImageDecodingOptions(maxPixelSize: 256)) },
+          raw: { withBytes(png12) { raw_png_rows($0, $1) } })
+if wantsRow("12 MP PNG -> 256 px"), !InstructionCount.isListing, !InstructionCount.isCounting {
+    // What the thumbnail cost before: the whole decode (48 MB of pixels), reduced after.
+    let rounds = try interleaved(rounds: 7, [
+        { try ms { _ = try Image(data: png12, options: ImageDecodingOptions(maxPixelSize: 256)) } },
+        { try ms { _ = try Image(data: png12).bitmap.areaDownscaled(toWidth: 256, height: 192) } },
+    ])
+    print("12 MP PNG -> 256 px: rows reduced while inflated \(rounds[0].text) ms; decoded whole, then reduced \(rounds[1].text) ms")
+}
 try bench("1024x768 RGBA PNG decode", runs: 21, floorName: "libpng simplified API",
           anchorKeys: [("Pillow", "png1024_decode_pillow")],
           ours: { _ = try Image(data: png) }, raw: { withBytes(png) { raw_png_decode($0, $1) } })

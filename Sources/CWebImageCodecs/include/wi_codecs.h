@@ -108,6 +108,12 @@ int wi_png_decoder_snapshot(const wi_png_decoder *decoder, wi_image *out);
 uint64_t wi_png_decoder_progress(const wi_png_decoder *decoder);
 /// Whether every row of the image arrived (IEND may still be missing).
 int wi_png_decoder_rows_complete(const wi_png_decoder *decoder);
+/// Decodes at `width` x `height` instead, each row reduced by area averaging as it is inflated
+/// (wi_area_stream), so the full-size pixels never exist: before the first push, and only for an
+/// image that turns out 8-bit, opaque (no alpha, no tRNS) and not interlaced, and larger than
+/// the size in a direction; any other image is decoded whole, as without this call. What
+/// wi_png_decoder_take gives tells which (its width and height).
+void wi_png_decoder_reduce_to(wi_png_decoder *decoder, uint32_t width, uint32_t height);
 /// Moves the finished pixel buffer into `out` (after WI_OK).
 int wi_png_decoder_take(wi_png_decoder *decoder, wi_image *out);
 const char *wi_png_decoder_message(const wi_png_decoder *decoder);
@@ -264,6 +270,15 @@ void wi_clear_rect(uint8_t *canvas, uint32_t canvas_width, uint32_t canvas_heigh
 /// unless `opaque` (every alpha 255). WI_OK, WI_ERR_ARGUMENT or WI_ERR_NO_MEMORY.
 int wi_area_downscale(const uint8_t *src, uint32_t width, uint32_t height, int opaque,
                       uint8_t *dst, uint32_t target_width, uint32_t target_height);
+/// The same a source row at a time (in order, `width` RGBA8 pixels each), for a source whose
+/// pixels never all exist at once: each output row of `dst` is written once its last source row
+/// is in. NULL for the arguments wi_area_downscale refuses, or out of memory.
+typedef struct wi_area_stream wi_area_stream;
+wi_area_stream *wi_area_stream_create(uint32_t width, uint32_t height, int opaque,
+                                      uint8_t *dst, uint32_t target_width, uint32_t target_height);
+/// Feeds the next source row; WI_ERR_ARGUMENT after the last one.
+int wi_area_stream_row(wi_area_stream *stream, const uint8_t *row);
+void wi_area_stream_free(wi_area_stream *stream);
 
 // MARK: - Colour conversion (lcms2)
 

@@ -25,6 +25,12 @@ package struct DecodeFinishing: Sendable {
         }
     }
 
+    /// The size the stored canvas is reduced to (before orientation), or nil when it is kept.
+    package var reducedSize: (width: Int, height: Int)? {
+        guard let w = targetWidth, let h = targetHeight else { return nil }
+        return (w, h)
+    }
+
     /// Whether a decoded bitmap of `width` x `height` is scaled down by this finishing.
     package func downscales(width: Int, height: Int) -> Bool {
         guard let w = targetWidth, let h = targetHeight else { return false }

@@ -32,8 +32,18 @@ public struct PNGCoder: ImageCoder {
         let hdr = HDRDecoding(colorInfo, options: options)
         var depth = options
         if hdr.decodesDeep { depth.bitDepth = .source }
-        let bitmap = try PNGCoder.decodeStill(data, options: depth)
-        var finishing = DecodeFinishing(width: bitmap.width, height: bitmap.height, exifOrientation: orientation, options: options)
+        // Decoded at size while libpng inflates it where the result is the same (an image to
+        // tone-map is mapped before it is reduced, so it is decoded whole).
+        let stored = chunks.headerSize(in: data)
+        let reduced = stored.flatMap { stored in
+            hdr.toneMapper == nil
+                ? DecodeFinishing(width: stored.width, height: stored.height, exifOrientation: orientation, options: options).reducedSize
+                : nil
+        }
+        let bitmap = try PNGCoder.decodeStill(data, options: depth, reducingTo: reduced)
+        // Finishing as for the stored size; a bitmap already reduced is only turned upright.
+        var finishing = DecodeFinishing(width: stored?.width ?? bitmap.width, height: stored?.height ?? bitmap.height,
+                                        exifOrientation: orientation, options: options)
         let toneMapped = finishing.mapTones(hdr, options: options)
         let frame = ImageFrame(bitmap: finishing(bitmap))
         var image = Image(firstFrame: frame, frames: .preloaded([frame]),
@@ -50,13 +60,17 @@ public struct PNGCoder: ImageCoder {
         }
     }
 
-    /// Decodes the (default) image of a PNG stream into stored pixels.
-    static func decodeStill(_ data: Data, options: ImageDecodingOptions) throws -> Bitmap {
+    /// Decodes the (default) image of a PNG stream into stored pixels; with `reducingTo`, an
+    /// opaque 8-bit image that is not interlaced comes out at that size instead, its rows
+    /// reduced by area averaging as they are inflated (`wi_png_decoder_reduce_to`).
+    static func decodeStill(_ data: Data, options: ImageDecodingOptions,
+                            reducingTo reduced: (width: Int, height: Int)? = nil) throws -> Bitmap {
         guard let decoder = wi_png_decoder_create(CodecBridge.pixelLimit(options)) else {
             throw ImageError.undecodable(.png, reason: "out of memory")
         }
         defer { wi_png_decoder_destroy(decoder) }
         if options.bitDepth == .source { wi_png_decoder_keep_16(decoder) }
+        if let reduced { wi_png_decoder_reduce_to(decoder, UInt32(reduced.width), UInt32(reduced.height)) }
         let status = data.withBytePointer { wi_png_decoder_push(decoder, $0, $1) }
         // A stream whose rows are all there but whose IEND is missing displays in browsers.
         guard status == WI_OK || (status == WI_NEED_MORE && wi_png_decoder_rows_complete(decoder) != 0) else {

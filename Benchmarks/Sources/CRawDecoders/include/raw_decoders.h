@@ -6,6 +6,8 @@
 #include <stdint.h>
 int raw_jpeg_decode(const uint8_t *data, size_t length, int scale_num);
 int raw_png_decode(const uint8_t *data, size_t length);
+/// An 8-bit RGB PNG's rows inflated by libpng into one row buffer (the image is not kept).
+int raw_png_rows(const uint8_t *data, size_t length);
 /// A 16-bit RGB or RGBA PNG read by libpng with its 16-bit samples kept (RGBA16).
 int raw_png_decode_16(const uint8_t *data, size_t length);
 int raw_webp_decode(const uint8_t *data, size_t length);
