@@ -174,7 +174,7 @@ public struct ImageEncodingOptions: Sendable, Equatable {
     /// AVIF, HEIC and JPEG XL encoders write it; ``ImageCoders/encode(_:as:options:)`` refuses it for
     /// another format with `ImageError.encodingFailed` rather than dropping it.
     public var metadata: ImageMetadata?
-    /// The bits a sample a 16-bit (``Bitmap/PixelFormat/rgba16``) still image is coded in by the
+    /// The bits a sample a 16-bit (``PixelFormat/rgba16``) still image is coded in by the
     /// encoders that offer a choice, as sharp's and libvips's `bitdepth`: AVIF and HEIC take 8,
     /// 10 or 12. Nil (the default) is 10, their main profiles' depth, which every decoder reads;
     /// 12 keeps a 12-bit source's precision. An 8-bit image is coded in 8 bits whatever this
