@@ -20,6 +20,14 @@ public enum Fuzz {
         render(try? coder.decode(data, options: options))
     }
 
+    /// Decodes `data` with `coder` at a size its last byte picks (1 to 256 pixels on the longer
+    /// side), so that decoders that reduce while they decode (PNG's rows) see every ratio.
+    public static func decodeAtSize(_ data: Data, with coder: some ImageCoder) {
+        var options = limited
+        options.maxPixelSize = Int(data.last ?? 0) + 1
+        render(try? coder.decode(data, options: options))
+    }
+
     /// Decodes `data` with the coder the registry picks for it.
     public static func decodeWithRegistry(_ data: Data) {
         render(try? ImageCoders.shared.decode(data, options: limited))
