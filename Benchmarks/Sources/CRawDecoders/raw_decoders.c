@@ -56,67 +56,44 @@ int raw_png_decode(const uint8_t *data, size_t length) {
 
 struct raw_png_source { const uint8_t *data; size_t length, offset; };
 
-static void raw_png_read(png_structp png, png_bytep out, png_size_t count) {
+static void raw_png_source_read(png_structp png, png_bytep out, png_size_t count) {
     struct raw_png_source *source = png_get_io_ptr(png);
     if (count > source->length - source->offset) png_error(png, "truncated");
     memcpy(out, source->data + source->offset, count);
     source->offset += count;
 }
 
-int raw_png_rows(const uint8_t *data, size_t length) {
-    // libpng inflating every row of an 8-bit image as RGBA into one row buffer: what any
-    // decode of the file must do, without keeping the image.
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
-    png_infop info = png ? png_create_info_struct(png) : NULL;
-    struct raw_png_source source = { data, length, 0 };
-    uint8_t *volatile row = NULL;
-    if (!info || setjmp(png_jmpbuf(png))) {
-        png_destroy_read_struct(&png, &info, NULL);
-        free(row);
-        return -1;
-    }
-    png_set_read_fn(png, &source, raw_png_read);
-    png_read_info(png, info);
-    png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
-    if (png_get_color_type(png, info) == PNG_COLOR_TYPE_RGB) png_set_add_alpha(png, 0xff, PNG_FILLER_AFTER);
-    png_read_update_info(png, info);
-    row = malloc((size_t)w * 4);
-    for (png_uint_32 y = 0; row && y < h; y++) png_read_row(png, row, NULL);
-    png_destroy_read_struct(&png, &info, NULL);
-    int status = row ? 0 : -1;
-    free(row);
-    return status;
-}
-
-int raw_png_decode_16(const uint8_t *data, size_t length) {
-    // libpng's own reader, keeping 16-bit samples (native-endian RGBA16): what the simplified
-    // API cannot give (its 16-bit formats are linear light).
+// libpng's own reader, RGBA: with `deep`, 16-bit samples kept (native-endian RGBA16), what the
+// simplified API cannot give (its 16-bit formats are linear light); with `whole`, into one image
+// buffer, else every row inflated into one row buffer and none kept.
+static int raw_png_read(const uint8_t *data, size_t length, int deep, int whole) {
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     struct raw_png_source source = { data, length, 0 };
     uint8_t *volatile pixels = NULL;
-    png_bytep *volatile rows = NULL;
     if (!info || setjmp(png_jmpbuf(png))) {
         png_destroy_read_struct(&png, &info, NULL);
         free(pixels);
-        free(rows);
         return -1;
     }
-    png_set_read_fn(png, &source, raw_png_read);
+    png_set_read_fn(png, &source, raw_png_source_read);
     png_read_info(png, info);
     png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
-    if (png_get_color_type(png, info) == PNG_COLOR_TYPE_RGB) png_set_add_alpha(png, 0xffff, PNG_FILLER_AFTER);
-    png_set_swap(png);
+    size_t pixel = deep ? 8 : 4;
+    if (png_get_color_type(png, info) == PNG_COLOR_TYPE_RGB) png_set_add_alpha(png, deep ? 0xffff : 0xff, PNG_FILLER_AFTER);
+    if (deep) png_set_swap(png);
     png_read_update_info(png, info);
-    pixels = malloc((size_t)w * h * 8);
-    rows = malloc(sizeof(png_bytep) * h);
-    for (png_uint_32 y = 0; y < h; y++) rows[y] = pixels + (size_t)y * w * 8;
-    png_read_image(png, rows);
+    pixels = malloc((size_t)w * (whole ? h : 1) * pixel);
+    for (png_uint_32 y = 0; pixels && y < h; y++) png_read_row(png, pixels + (whole ? (size_t)y * w * pixel : 0), NULL);
     png_destroy_read_struct(&png, &info, NULL);
+    int status = pixels ? 0 : -1;
     free(pixels);
-    free(rows);
-    return 0;
+    return status;
 }
+
+int raw_png_rows(const uint8_t *data, size_t length) { return raw_png_read(data, length, 0, 0); }
+
+int raw_png_decode_16(const uint8_t *data, size_t length) { return raw_png_read(data, length, 1, 1); }
 
 int raw_webp_decode(const uint8_t *data, size_t length) {
     int w, h;
