@@ -25,16 +25,19 @@ int wi_jpeg_read_info(const uint8_t *data, size_t length, wi_jpeg_info *info) {
     return WI_OK;
 }
 
-int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolerate, uint64_t max_pixels,
-                   int cmyk_inks, const wi_color_transform *convert, wi_image *out) {
+int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, uint32_t reduce_width, uint32_t reduce_height,
+                   int tolerate, uint64_t max_pixels, int cmyk_inks, const wi_color_transform *convert, wi_image *out) {
     memset(out, 0, sizeof *out);
     if (scale_num < 1 || scale_num > 8) return WI_ERR_ARGUMENT;
+    if ((reduce_width == 0) != (reduce_height == 0)) return WI_ERR_ARGUMENT;
     struct jpeg_decompress_struct cinfo;
     wi_jpeg_error err;
     wi_jpeg_setup_errors(&err, tolerate);
     cinfo.err = &err.base;
     uint8_t *volatile pixels = NULL;
     uint8_t *volatile cmyk_row = NULL;
+    uint8_t *volatile strip = NULL;
+    wi_area_stream *volatile reducing = NULL;
     wi_color_rows *volatile converting = NULL;
     volatile int status = WI_ERR_CORRUPT;
     if (setjmp(err.jump)) {
@@ -42,8 +45,10 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolera
         // The helper stops touching the pixels before they are freed.
         wi_color_rows_cancel(converting);
         jpeg_destroy_decompress(&cinfo);
+        wi_area_stream_free(reducing);
         free(pixels);
         free(cmyk_row);
+        free(strip);
         return err.truncated ? WI_ERR_TRUNCATED : status;
     }
     jpeg_create_decompress(&cinfo);
@@ -64,9 +69,19 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolera
     cinfo.scale_denom = 8;
     jpeg_start_decompress(&cinfo);
     uint32_t w = cinfo.output_width, h = cinfo.output_height;
-    pixels = wi_alloc_pixels(w, h, 0);
+    // Reduced as the rows come (wi_area_stream) when a smaller size is asked for and the pixels
+    // are RGB by then: the scaled-down image is exactly the whole decode reduced afterwards, and
+    // the decoded size never exists at once. Inks stay whole: they are converted before reducing.
+    int reduce = reduce_width && reduce_width <= w && reduce_height <= h && (reduce_width < w || reduce_height < h)
+        && !inks && !convert;
+    uint32_t out_w = reduce ? reduce_width : w, out_h = reduce ? reduce_height : h;
+    pixels = wi_alloc_pixels(out_w, out_h, 0);
     if (cmyk && !inks) cmyk_row = malloc((size_t)w * 4 * 16);
-    if (!pixels || (cmyk && !inks && !cmyk_row)) {
+    if (reduce) {
+        strip = malloc((size_t)w * 4 * 16);
+        reducing = strip && pixels ? wi_area_stream_create(w, h, 1, pixels, out_w, out_h) : NULL;
+    }
+    if (!pixels || (cmyk && !inks && !cmyk_row) || (reduce && !reducing)) {
         status = WI_ERR_NO_MEMORY;
         strcpy(err.message, "out of memory");
         longjmp(err.jump, 1);
@@ -80,30 +95,36 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolera
     while (cinfo.output_scanline < h) {
         uint32_t y = cinfo.output_scanline;
         uint32_t count = h - y < 16 ? h - y : 16;
+        // Where the RGBA rows land: the bitmap itself, or the strip the reducer reads.
+        uint8_t *target = reduce ? strip : pixels + (size_t)y * w * 4;
         for (uint32_t i = 0; i < count; i++)
-            rows[i] = cmyk && !inks ? cmyk_row + (size_t)i * w * 4 : pixels + (size_t)(y + i) * w * 4;
+            rows[i] = cmyk && !inks ? cmyk_row + (size_t)i * w * 4 : target + (size_t)i * w * 4;
         JDIMENSION got = jpeg_read_scanlines(&cinfo, rows, count);
         if (inks && inverted) {
             uint8_t *p = pixels + (size_t)y * w * 4;
             for (size_t i = 0, n = (size_t)got * w * 4; i < n; i++) p[i] = (uint8_t)(255 - p[i]);
         } else if (cmyk && !inks) {
-            wi_jpeg_cmyk_rows(cmyk_row, pixels + (size_t)y * w * 4, w, got, inverted);
+            wi_jpeg_cmyk_rows(cmyk_row, target, w, got, inverted);
         }
+        for (JDIMENSION i = 0; reduce && i < got; i++) wi_area_stream_row(reducing, strip + (size_t)i * w * 4);
         wi_color_rows_ready(converting, y + got);
     }
     out->scans = cinfo.input_scan_number;
     jpeg_finish_decompress(&cinfo);
     jpeg_destroy_decompress(&cinfo);
     free(cmyk_row);
+    free(strip);
+    wi_area_stream_free(reducing);
     wi_color_rows_finish(converting);
     out->pixels = pixels;
-    out->width = w; out->height = h;
-    if (err.truncated) {
-        // Rows before the one being read when data ran out hold real data; a progressive
-        // image reads all its (partial) scans before the first row is produced.
-        out->rows_decoded = cinfo.progressive_mode ? h : err.rows_at_truncation;
+    out->width = out_w; out->height = out_h;
+    if (err.truncated && !cinfo.progressive_mode) {
+        // Rows before the one being read when data ran out hold real data (in the output's
+        // rows: those whose every source row was real); a progressive image reads all its
+        // (partial) scans before the first row is produced.
+        out->rows_decoded = (uint32_t)((uint64_t)err.rows_at_truncation * out_h / h);
     } else {
-        out->rows_decoded = h;
+        out->rows_decoded = out_h;
     }
     return WI_OK;
 }

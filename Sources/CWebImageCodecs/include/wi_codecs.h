@@ -145,8 +145,13 @@ typedef struct wi_color_transform wi_color_transform;
 /// ink amounts a pixel (C, M, Y, K; 0 = no ink, Adobe's inverted storage undone) for a
 /// colour transform through its profile. With `convert` (an RGB transform; NULL for none) the
 /// pixels come out converted by it, rows converted as they are decoded (wi_color_rows_start).
-int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, int tolerate_truncation,
-                   uint64_t max_pixels, int cmyk_inks, const wi_color_transform *convert, wi_image *out);
+/// With a `reduce_width` x `reduce_height` (both 0 for none) no larger than the scaled size,
+/// an RGB result is area-reduced to it as the rows come (wi_area_stream): the same pixels as
+/// wi_area_downscale of the whole decode, without the whole decode in memory. It does not apply
+/// with `cmyk_inks` or `convert`; `out`'s size says which was done.
+int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, uint32_t reduce_width, uint32_t reduce_height,
+                   int tolerate_truncation, uint64_t max_pixels, int cmyk_inks, const wi_color_transform *convert,
+                   wi_image *out);
 /// `icc` (may be NULL) is embedded as APP2 ICC_PROFILE segments.
 int wi_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality,
                    int progressive, const uint8_t *icc, size_t icc_length, wi_buffer *out);

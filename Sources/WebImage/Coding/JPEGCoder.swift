@@ -51,11 +51,16 @@ public struct JPEGCoder: ImageCoder {
         // after the decode, overlapped with it), unless a downscale follows the decode: then
         // the fewer pixels it leaves are converted, after it, as the streaming decoder does.
         let decodedWidth = (width * Int(scale) + 7) / 8, decodedHeight = (height * Int(scale) + 7) / 8
-        let rows = finishing.downscales(width: decodedWidth, height: decodedHeight) ? nil : transform.flatMap { $0.readsCMYK ? nil : $0 }
+        let downscales = finishing.downscales(width: decodedWidth, height: decodedHeight)
+        let rows = downscales ? nil : transform.flatMap { $0.readsCMYK ? nil : $0 }
+        // The downscale itself runs on the rows as libjpeg gives them (not for inks, which are
+        // converted first); `finishing` then finds the bitmap at its size already.
+        let reduced = downscales && inks == nil ? finishing.reducedSize : nil
         var out = wi_image()
         let status = data.withBytePointer { bytes, count in
             ColorTransform.withOptionalPointer(rows) {
-                wi_jpeg_decode(bytes, count, scale, tolerateTruncation ? 1 : 0, CodecBridge.pixelLimit(options), inks == nil ? 0 : 1, $0, &out)
+                wi_jpeg_decode(bytes, count, scale, UInt32(reduced?.width ?? 0), UInt32(reduced?.height ?? 0), tolerateTruncation ? 1 : 0,
+                               CodecBridge.pixelLimit(options), inks == nil ? 0 : 1, $0, &out)
             }
         }
         guard status == WI_OK, var bitmap = CodecBridge.takeBitmap(&out) else {
