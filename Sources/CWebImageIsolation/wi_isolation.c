@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -136,6 +137,10 @@ int wi_isolation_memfd(const char *name, uint64_t size) {
 
 int wi_isolation_seal_size(int fd) {
     return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0 ? 0 : errno;
+}
+
+int wi_isolation_fix_malloc_thresholds(int bytes) {
+    return bytes > 0 && mallopt(M_MMAP_THRESHOLD, bytes) == 1 && mallopt(M_TRIM_THRESHOLD, bytes) == 1;
 }
 
 int wi_isolation_size_is_sealed(int fd) {

@@ -32,6 +32,11 @@ public enum DecodingWorker {
     public static func runIfRequested(coders: ImageCoders = .shared) {
         guard let mark = ProcessInfo.processInfo.environment[environmentKey], let memoryLimit = UInt64(mark) else { return }
         warmUp(coders)
+        // A worker's blocks of 16 MiB or more (a progressive JPEG's coefficients, a large
+        // image decoded whole) are returned when freed, instead of raising glibc's thresholds
+        // so that it keeps that much between decodes; smaller buffers are reused. An explicit
+        // MALLOC_MMAP_THRESHOLD_ in the environment wins.
+        if ProcessInfo.processInfo.environment["MALLOC_MMAP_THRESHOLD_"] == nil { _ = wi_isolation_fix_malloc_thresholds(16 << 20) }
         // The address space it has now (the runtime, the libraries, their reservations) plus
         // what a decode may take.
         let baseline = wi_isolation_address_space()

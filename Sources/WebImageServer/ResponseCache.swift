@@ -35,6 +35,10 @@ final class ResponseCache: Sendable {
         /// request is parsed again (and refused).
         var urlExpiry: ContinuousClock.Instant? = nil
 
+        /// What the entry holds in memory: its body's storage, which NIO allocates in powers of
+        /// two (a 70 KB result takes 128 KB), not only its bytes; the budget counts this.
+        var cost: Int { body.capacity }
+
         /// Whether a response may be kept at all: not when its source may not be stored, is
         /// private (a shared cache keeps it nowhere), or must be revalidated on every use.
         var isKeepable: Bool { !(freshness?.noStore ?? false) && !(freshness?.noCache ?? false) && !(freshness?.isPrivate ?? false) }
@@ -71,12 +75,12 @@ final class ResponseCache: Sendable {
             guard let entry = state.entries.touch(key) else { return nil }
             let now = ContinuousClock.now
             if let urlExpiry = entry.urlExpiry, urlExpiry <= now {
-                if let old = state.entries.remove(key) { state.bytes -= old.body.readableBytes }
+                if let old = state.entries.remove(key) { state.bytes -= old.cost }
                 return nil
             }
             guard let expires = entry.expires, expires <= now else { return .fresh(entry) }
             guard entry.isRevalidatable else {
-                if let old = state.entries.remove(key) { state.bytes -= old.body.readableBytes }
+                if let old = state.entries.remove(key) { state.bytes -= old.cost }
                 return nil
             }
             return .stale(entry)
@@ -84,11 +88,11 @@ final class ResponseCache: Sendable {
     }
 
     func store(_ entry: Entry, forKey key: String) {
-        guard entry.body.readableBytes <= limit / 4, entry.isKeepable else { return }
+        guard entry.cost <= limit / 4, entry.isKeepable else { return }
         state.withLock { state in
-            if let old = state.entries.set(entry, for: key) { state.bytes -= old.body.readableBytes }
-            state.bytes += entry.body.readableBytes
-            while state.bytes > limit, let (_, oldest) = state.entries.popOldest() { state.bytes -= oldest.body.readableBytes }
+            if let old = state.entries.set(entry, for: key) { state.bytes -= old.cost }
+            state.bytes += entry.cost
+            while state.bytes > limit, let (_, oldest) = state.entries.popOldest() { state.bytes -= oldest.cost }
         }
     }
 }

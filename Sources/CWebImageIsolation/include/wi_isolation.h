@@ -40,6 +40,13 @@ int wi_isolation_seal_size(int fd);
 /// Whether the size of the memfd `fd` is sealed (wi_isolation_seal_size).
 int wi_isolation_size_is_sealed(int fd);
 
+/// Fixes glibc's mmap threshold and trim threshold at `bytes` (M_MMAP_THRESHOLD,
+/// M_TRIM_THRESHOLD): a block that large gets a mapping of its own, returned when freed, and
+/// more free memory than that at the heap's top is given back. By default both grow with the
+/// largest block freed so far (to 32 and 64 MiB), so one large decode leaves a worker holding
+/// that much for good. 1 when the allocator took both.
+int wi_isolation_fix_malloc_thresholds(int bytes);
+
 /// The size of the open file `fd` (a memfd received from a worker), or -1.
 int64_t wi_isolation_file_size(int fd);
 

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Synchronization
 import Testing
 @testable import WebImage
@@ -33,6 +34,25 @@ import Testing
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
               let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return -1 }
         return kilobytes / 1024
+    }
+
+    /// The response cache's budget counts what each result takes in memory: NIO gives a body
+    /// the next power of two of its size, so 70,000-byte results take 131,072 bytes each, and a
+    /// budget of 1,000,000 bytes keeps 7 of them, not the 14 their bytes alone would allow.
+    @Test func theResponseCacheCountsTheMemoryItsResultsTake() {
+        let cache = ResponseCache(limit: 1_000_000)
+        let body = ByteBuffer(bytes: [UInt8](repeating: 7, count: 70_000))
+        #expect(body.capacity == 131_072)
+        for index in 0..<14 {
+            cache.store(ResponseCache.Entry(body: body, contentType: "image/jpeg", etag: "\"\(index)\"", variesWithAccept: false),
+                        forKey: "r\(index)")
+        }
+        let kept = (0..<14).filter { cache.entry(forKey: "r\($0)") != nil }
+        #expect(kept == Array(7..<14))
+        // A result over a quarter of the budget in memory (262,144 bytes for 140,000) is not kept.
+        let large = ByteBuffer(bytes: [UInt8](repeating: 7, count: 140_000))
+        cache.store(ResponseCache.Entry(body: large, contentType: "image/jpeg", etag: "\"l\"", variesWithAccept: false), forKey: "large")
+        #expect(cache.entry(forKey: "large") == nil)
     }
 
     @Test func theGIFThatTookGigabytesIsRefusedBeforeAnyFrameIsComposited() async throws {
