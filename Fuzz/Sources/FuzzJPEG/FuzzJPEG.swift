@@ -1,10 +1,12 @@
 import FuzzSupport
 import WebImage
 
-/// libFuzzer's entry: JPEG (with its EXIF and XMP segments) through the JPEG coder.
+/// libFuzzer's entry: JPEG (with its EXIF and XMP segments) through the JPEG coder, whole and
+/// at a size (the scaled rows reduced as libjpeg gives them).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let data = Fuzz.data(bytes, count)
     Fuzz.decode(data, with: JPEGCoder())
+    Fuzz.decodeAtSize(data, with: JPEGCoder())
     return 0
 }

@@ -21,7 +21,8 @@ public enum Fuzz {
     }
 
     /// Decodes `data` with `coder` at a size its last byte picks (1 to 256 pixels on the longer
-    /// side), so that decoders that reduce while they decode (PNG's rows) see every ratio.
+    /// side), so that decoders that reduce while they decode (PNG's rows, JPEG's scaled rows)
+    /// see every ratio.
     public static func decodeAtSize(_ data: Data, with coder: some ImageCoder) {
         var options = limited
         options.maxPixelSize = Int(data.last ?? 0) + 1
