@@ -14,7 +14,7 @@ plugins=${WEBIMAGE_PILLOW_PLUGINS_DIR:-/opt/webimage-pillow-plugins}
 py="$plugins/bin/python"
 src=$fx/photo-4000x3000.jpg
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-[ -f "$fx/photo-4000x3000.png" ] || "$py" -c "from PIL import Image; Image.open('$src').convert('RGB').save('$fx/photo-4000x3000.png', compress_level=1)"
+bash "$(dirname "$0")/photo-png.sh" "$fx" "$py"
 [ -f "$fx/photo-1024x768.png" ] || "$py" -c "from PIL import Image; Image.open('$src').convert('RGB').resize((1024, 768), Image.LANCZOS).save('$fx/photo-1024x768.png')"
 [ -f "$fx/photo-4000x3000.avif" ] || avifenc -j 2 -s 8 -d 8 -y 420 --min 20 --max 28 "$fx/photo-4000x3000.png" "$fx/photo-4000x3000.avif" >/dev/null
 [ -f "$fx/photo-4000x3000.heic" ] || heif-enc -q 80 -o "$fx/photo-4000x3000.heic" "$fx/photo-4000x3000.png" >/dev/null

@@ -11,11 +11,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 shared=$(cd "$here/../../shared" && pwd)
 fixtures=${FIXTURES:-/tmp/bench-fixtures}
 WEBIMAGE_TEST_TOOLS=1 . "$here/../scripts/install-deps.sh"
-# The 12 MP PNG the codec rows read (modern-anchors.sh, which runs after them, makes the same
-# file the same way when it is missing): made once the anchors' photos exist.
-png_fixture() {
-  [ -f "$fixtures/photo-4000x3000.png" ] || /usr/bin/python3 -c "from PIL import Image; Image.open('$fixtures/photo-4000x3000.jpg').convert('RGB').save('$fixtures/photo-4000x3000.png', compress_level=1)"
-}
+# The 12 MP PNG the codec rows read (modern-anchors.sh, which runs after them, reads it too):
+# made once the anchors' photos exist.
+png_fixture() { bash "$here/photo-png.sh" "$fixtures" /usr/bin/python3; }
 if [ -n "${WEBIMAGE_BENCH_ROW:-}" ]; then
   # One row (scripts/bench.sh --quick ROW): the anchors of the last run when there are any.
   [ -s /tmp/webimage-anchors.txt ] && [ -f "$fixtures/small/0999.jpg" ] \
