@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import NIOCore
@@ -200,7 +201,7 @@ public final class ImageServer: Sendable {
                 response = Self.refusal(error, retryAfter: error.status == 503 ? 1 : nil)
             }
         }
-        record(status: response.status.code, path: path, bytes: response.headers[.contentLength], source: source, since: start)
+        record(status: response.status.code, path: path, bytes: response.headers[.contentLength].flatMap { Int($0) } ?? 0, source: source, since: start)
         return response
     }
 
@@ -213,19 +214,19 @@ public final class ImageServer: Sendable {
         let responseKey = processor.responseKey(path: path, accept: headers[.accept])
         guard case .fresh(let warm)? = processor.cachedResponse(forKey: responseKey) else { return nil }
         var parts = Self.answerParts(warm, ifNoneMatch: headers[.ifNoneMatch], maxAge: configuration.cacheMaxAgeSeconds)
-        // What Hummingbird adds to the responder's answers.
-        parts.headers[.date] = dateHeader.value
-        parts.headers[.server] = "webimage"
-        record(status: parts.status.code, path: path, bytes: parts.headers[.contentLength], source: warm.source, since: start)
+        // What Hummingbird adds to the responder's answers (neither is among the parts' fields).
+        parts.headers.append(HTTPField(name: .date, value: dateHeader.value))
+        parts.headers.append(HTTPField(name: .server, value: "webimage"))
+        record(status: parts.status.code, path: path, bytes: parts.body?.readableBytes ?? 0, source: warm.source, since: start)
         return parts
     }
 
     /// Counts, times and logs one answered request.
-    private func record(status: Int, path: String, bytes: String?, source: String, since start: ContinuousClock.Instant) {
+    private func record(status: Int, path: String, bytes: Int, source: String, since start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start
         requestCounter(status: status, source: source).increment()
         durationTimer.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
-        logger.info("\(status) \(path) \(bytes ?? "0") bytes \(String(format: "%.1f", Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)) ms \(source)")
+        logger.info("\(status) \(path) \(bytes) bytes \(String(format: "%.1f", Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)) ms \(source)")
     }
 
     /// Takes a processing slot for a new work, or refuses with a 503 when `maximumPendingRequests`
@@ -277,16 +278,18 @@ public final class ImageServer: Sendable {
         // The origin's rules cap what is passed on: no-store and no-cache stay so, and a source
         // fresh for a minute is not promised fresh downstream for longer.
         let cacheControl = processed.freshness?.cacheControl(cappedAt: maxAge) ?? "public, max-age=\(maxAge)"
-        var headers: HTTPFields = [.eTag: processed.etag, .cacheControl: cacheControl]
-        if processed.variesWithAccept { headers[.vary] = "Accept" }
-        if let disposition = processed.disposition { headers[.contentDisposition] = disposition }
-        if let reason = processed.fallbackReason { headers[Self.fallbackReason] = reason }
+        // Each name once, appended (no search for an earlier field of the same name).
+        var fields = [HTTPField(name: .eTag, value: processed.etag), HTTPField(name: .cacheControl, value: cacheControl)]
+        fields.reserveCapacity(8)
+        if processed.variesWithAccept { fields.append(HTTPField(name: .vary, value: "Accept")) }
+        if let disposition = processed.disposition { fields.append(HTTPField(name: .contentDisposition, value: disposition)) }
+        if let reason = processed.fallbackReason { fields.append(HTTPField(name: Self.fallbackReason, value: reason)) }
         if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == processed.etag || $0.trimmingCharacters(in: .whitespaces) == "*" }) {
-            return AnswerParts(status: .notModified, headers: headers, body: nil)
+            return AnswerParts(status: .notModified, headers: HTTPFields(fields), body: nil)
         }
-        headers[.contentType] = processed.contentType
-        headers[.contentLength] = String(processed.body.readableBytes)
-        return AnswerParts(status: .init(code: processed.status), headers: headers, body: processed.body)
+        fields.append(HTTPField(name: .contentType, value: processed.contentType))
+        fields.append(HTTPField(name: .contentLength, value: String(processed.body.readableBytes)))
+        return AnswerParts(status: .init(code: processed.status), headers: HTTPFields(fields), body: processed.body)
     }
 
     static func answer(_ processed: ProcessedImage, ifNoneMatch: String?, maxAge: Int) -> Response {
