@@ -75,7 +75,11 @@ public final class ImageServer: Sendable {
         let sources = self.sources
         loaderConfiguration.redirectFilter = { sources.refusal($0) == nil }
         let loader = HTTPImageLoader(configuration: loaderConfiguration)
-        let memory = MemoryCache(configuration: .init(costLimit: configuration.memoryCacheMegabytes << 20))
+        guard configuration.memoryCacheMinimumUses >= 1 else {
+            throw ServerConfigurationError("memoryCacheMinimumUses must be at least 1, not \(configuration.memoryCacheMinimumUses)")
+        }
+        let memory = MemoryCache(configuration: .init(costLimit: configuration.memoryCacheMegabytes << 20,
+                                                      minimumUses: configuration.memoryCacheMinimumUses))
         let folder = configuration.cacheDirectory.map { URL(fileURLWithPath: $0) }
             ?? DiskCache.defaultDirectory(namespace: "serve")
         // Every source is decoded in a worker process (isolation); encodes of the server's own

@@ -99,6 +99,11 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
     public var cachePolicy: HTTPCachePolicy = .respectHeaders
     /// The memory cache of decoded images, in MiB (default 64).
     public var memoryCacheMegabytes = 64
+    /// How many times a source must be decoded at one size before the decoded image is kept in
+    /// the memory cache (default 2, as nginx's `proxy_cache_min_uses`; 1 keeps every decode):
+    /// a size asked for once, as most of an image proxy's are, takes no room there, and one
+    /// asked for again in another format, quality or operation is kept from its second decode.
+    public var memoryCacheMinimumUses = 2
     /// The bytes of encoded results kept in memory, in MiB (default 32): a warm request is
     /// answered from there with no decode and no encode.
     public var responseCacheMegabytes = 32
@@ -159,7 +164,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
         case host, port, key, salt, insecure, allowedSources, allowedNetworks, maximumSourceBytes,
              maximumDimension, maximumFrames, maximumSourceMegapixels, maximumResultMegapixels, processingMemoryMegabytes, processingTimeoutSeconds, maximumPendingRequests, maximumConcurrentLoads, idleTimeoutSeconds,
              maximumConnections, stopTimeoutSeconds, autoFormats, colorSpace, stripMetadata, keepCopyright, presets, formatQuality, watermark, fallbackImage, fallbackImageStatus, cacheMaxAgeSeconds, cachePolicy,
-             memoryCacheMegabytes, responseCacheMegabytes, cacheDirectory, sharedCache, fileRoot, isolation, decodingWorkers,
+             memoryCacheMegabytes, memoryCacheMinimumUses, responseCacheMegabytes, cacheDirectory, sharedCache, fileRoot, isolation, decodingWorkers,
              decodingWorkerMemoryMegabytes, decodeTimeoutSeconds, decodingWorkerExecutable, pdf
     }
 
@@ -212,6 +217,7 @@ public struct ServerConfiguration: Sendable, Codable, Equatable {
                                                    debugDescription: "cachePolicy is respect or ignore, not \"\(other)\"")
         }
         memoryCacheMegabytes = try value(.memoryCacheMegabytes, defaults.memoryCacheMegabytes)
+        memoryCacheMinimumUses = try value(.memoryCacheMinimumUses, defaults.memoryCacheMinimumUses)
         responseCacheMegabytes = try value(.responseCacheMegabytes, defaults.responseCacheMegabytes)
         cacheDirectory = try container.decodeIfPresent(String.self, forKey: .cacheDirectory)
         sharedCache = try container.decodeIfPresent(String.self, forKey: .sharedCache)

@@ -24,18 +24,26 @@ public final class MemoryCache: Sendable {
         public var entryLifetime: Duration?
         /// Whether evicted images still held elsewhere are found again (default true).
         public var usesWeakCache: Bool
+        /// How many times a key's image must be stored before it is kept (default 1: every
+        /// store is kept). With 2, an image is kept from the second time its key is decoded
+        /// (nginx's `proxy_cache_min_uses`): images made once and never asked for again, as an
+        /// image proxy's many one-off sizes are, leave the cache's room to those asked for
+        /// twice. The last 4,096 keys not yet kept are counted; a key replacing an entry it
+        /// holds, or found again in the weak table, is kept at once.
+        public var minimumUses: Int
 
         /// 15 % of the memory this process may use (cgroup v2 `memory.max`, else physical RAM).
         public static var defaultCostLimit: Int { ProcessMemory.defaultCacheCostLimit }
 
         /// A configuration; every argument has the documented default.
         public init(costLimit: Int = Configuration.defaultCostLimit, countLimit: Int = 0, maxEntryFraction: Double = 0.1,
-                    entryLifetime: Duration? = nil, usesWeakCache: Bool = true) {
+                    entryLifetime: Duration? = nil, usesWeakCache: Bool = true, minimumUses: Int = 1) {
             self.costLimit = costLimit
             self.countLimit = countLimit
             self.maxEntryFraction = maxEntryFraction
             self.entryLifetime = entryLifetime
             self.usesWeakCache = usesWeakCache
+            self.minimumUses = minimumUses
         }
     }
 
@@ -61,8 +69,13 @@ public final class MemoryCache: Sendable {
         /// then compares one string instead of hashing it (in the strong table, and in the weak
         /// table when it holds entries).
         var lastMiss: String?
+        /// The stores counted towards `minimumUses`.
+        var admission: MemoryCacheAdmission
 
-        init(configuration: Configuration) { self.configuration = configuration }
+        init(configuration: Configuration) {
+            self.configuration = configuration
+            admission = MemoryCacheAdmission(minimumUses: configuration.minimumUses)
+        }
 
         mutating func image(forKey key: String) -> Image? {
             if let lastMiss, lastMiss == key { return nil }
@@ -92,6 +105,13 @@ public final class MemoryCache: Sendable {
         func contains(_ key: String) -> Bool {
             if entries.peek(key) != nil { return true }
             return configuration.usesWeakCache && weakEntries[key]?.content != nil
+        }
+
+        /// A store: kept when the key is held (strongly or weakly) or has been stored
+        /// `minimumUses` times.
+        mutating func store(_ image: Image, forKey key: String, cost: Int, lifetime: Duration?) {
+            if configuration.minimumUses > 1, entries.peek(key) == nil, weakEntries[key] == nil, !admission.admits(key) { return }
+            insert(image, forKey: key, cost: cost, lifetime: lifetime)
         }
 
         mutating func insert(_ image: Image, forKey key: String, cost: Int, lifetime: Duration? = nil) {
@@ -196,7 +216,8 @@ public final class MemoryCache: Sendable {
 
     /// Stores `image` under `key`, evicting least recently used entries to stay within the
     /// limits. `cost` defaults to the image's `memoryCost`; an entry over the per-entry limit is
-    /// not kept (any older entry for the key is removed). An empty key stores nothing.
+    /// not kept (any older entry for the key is removed). An empty key stores nothing. With
+    /// `minimumUses` above 1, a key's stores before that many are counted and not kept.
     public func setImage(_ image: Image, forKey key: String, cost: Int? = nil) {
         setImage(image, forKey: key, cost: cost, lifetime: nil)
     }
@@ -211,7 +232,7 @@ public final class MemoryCache: Sendable {
             return
         }
         let cost = cost ?? image.memoryCost
-        update { $0.insert(image, forKey: key, cost: cost, lifetime: lifetime) }
+        update { $0.store(image, forKey: key, cost: cost, lifetime: lifetime) }
     }
 
     /// Removes the image for `key` (from the weak table too).
@@ -244,6 +265,9 @@ public final class MemoryCache: Sendable {
     /// Changes the limits and trims to them.
     public func setConfiguration(_ configuration: Configuration) {
         update { state in
+            if configuration.minimumUses != state.configuration.minimumUses {
+                state.admission = MemoryCacheAdmission(minimumUses: configuration.minimumUses)
+            }
             state.configuration = configuration
             if !configuration.usesWeakCache { state.weakEntries.removeAll() }
             state.trim(toCost: configuration.costLimit)

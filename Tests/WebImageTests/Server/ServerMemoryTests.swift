@@ -55,6 +55,37 @@ import Testing
         #expect(cache.entry(forKey: "large") == nil)
     }
 
+    /// A source decoded at a size asked for once takes no room in the memory cache (every
+    /// request of a thumbnail service with many sizes); a size asked for again, in another
+    /// format, is kept from its second decode. `memoryCacheMinimumUses: 1` keeps every decode,
+    /// and 0 is refused when the server starts.
+    @Test func aDecodeIsKeptInMemoryFromItsSecondUse() async throws {
+        let h = try await ServerHarness()
+        h.origin.route("/a.png", .respond(body: Self.png))
+        let memory = try #require((h.server.manager.cache as? ImageCache)?.memoryCache)
+        for width in [10, 11, 12] {
+            #expect(try await Curl.get(h.url(options: "w:\(width)", source: "/a.png")).status == 200)
+        }
+        #expect(memory.count == 0, "three sizes asked for once each")
+        #expect(try await Curl.get(h.url(options: "w:20/f:png", source: "/a.png")).status == 200)
+        #expect(memory.count == 0)
+        #expect(try await Curl.get(h.url(options: "w:20/f:webp", source: "/a.png")).status == 200)
+        #expect(memory.count == 1, "the size's second decode is kept")
+        await h.finish()
+
+        let every = try await ServerHarness { $0.memoryCacheMinimumUses = 1 }
+        every.origin.route("/a.png", .respond(body: Self.png))
+        let kept = try #require((every.server.manager.cache as? ImageCache)?.memoryCache)
+        #expect(try await Curl.get(every.url(options: "w:10", source: "/a.png")).status == 200)
+        #expect(kept.count == 1)
+        await every.finish()
+
+        var configuration = ServerConfiguration()
+        configuration.memoryCacheMinimumUses = 0
+        #expect(throws: ServerConfigurationError.self) { try ImageServer(configuration: configuration) }
+        #expect(try ServerConfiguration.decode(Data(#"{"memoryCacheMinimumUses": 3}"#.utf8)).memoryCacheMinimumUses == 3)
+    }
+
     @Test func theGIFThatTookGigabytesIsRefusedBeforeAnyFrameIsComposited() async throws {
         let bomb = Self.sparseGIF(width: 2000, height: 2000, frames: 300)
         #expect(bomb.count < 8000)
