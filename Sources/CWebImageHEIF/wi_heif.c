@@ -229,11 +229,15 @@ int wi_heif_render_at(wi_heif *heif, int keep_depth, wi_image *out) {
     memset(out, 0, sizeof *out);
     int deep = heif_image_handle_get_luma_bits_per_pixel(heif->primary) > 8;
     int keep = deep && keep_depth;
+    // A deep image without alpha is asked for as RGB: libheif then writes and this reads three
+    // samples a pixel, not four, and the alpha is written here.
+    int rgb = deep && !heif->has_alpha;
     struct heif_decoding_options *options = heif_decoding_options_alloc();
     if (!options) return WI_ERR_NO_MEMORY;
     struct heif_image *image = NULL;
     struct heif_error error = heif_decode_image(heif->primary, &image, heif_colorspace_RGB,
-                                                deep ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RGBA, options);
+                                                !deep ? heif_chroma_interleaved_RGBA
+                                                : rgb ? heif_chroma_interleaved_RRGGBB_LE : heif_chroma_interleaved_RRGGBBAA_LE, options);
     heif_decoding_options_free(options);
     if (error.code != heif_error_Ok || !image) {
         wi_say(out->message, "%s", error.message ? error.message : "corrupt data");
@@ -271,6 +275,16 @@ int wi_heif_render_at(wi_heif *heif, int keep_depth, wi_image *out) {
     for (int y = 0; y < height && keep; y++) {
         const uint8_t *row = plane + (size_t)y * (size_t)stride;
         uint16_t *dst = (uint16_t *)(void *)(pixels + (size_t)y * (size_t)width * 8);
+        if (rgb) {
+            for (int x = 0; x < width; x++) {
+                for (int c = 0; c < 3; c++) {
+                    uint16_t v = (uint16_t)(((uint32_t)row[6 * x + 2 * c] | (uint32_t)row[6 * x + 2 * c + 1] << 8) & max);
+                    dst[4 * x + c] = (uint16_t)((v << up) | (v >> down));
+                }
+                dst[4 * x + 3] = 65535;
+            }
+            continue;
+        }
         for (int i = 0; i < width * 4; i++) {
             uint16_t v;
             memcpy(&v, row + 2 * i, 2);
@@ -280,7 +294,6 @@ int wi_heif_render_at(wi_heif *heif, int keep_depth, wi_image *out) {
             v &= (uint16_t)max;
             dst[i] = (uint16_t)((v << up) | (v >> down));
         }
-        if (!heif->has_alpha) for (int x = 0; x < width; x++) dst[4 * x + 3] = 65535;
         if (heif->premultiplied) {
             for (int x = 0; x < width; x++) {
                 uint32_t a = dst[4 * x + 3];
@@ -296,11 +309,14 @@ int wi_heif_render_at(wi_heif *heif, int keep_depth, wi_image *out) {
         uint8_t *dst = pixels + (size_t)y * (size_t)width * 4;
         if (!deep) {
             memcpy(dst, row, (size_t)width * 4);
+        } else if (rgb) {
+            for (int x = 0; x < width; x++) {
+                for (int c = 0; c < 3; c++) dst[4 * x + c] = eight[((uint32_t)row[6 * x + 2 * c] | (uint32_t)row[6 * x + 2 * c + 1] << 8) & max];
+                dst[4 * x + 3] = 255;
+            }
         } else {
             for (int i = 0; i < width * 4; i++) dst[i] = eight[((uint32_t)row[2 * i] | (uint32_t)row[2 * i + 1] << 8) & max];
         }
-        // Without an alpha channel libheif's fill value of a deep image's A is not its maximum.
-        if (deep && !heif->has_alpha) for (int x = 0; x < width; x++) dst[4 * x + 3] = 255;
         if (heif->premultiplied) wi_unpremultiply(dst, (size_t)width);
     }
     free(eight);
