@@ -28,7 +28,8 @@ struct MemoryCacheAdmission {
             return false
         }
         if seen + 1 >= minimumUses {
-            // Its slot in the ring stays until overwritten; removing nothing there then.
+            // Its slot in the ring stays until overwritten. Should the key be counted again by
+            // then, that overwrite ends its new count early, and the count starts again.
             uses[hash] = nil
             return true
         }
