@@ -5,11 +5,19 @@
 // pass adds to the sums of the output rows it covers; an output row is written when complete.
 // Four-float vectors (GCC and Clang vector extensions) keep a pixel's channels in one register.
 #include "wi_codecs.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef float wi_v4f __attribute__((vector_size(16)));
 typedef int32_t wi_v4i __attribute__((vector_size(16)));
+typedef uint16_t wi_v8u __attribute__((vector_size(16)));
+typedef uint32_t wi_v8w __attribute__((vector_size(32)));
+typedef uint8_t wi_v16b __attribute__((vector_size(16)));
+typedef uint8_t wi_v4b __attribute__((vector_size(4)));
+
+/// The fixed-point weights of a span sum to this (the largest a 16-bit weight can be).
+#define WI_FIXED_ONE 65535
 
 /// For each target index: the first source index it covers, how many, and where their weights start.
 typedef struct { uint32_t start, count, offset; } wi_span;
@@ -48,32 +56,104 @@ static inline wi_v4f wi_load_pixel(const uint8_t *p) {
     return (wi_v4f){ (float)p[0], (float)p[1], (float)p[2], (float)p[3] };
 }
 
-/// Source row `row` reduced to the target's width, premultiplied unless `opaque`.
+/// A source row with alpha reduced to the target's width, premultiplied.
 static void wi_area_reduce_row(const uint8_t *row, const wi_span *spans, const float *weights,
-                               uint32_t target_width, int opaque, wi_v4f *out) {
+                               uint32_t target_width, wi_v4f *out) {
     for (uint32_t t = 0; t < target_width; t++) {
         const wi_span span = spans[t];
         const uint8_t *p = row + (size_t)span.start * 4;
         const float *w = weights + span.offset;
         // Two sums, even and odd taps: a wide span is not one long chain of dependent adds.
         wi_v4f even = {0, 0, 0, 0}, odd = {0, 0, 0, 0};
-        uint32_t k = 0;
-        if (opaque) {
-            for (; k + 1 < span.count; k += 2) {
-                even += wi_load_pixel(p + k * 4) * w[k];
-                odd += wi_load_pixel(p + k * 4 + 4) * w[k + 1];
-            }
-            if (k < span.count) even += wi_load_pixel(p + k * 4) * w[k];
-        } else {
-            for (; k < span.count; k++) {
-                wi_v4f pixel = wi_load_pixel(p + k * 4);
-                float alpha = pixel[3] * w[k];
-                pixel *= alpha;
-                pixel[3] = alpha;
-                if (k & 1) odd += pixel; else even += pixel;
-            }
+        for (uint32_t k = 0; k < span.count; k++) {
+            wi_v4f pixel = wi_load_pixel(p + k * 4);
+            float alpha = pixel[3] * w[k];
+            pixel *= alpha;
+            pixel[3] = alpha;
+            if (k & 1) odd += pixel; else even += pixel;
         }
         out[t] = even + odd;
+    }
+}
+
+/// The high half of each 16-bit product (the multiply of the fixed-point path).
+static inline wi_v8u wi_mulhi(wi_v8u a, wi_v8u b) {
+    return __builtin_convertvector((__builtin_convertvector(a, wi_v8w) * __builtin_convertvector(b, wi_v8w)) >> 16, wi_v8u);
+}
+
+/// The weights of `spans` in 16-bit fixed point, summing to WI_FIXED_ONE for each span (the
+/// rounding's remainder given to its largest weight), two taps a vector: the first tap's weight
+/// in lanes 0-3 and the next one's in lanes 4-7 (zero past a span's last tap). And for each
+/// span, the mean loss of its products' truncation (half a unit a tap) to add back.
+static int wi_area_fixed_weights(const wi_span *spans, const float *weights, uint32_t target,
+                                 wi_v8u **fixed_out, wi_v4f **loss_out) {
+    size_t vectors = 0;
+    for (uint32_t t = 0; t < target; t++) vectors += (spans[t].count + 1) / 2;
+    wi_v8u *fixed = aligned_alloc(16, sizeof *fixed * (vectors ? vectors : 1));
+    wi_v4f *loss = aligned_alloc(16, sizeof *loss * target);
+    uint16_t *taps = NULL;
+    uint32_t widest = 0;
+    for (uint32_t t = 0; t < target; t++) widest = spans[t].count > widest ? spans[t].count : widest;
+    taps = malloc(sizeof *taps * (widest + 1));
+    if (!fixed || !loss || !taps) { free(fixed); free(loss); free(taps); return 0; }
+    wi_v8u *at = fixed;
+    for (uint32_t t = 0; t < target; t++) {
+        const wi_span span = spans[t];
+        const float *w = weights + span.offset;
+        uint32_t sum = 0, largest = 0;
+        for (uint32_t k = 0; k < span.count; k++) {
+            long q = lrintf(w[k] * WI_FIXED_ONE);
+            taps[k] = (uint16_t)(q < 0 ? 0 : q > WI_FIXED_ONE ? WI_FIXED_ONE : q);
+            sum += taps[k];
+            if (taps[k] > taps[largest]) largest = k;
+        }
+        taps[largest] = (uint16_t)((int32_t)taps[largest] + (int32_t)WI_FIXED_ONE - (int32_t)sum);
+        taps[span.count] = 0;
+        for (uint32_t k = 0; k < span.count; k += 2, at++) {
+            uint16_t a = taps[k], b = taps[k + 1];
+            *at = (wi_v8u){ a, a, a, a, b, b, b, b };
+        }
+        float half = 0.5f * (float)span.count;
+        loss[t] = (wi_v4f){ half, half, half, half };
+    }
+    free(taps);
+    *fixed_out = fixed; *loss_out = loss;
+    return 1;
+}
+
+/// An opaque source row reduced to the target's width in fixed point: each output pixel in
+/// units of 1/256 of a level times WI_FIXED_ONE / 65536 (the vertical weights undo both).
+static void wi_area_reduce_row_fixed(const uint8_t *row, const wi_span *spans, const wi_v8u *fixed,
+                                     const wi_v4f *loss, uint32_t target_width, wi_v4f *out) {
+    const wi_v16b zero = {0};
+    for (uint32_t t = 0; t < target_width; t++) {
+        const wi_span span = spans[t];
+        const uint8_t *p = row + (size_t)span.start * 4;
+        uint32_t k = span.count;
+        // Lanes 0-3 sum the even taps' channels, lanes 4-7 the odd ones'. Neither can overflow:
+        // the weights of a span sum to less than 65536, so a sum stays under 255 * 256.
+        wi_v8u sum = {0};
+        for (; k >= 4; k -= 4, p += 16, fixed += 2) {
+            wi_v16b x;
+            memcpy(&x, p, 16);
+            wi_v8u low = (wi_v8u)__builtin_shufflevector(zero, x, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+            wi_v8u high = (wi_v8u)__builtin_shufflevector(zero, x, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+            sum += wi_mulhi(low, fixed[0]) + wi_mulhi(high, fixed[1]);
+        }
+        if (k >= 2) {
+            wi_v16b x = zero;
+            memcpy(&x, p, 8);
+            sum += wi_mulhi((wi_v8u)__builtin_shufflevector(zero, x, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), fixed[0]);
+            k -= 2; p += 8; fixed++;
+        }
+        if (k) {
+            wi_v16b x = zero;
+            memcpy(&x, p, 4);
+            sum += wi_mulhi((wi_v8u)__builtin_shufflevector(zero, x, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), fixed[0]);
+            fixed++;
+        }
+        wi_v8u both = sum + __builtin_shufflevector(sum, sum, 4, 5, 6, 7, 0, 1, 2, 3);
+        out[t] = __builtin_convertvector(__builtin_shufflevector(both, both, 0, 1, 2, 3), wi_v4f) + loss[t];
     }
 }
 
@@ -83,6 +163,8 @@ struct wi_area_stream {
     uint8_t *dst;
     wi_span *hspans, *vspans;
     float *hweights, *vweights;
+    wi_v8u *hfixed;           // opaque: the horizontal weights in fixed point
+    wi_v4f *hloss;            // and their truncation's mean loss, for each output pixel
     wi_v4f *rows;             // the three rows below, in one allocation
     wi_v4f *reduced;          // the newest source row, reduced to the target's width
     wi_v4f *sum, *next_sum;   // the output row being summed, and the next when a row feeds both
@@ -93,6 +175,7 @@ struct wi_area_stream {
 void wi_area_stream_free(wi_area_stream *s) {
     if (!s) return;
     free(s->hspans); free(s->hweights); free(s->vspans); free(s->vweights); free(s->rows);
+    free(s->hfixed); free(s->hloss);
     free(s);
 }
 
@@ -110,6 +193,16 @@ wi_area_stream *wi_area_stream_create(uint32_t width, uint32_t height, int opaqu
         wi_area_stream_free(s);
         return NULL;
     }
+    if (opaque) {
+        if (!wi_area_fixed_weights(s->hspans, s->hweights, target_width, &s->hfixed, &s->hloss)) {
+            wi_area_stream_free(s);
+            return NULL;
+        }
+        // The fixed-point rows are in units of 1/256 of a level, times WI_FIXED_ONE / 65536.
+        const size_t count = (size_t)s->vspans[target_height - 1].offset + s->vspans[target_height - 1].count;
+        const float unit = 65536.0f / (256.0f * WI_FIXED_ONE);
+        for (size_t i = 0; i < count; i++) s->vweights[i] *= unit;
+    }
     s->reduced = s->rows;
     s->sum = s->rows + target_width;
     s->next_sum = s->rows + (size_t)target_width * 2;
@@ -120,11 +213,15 @@ wi_area_stream *wi_area_stream_create(uint32_t width, uint32_t height, int opaqu
 /// truncating rounds non-negative values.
 static void wi_area_emit(const wi_area_stream *s, const wi_v4f *sum, uint32_t ty) {
     const wi_v4f zero = {0, 0, 0, 0}, top = {255, 255, 255, 255}, half = {0.5f, 0.5f, 0.5f, 0.5f};
-    uint8_t *out = s->dst + (size_t)ty * s->target_width * 4;
-    for (uint32_t x = 0; x < s->target_width; x++) {
+    const wi_v4f opaque_alpha = {0, 0, 0, 255}, colour = {1, 1, 1, 0};
+    // Read once: the byte stores below may alias anything, `s` included.
+    const uint32_t width = s->target_width;
+    const int opaque = s->opaque;
+    uint8_t *out = s->dst + (size_t)ty * width * 4;
+    for (uint32_t x = 0; x < width; x++) {
         wi_v4f v = sum[x];
-        if (s->opaque) {
-            v[3] = 255;
+        if (opaque) {
+            v = v * colour + opaque_alpha;
         } else if (v[3] <= 0.0001f) {
             v = zero;
         } else {
@@ -134,11 +231,8 @@ static void wi_area_emit(const wi_area_stream *s, const wi_v4f *sum, uint32_t ty
         }
         v += half;
         v = __builtin_elementwise_min(__builtin_elementwise_max(v, zero), top);
-        wi_v4i i = __builtin_convertvector(v, wi_v4i);
-        out[x * 4] = (uint8_t)i[0];
-        out[x * 4 + 1] = (uint8_t)i[1];
-        out[x * 4 + 2] = (uint8_t)i[2];
-        out[x * 4 + 3] = (uint8_t)i[3];
+        wi_v4b bytes = __builtin_convertvector(__builtin_convertvector(v, wi_v4i), wi_v4b);
+        memcpy(out + (size_t)x * 4, &bytes, 4);
     }
 }
 
@@ -157,7 +251,8 @@ int wi_area_stream_row(wi_area_stream *s, const uint8_t *row) {
     if (s->next >= s->height) return WI_ERR_ARGUMENT;
     uint32_t y = s->next++;
     if (s->target >= s->target_height) return WI_OK;
-    wi_area_reduce_row(row, s->hspans, s->hweights, s->target_width, s->opaque, s->reduced);
+    if (s->opaque) wi_area_reduce_row_fixed(row, s->hspans, s->hfixed, s->hloss, s->target_width, s->reduced);
+    else wi_area_reduce_row(row, s->hspans, s->hweights, s->target_width, s->reduced);
     // A source row feeds the output row being summed and, when it straddles the boundary, the
     // next one too (the spans of a downscale overlap by at most a row); an output row is
     // written as soon as its last source row is in.
