@@ -1,7 +1,7 @@
 import Foundation
 import HummingbirdCore
 import NIOCore
-import NIOHTTPTypes
+import NIOHTTP1
 import Synchronization
 
 /// How many connections the server keeps, from the process's descriptor limit: the soft limit is
@@ -127,11 +127,13 @@ final class OpenConnections: Sendable {
 }
 
 /// Tells `OpenConnections` when its connection opens, starts and ends a request, and closes.
+/// It reads HTTP/1's own parts (before their conversion to HTTPTypes), so that it sees the
+/// requests `WarmResponder` answers too.
 final class ConnectionTracker: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
     private let connections: OpenConnections
     private var connection: OpenConnections.Connection?
 

@@ -51,17 +51,21 @@ extension ImageProcessor {
         Self.responseKey(path: path, accept: accept, autoFormats: autoFormats, presetsChoose: defaults.autoInPresets)
     }
 
-    /// Whether `text` holds `part`, byte by byte: Foundation's `contains` went through NSString
-    /// and took half of a warm request's own time.
+    /// Whether `text` holds `part`: its first byte found by the C library's `memchr`, the rest
+    /// compared by `memcmp` (Foundation's `contains` went through NSString and took half of a
+    /// warm request's own time; a loop over the bytes in Swift, a tenth).
     static func contains(_ text: String, _ part: StaticString) -> Bool {
-        let needle = UnsafeBufferPointer(start: part.utf8Start, count: part.utf8CodeUnitCount)
-        guard let first = needle.first else { return true }
-        let search = { (bytes: UnsafeBufferPointer<UInt8>) -> Bool in
-            guard bytes.count >= needle.count else { return false }
-            var index = 0
-            while index <= bytes.count - needle.count {
-                if bytes[index] == first, UnsafeBufferPointer(rebasing: bytes[index..<index + needle.count]).elementsEqual(needle) { return true }
-                index += 1
+        let needle = UnsafeRawPointer(part.utf8Start), count = part.utf8CodeUnitCount
+        guard count > 0 else { return true }
+        let first = Int32(part.utf8Start.pointee)
+        func search(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard let base = bytes.baseAddress, bytes.count >= count else { return false }
+            var from = UnsafeRawPointer(base), left = bytes.count
+            while left >= count, let found = memchr(from, first, left - count + 1) {
+                let at = UnsafeRawPointer(found)
+                if memcmp(at, needle, count) == 0 { return true }
+                left -= at - from + 1
+                from = at + 1
             }
             return false
         }

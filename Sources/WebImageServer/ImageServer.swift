@@ -150,11 +150,13 @@ public final class ImageServer: Sendable {
         // idle timeout arms and cancels a timer on every request.
         // Results fresh in the response cache are answered on the connection's event loop, the
         // rest go on to the responder.
-        let http = HTTP1Channel.Configuration(additionalChannelHandlers: [connections.tracker(), WarmResponder(server: self)])
+        let http = HTTPServerBuilder { responder in
+            WarmHTTP1Channel(base: HTTP1Channel(responder: responder), handlers: { [connections.tracker(), WarmResponder(server: self)] })
+        }
         let idle = Duration.milliseconds(Int(max(0.001, configuration.idleTimeoutSeconds) * 1000))
         let sweep = Task { await connections.sweep(every: idle) }
         defer { sweep.cancel() }
-        let app = Application(responder: responder, server: .http1(configuration: http),
+        let app = Application(responder: responder, server: http,
                               configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "webimage",
                                                    availableConnectionsDelegate: ConnectionCap(maximum: connections.limits.maximum)),
                               onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
@@ -212,12 +214,12 @@ public final class ImageServer: Sendable {
     /// The answer to a request whose result is fresh in the response cache, made where the
     /// request was read (`WarmResponder`, on its connection's event loop) with what `respond`
     /// would answer; nil for any other request, which goes on to `respond`.
-    func warmAnswer(method: HTTPRequest.Method, path: String, headers: HTTPFields) -> AnswerParts? {
-        guard method == .get, path != "/health", path != "/metrics" else { return nil }
+    func warmAnswer(path: String, accept: String?, ifNoneMatch: String?) -> AnswerParts? {
+        guard path != "/health", path != "/metrics" else { return nil }
         let start = ContinuousClock.now
-        let responseKey = processor.responseKey(path: path, accept: headers[.accept])
+        let responseKey = processor.responseKey(path: path, accept: accept)
         guard case .fresh(let warm)? = processor.cachedResponse(forKey: responseKey) else { return nil }
-        var parts = Self.answerParts(warm, ifNoneMatch: headers[.ifNoneMatch], maxAge: configuration.cacheMaxAgeSeconds)
+        var parts = Self.answerParts(warm, ifNoneMatch: ifNoneMatch, maxAge: configuration.cacheMaxAgeSeconds)
         // What Hummingbird adds to the responder's answers (neither is among the parts' fields).
         parts.headers.append(HTTPField(name: .date, value: dateHeader.value))
         parts.headers.append(HTTPField(name: .server, value: "webimage"))

@@ -1,20 +1,21 @@
 import Foundation
-import HTTPTypes
 import NIOCore
-import NIOHTTPTypes
+import NIOHTTP1
 import Synchronization
 import WebImage
 
 /// Answers a request whose result is fresh in the response cache where the request was read,
 /// on its connection's event loop, with `ImageServer.warmAnswer` (the response `respond` would
 /// give, counted and logged the same): a warm request then costs no hop to the task pool and
-/// back. Any other request goes on to the responder, and while one of those is being answered
-/// every request after it on the connection does too, so that answers keep the requests' order.
+/// back. It reads HTTP/1's own parts, before Hummingbird converts them to HTTPTypes
+/// (`WarmHTTP1Channel` places it there), so that a warm request costs no conversion either.
+/// Any other request goes on to the responder, and while one of those is being answered every
+/// request after it on the connection does too, so that answers keep the requests' order.
 final class WarmResponder: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
 
     private let server: ImageServer
     /// Requests passed on whose answers have not ended.
@@ -29,11 +30,17 @@ final class WarmResponder: ChannelDuplexHandler, RemovableChannelHandler {
         switch part {
         case .head(let request):
             answered = false
-            if passedOn == 0, request.headerFields[.connection] != "close", let path = Self.path(of: request),
-               let answer = server.warmAnswer(method: request.method, path: path, headers: request.headerFields) {
+            // A request that closes its connection (or an HTTP/1.0 one) goes on: the responder closes it.
+            if passedOn == 0, request.method == .GET, request.isKeepAlive, let path = Self.path(of: request.uri),
+               let answer = server.warmAnswer(path: path, accept: request.headers.first(name: "accept"),
+                                              ifNoneMatch: request.headers.first(name: "if-none-match")) {
                 answered = true
-                context.write(wrapOutboundOut(.head(HTTPResponse(status: answer.status, headerFields: answer.headers))), promise: nil)
-                if let body = answer.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
+                var headers = HTTPHeaders()
+                headers.reserveCapacity(answer.headers.count)
+                for field in answer.headers { headers.add(name: field.name.rawName, value: field.value) }
+                let head = HTTPResponseHead(version: request.version, status: .init(statusCode: answer.status.code), headers: headers)
+                context.write(wrapOutboundOut(.head(head)), promise: nil)
+                if let body = answer.body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
                 return
             }
@@ -49,12 +56,16 @@ final class WarmResponder: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
-    /// The request's path without its query, as Hummingbird's `URI.path` reads it; nil for a
-    /// request target that is not a path.
-    static func path(of request: HTTPRequest) -> String? {
-        guard let target = request.path, target.utf8.first == UInt8(ascii: "/") else { return nil }
-        guard let end = target.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) else { return target }
-        return String(target[..<end])
+    /// A request target's path without its query, as Hummingbird's `URI.path` reads it; nil for
+    /// a target that is not a path.
+    static func path(of target: String) -> String? {
+        guard target.utf8.first == UInt8(ascii: "/") else { return nil }
+        // Over the bytes themselves: the UTF-8 view's own iteration costs tens of instructions a byte.
+        let end = target.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+        } ?? target.utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }.map { target.utf8.distance(from: target.utf8.startIndex, to: $0) }
+        guard let end else { return target }
+        return String(Substring(target.utf8.prefix(end)))
     }
 }
 

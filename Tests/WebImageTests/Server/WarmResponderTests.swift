@@ -81,4 +81,48 @@ import Testing
         #expect(closing.hasPrefix("HTTP/1.1 200") && closing.hasSuffix("<closed>"), "\(closing.suffix(40))")
         await h.finish()
     }
+
+    /// A connection kept busy by warm requests alone is not idle: the connection's tracker sees
+    /// the requests `WarmResponder` answers (both read HTTP/1's parts, before the conversion).
+    @Test func warmRequestsKeepTheirConnectionFromTheIdleSweep() async throws {
+        let h = try await ServerHarness { $0.idleTimeoutSeconds = 0.6 }
+        h.origin.route("/k.png", .headers([("cache-control", "max-age=600")], then: .respond(body: Self.png)))
+        let warmPath = Self.path(h, "w:12", "/k.png")
+        _ = try await Curl.get(h.url(options: "w:12", source: "/k.png"))
+        // Eight warm requests a quarter of a second apart on one connection: two seconds, over
+        // three idle timeouts, and never idle for one.
+        let script = """
+        import socket, time
+        s = socket.create_connection(("127.0.0.1", \(h.port)))
+        s.settimeout(2)
+        answered = 0
+        for i in range(8):
+            s.sendall(b"GET \(warmPath) HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
+            data = b""
+            while b"\\r\\n\\r\\n" not in data:
+                chunk = s.recv(65536)
+                if not chunk: break
+                data += chunk
+            if data.startswith(b"HTTP/1.1 200"): answered += 1
+            head, _, rest = data.partition(b"\\r\\n\\r\\n")
+            length = int([l.split(b":")[1] for l in head.split(b"\\r\\n") if l.lower().startswith(b"content-length")][0])
+            while len(rest) < length:
+                chunk = s.recv(65536)
+                if not chunk: break
+                rest += chunk
+            time.sleep(0.25)
+        print(answered)
+        """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", script]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "8")
+        #expect(h.server.processor.renders.load(ordering: .relaxed) == 1)
+        await h.finish()
+    }
 }
