@@ -5,37 +5,11 @@
 # (WEBIMAGE_COUNT_ROW/SIDE/TIMES, see BenchSupport's InstructionCount); half the difference is
 # one operation, with start-up, fixtures and the first call's warm-up cancelled out.
 # Usage: instructions.sh FIXTURES_DIR (run.sh calls it after the release build).
-# Needs valgrind 3.20 or later (Debian 12's 3.19 cannot read Swift 6.3's DWARF 5): when the
-# system's is older, valgrind 3.24 is built once from Debian 13's source package into
-# ${VALGRIND_PREFIX:-/opt/valgrind-3.24} (about 2 minutes on 2 cores).
+# Needs valgrind 3.20 or later (valgrind/find.sh builds one when the system's is older).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 fixtures=$1
-prefix=${VALGRIND_PREFIX:-/opt/valgrind-3.24}
-sudo=""; [ "$(id -u)" -eq 0 ] || sudo=sudo
-
-usable() { "$1" --version 2>/dev/null | awk -F'[-.]' '{ exit !($2 > 3 || ($2 == 3 && $3 >= 20)) }'; }
-valgrind=""
-if usable valgrind; then valgrind=$(command -v valgrind)
-elif usable "$prefix/bin/valgrind"; then valgrind="$prefix/bin/valgrind"
-else
-  echo "instructions: building valgrind 3.24 into $prefix (once)" >&2
-  $sudo apt-get install -y -qq gcc make bzip2 dpkg-dev >/dev/null
-  list=/etc/apt/sources.list.d/webimage-valgrind-src.sources
-  printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-    | $sudo tee "$list" >/dev/null
-  work=$(mktemp -d)
-  ( cd "$work" && $sudo apt-get update -qq && apt-get source --download-only -qq valgrind/trixie ) >/dev/null 2>&1 || true
-  $sudo rm -f "$list"; $sudo apt-get update -qq >/dev/null 2>&1 || true
-  tarball=$(ls "$work"/valgrind_3.*.orig.tar.bz2 2>/dev/null | head -1)
-  [ -n "$tarball" ] || { echo "instructions: could not fetch valgrind's source; skipped" >&2; exit 0; }
-  ( cd "$work" && tar xjf "$tarball" && cd valgrind-3.* && ./configure --prefix="$prefix" >/dev/null \
-      && make -j"$(nproc)" >/dev/null 2>&1 && $sudo make install >/dev/null ) || { echo "instructions: valgrind's build failed; skipped" >&2; exit 0; }
-  rm -rf "$work"
-  valgrind="$prefix/bin/valgrind"
-fi
-shim=$(mktemp -d)/sigsuspend-copy.so
-gcc -shared -fPIC -O2 "$here/valgrind/sigsuspend-copy.c" -o "$shim" -ldl
+source "$here/valgrind/find.sh"
 
 # Instructions of one process: BINARY ROW SIDE TIMES. Two sources of spread are taken out: Swift's
 # per-process hash seed (SWIFT_DETERMINISTIC_HASHING: a dictionary's probes differ with it) and

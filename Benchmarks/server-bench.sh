@@ -190,6 +190,8 @@ primed=$(curl -s --parallel --parallel-max 4 --max-time 120 -K "$tmp/warm.curl" 
 runwrk warm-warmup "$tmp/warm-ours.txt" 0 "$warm"
 runwrk warm "$tmp/warm-ours.txt" 0 "$dur"
 warm_rss=$(peak_mb); warm_sources=$(sources); warm_workers=$(pgrep -P "$srv" | wc -l); stop_server
+# The same warm answers counted in instructions (a figure that does not move with the machine's load).
+warm_instructions=$(bash "$here/warm-instructions.sh" "$bin" "$tmp/warm-ours.txt" 2000 2>/dev/null || true)
 
 th() { awk -v k="$1" '$1 == k {print $2}' "$tmp/thumbor.txt" 2>/dev/null; }
 vips() { awk -v k="$1" '$1 == k {print $2}' "$tmp/vips.txt" 2>/dev/null; }
@@ -235,6 +237,7 @@ printf '| %s | %s | - | - | - | - |\n' "peak PSS MB, cold, server and workers (s
 row "peak RSS MB, warm" "$warm_rss" "$(th thumbor_warm_peak_rss_mb)" "$(vips vips_warm_cached_peak_rss_mb)"
 echo
 echo "- webimage serve decodes in $(nproc) sandboxed workers (isolation, the default); the cold peak RSS is the server's ($cold_server_rss MB) and its workers' summed; $warm_workers workers were running after the warm run (they decoded the priming requests; the measured warm requests are answered from the response cache, sources below)"
+[ -n "$warm_instructions" ] && echo "- webimage serve, one warm answer: $warm_instructions"
 echo "- webimage serve, requests by status and result source: cold $cold_sources; warm $warm_sources (primed $primed/200)${avif_sources:+; cold f:avif $avif_sources}"
 echo "- targets: cold >= 3x thumbor's requests/s, warm >= 10x, p99 lower in both, peak RSS under 300 MB; against libvips no row slower than 1.25x cold, 0.76x warm (before the hardening); cold with isolation >= 0.95x without"
 [ -s "$tmp/vips.txt" ] && echo "- libvips: $(grep -E '^(machine|vips_(cold|warm|warm_cached)_worker_cpu_s|vips_warm_primed|vips_warm_cached_primed)' "$tmp/vips.txt" | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
