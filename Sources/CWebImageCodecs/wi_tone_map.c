@@ -257,7 +257,9 @@ typedef uint32_t wi_u4 __attribute__((vector_size(16)));
 // inlined, so that each transfer has a loop of its own.
 static inline __attribute__((always_inline)) wi_u4 map_pixel(const wi_tone_map *restrict map, const uint16_t *in, int pq,
                                                              float scale, wi_f4 offset) {
-    unsigned r = in[0], g = in[1], b = in[2];
+    // Each sample's top 12 bits, in place: the byte offset of its entry (the largest of the
+    // three is then one too).
+    unsigned r = in[0] & 0xfff0u, g = in[1] & 0xfff0u, b = in[2] & 0xfff0u;
     unsigned largest = r > g ? r : g;
     largest = largest > b ? largest : b;
     // The matrix is linear: the sum of the columns is the converted pixel before the gain.
@@ -292,10 +294,11 @@ static inline __attribute__((always_inline)) void map_to_16(const wi_tone_map *r
 }
 
 // One pixel to RGBA8. In place the output trails the input (4 bytes a pixel behind 8): the
-// input is read first. Alpha: round(a / 257) as (a * 255 + 32895) >> 16, exact for every a.
+// input is read first. Alpha: round(a / 257) as (a * 255 + 32895) >> 16, exact for every a, or
+// 255 where the pixel is known to be opaque (`opaque`, a constant where it is inlined).
 static inline __attribute__((always_inline)) void map_one_to_8(const wi_tone_map *restrict map, const uint16_t *in, uint8_t *dst,
-                                                               int pq, wi_f4 offset) {
-    uint8_t alpha = (uint8_t)((in[3] * 255u + 32895u) >> 16);
+                                                               int pq, wi_f4 offset, int opaque) {
+    uint8_t alpha = opaque ? 255 : (uint8_t)((in[3] * 255u + 32895u) >> 16);
     wi_u4 index = map_pixel(map, in, pq, 1, offset);
     dst[0] = map->encode8[index[0]];
     dst[1] = map->encode8[index[1]];
@@ -303,17 +306,52 @@ static inline __attribute__((always_inline)) void map_one_to_8(const wi_tone_map
     dst[3] = alpha;
 }
 
+typedef uint64_t wi_q2 __attribute__((vector_size(16), aligned(8)));
+
+// Whether the next `count` pixels are all opaque (alpha 65535): their bits ANDed, two pixels a
+// vector, eight a turn.
+static inline int all_opaque(const uint16_t *in, size_t count) {
+    const wi_q2 *v = (const wi_q2 *)in;
+    wi_q2 a = ~(wi_q2){ 0, 0 }, b = a, c = a, d = a;
+    size_t i = 0;
+    for (; i + 8 <= count; i += 8, v += 4) { a &= v[0]; b &= v[1]; c &= v[2]; d &= v[3]; }
+    for (; i + 2 <= count; i += 2, v++) a &= v[0];
+    a &= b & c & d;
+    uint64_t all = a[0] & a[1];
+    if (i < count) {
+        uint64_t last;
+        __builtin_memcpy(&last, v, 8);
+        all &= last;
+    }
+    return (all >> 48) == 0xffff;
+}
+
+static inline __attribute__((always_inline)) void map_block_to_8(const wi_tone_map *restrict map, const uint16_t *in, size_t count,
+                                                                 uint8_t *dst, int pq, wi_f4 offset, int opaque) {
+    // Four pixels a turn: the loop's own count and compare are shared by four.
+    for (; count >= 4; count -= 4, in += 16, dst += 16) {
+        map_one_to_8(map, in, dst, pq, offset, opaque);
+        map_one_to_8(map, in + 4, dst + 4, pq, offset, opaque);
+        map_one_to_8(map, in + 8, dst + 8, pq, offset, opaque);
+        map_one_to_8(map, in + 12, dst + 12, pq, offset, opaque);
+    }
+    for (; count > 0; count--, in += 4, dst += 4) map_one_to_8(map, in, dst, pq, offset, opaque);
+}
+
+// Blocks of 64 pixels, each first checked for alpha: an opaque block (every pixel of an image
+// without alpha) writes 255 instead of converting each alpha.
 static inline __attribute__((always_inline)) void map_to_8(const wi_tone_map *restrict map, const uint16_t *in, size_t count,
                                                            uint8_t *dst, int pq) {
     const wi_f4 offset = { map->offset8[0], map->offset8[1], map->offset8[2], map->offset8[3] };
-    // Four pixels a turn: the loop's own count and compare are shared by four.
-    for (; count >= 4; count -= 4, in += 16, dst += 16) {
-        map_one_to_8(map, in, dst, pq, offset);
-        map_one_to_8(map, in + 4, dst + 4, pq, offset);
-        map_one_to_8(map, in + 8, dst + 8, pq, offset);
-        map_one_to_8(map, in + 12, dst + 12, pq, offset);
+    enum { BLOCK = 64 };
+    while (count > 0) {
+        size_t n = count < BLOCK ? count : BLOCK;
+        if (all_opaque(in, n)) map_block_to_8(map, in, n, dst, pq, offset, 1);
+        else map_block_to_8(map, in, n, dst, pq, offset, 0);
+        in += n * 4;
+        dst += n * 4;
+        count -= n;
     }
-    for (; count > 0; count--, in += 4, dst += 4) map_one_to_8(map, in, dst, pq, offset);
 }
 
 void wi_tone_map_apply(const wi_tone_map *restrict map, const uint16_t *in, size_t count, void *out, int deep) {
