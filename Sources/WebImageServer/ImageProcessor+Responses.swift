@@ -52,8 +52,8 @@ extension ImageProcessor {
     }
 
     /// Whether `text` holds `part`: its first byte found by the C library's `memchr`, the rest
-    /// compared by `memcmp` (Foundation's `contains` went through NSString and took half of a
-    /// warm request's own time; a loop over the bytes in Swift, a tenth).
+    /// compared by `memcmp` (Foundation's `contains` goes through NSString, and a loop over the
+    /// bytes in Swift costs several times more; see Benchmarks/README.md, issue #56).
     static func contains(_ text: String, _ part: StaticString) -> Bool {
         let needle = UnsafeRawPointer(part.utf8Start), count = part.utf8CodeUnitCount
         guard count > 0 else { return true }

@@ -60,7 +60,7 @@ final class WarmResponder: ChannelDuplexHandler, RemovableChannelHandler {
     /// a target that is not a path.
     static func path(of target: String) -> String? {
         guard target.utf8.first == UInt8(ascii: "/") else { return nil }
-        // Over the bytes themselves: the UTF-8 view's own iteration costs tens of instructions a byte.
+        // Over the bytes themselves: the UTF-8 view's own iteration is far slower.
         let end = target.utf8.withContiguousStorageIfAvailable { bytes in
             bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
         } ?? target.utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }.map { target.utf8.distance(from: target.utf8.startIndex, to: $0) }
