@@ -61,10 +61,9 @@ final class WarmResponder: ChannelDuplexHandler, RemovableChannelHandler {
     static func path(of target: String) -> String? {
         guard target.utf8.first == UInt8(ascii: "/") else { return nil }
         // Over the bytes themselves: the UTF-8 view's own iteration is far slower.
-        let end = target.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
-        } ?? target.utf8.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }.map { target.utf8.distance(from: target.utf8.startIndex, to: $0) }
-        guard let end else { return target }
+        var target = target
+        guard let end = target.withUTF8({ bytes in bytes.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } })
+        else { return target }
         return String(Substring(target.utf8.prefix(end)))
     }
 }
