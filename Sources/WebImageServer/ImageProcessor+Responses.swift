@@ -69,7 +69,9 @@ extension ImageProcessor {
             }
             return false
         }
-        return text.utf8.withContiguousStorageIfAvailable(search) ?? Array(text.utf8).withUnsafeBufferPointer(search)
+        // One route: `withUTF8` makes a bridged or non-contiguous string native first.
+        var text = text
+        return text.withUTF8(search)
     }
 
     /// What the response cache holds for a key.

@@ -165,3 +165,7 @@ int raw_gif_decode_all(const uint8_t *data, size_t length) {
     DGifCloseFile(gif, &error);
     return 0;
 }
+
+void raw_narrow_16_to_8(const uint16_t *in, size_t pixels, uint8_t *out) {
+    for (size_t i = 0; i < pixels * 4; i++) out[i] = (uint8_t)(in[i] >> 8);
+}

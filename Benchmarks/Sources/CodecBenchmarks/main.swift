@@ -1,5 +1,6 @@
 import BenchSupport
 import CRawDecoders
+import CWebImageCodecs
 import Foundation
 import WebImage
 import WebImageIsolation
@@ -100,6 +101,23 @@ try bench("30-frame animated WebP, all frames", runs: 15, floorName: "WebPAnimDe
           anchorKeys: [("Pillow", "awebp30_all_frames_pillow")],
           ours: { _ = try Image(data: awebp, options: preload) }, raw: { withBytes(awebp) { raw_webp_anim_decode_all($0, $1) } })
 
+// Tone mapping (issue #59), counted only (ModernCodecBenchmarks times it on the 10-bit AVIF):
+// the 12 MP photo's pixels widened to 16 bits and taken as a PQ signal over BT.2020 primaries,
+// mapped to 8-bit sRGB on one thread, against the same pixels narrowed by their high bytes.
+if (InstructionCount.isListing || InstructionCount.isCounting), wantsRow("12 MP PQ tone map to 8 bits, one thread") {
+    let deep = try Image(data: jpeg).bitmap.converted(to: .rgba16)
+    let count = deep.width * deep.height
+    let output = UnsafeMutablePointer<UInt8>.allocate(capacity: count * 4)
+    var tones: OpaquePointer?
+    precondition(wi_tone_map_create(9, 16, 0, &tones) == 0)
+    func samples(_ body: (UnsafePointer<UInt16>) -> Void) {
+        deep.withUnsafeBytes { body($0.bindMemory(to: UInt16.self).baseAddress!) }
+    }
+    try InstructionCount.handle("12 MP PQ tone map to 8 bits, one thread", sides: [
+        { samples { wi_tone_map_apply(tones, $0, count, output, 0) } },
+        { samples { raw_narrow_16_to_8($0, count, output) } },
+    ])
+}
 // A progressive load decodes its bytes once (issue 14): the streaming decoder fed the file in
 // 16 KB chunks (what libcurl hands over), then its final image, against one whole-file decode.
 func streamed(_ data: Data, previews: Int) throws {

@@ -13,6 +13,9 @@ int raw_png_decode_16(const uint8_t *data, size_t length);
 int raw_webp_decode(const uint8_t *data, size_t length);
 int raw_webp_anim_decode_all(const uint8_t *data, size_t length);
 int raw_gif_decode_all(const uint8_t *data, size_t length);
+/// RGBA16 pixels narrowed to RGBA8 by each sample's high byte: the memory a tone map reads and
+/// writes, with nothing computed (its floor).
+void raw_narrow_16_to_8(const uint16_t *in, size_t pixels, uint8_t *out);
 /// malloc's figures (mallinfo2): bytes in use (heap and mmapped chunks), free bytes held in the
 /// heaps, and the mmapped part of what is in use.
 void raw_malloc_stats(size_t *in_use, size_t *heap_free, size_t *mapped);
