@@ -88,6 +88,19 @@ public enum DecodingWorker {
         }
     }
 
+    /// Writes `bytes` at `offset` of the file, through interrupted and partial writes.
+    private static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        var done = 0
+        while done < bytes.count {
+            let wrote = pwrite(fd, base + done, bytes.count - done, off_t(offset + done))
+            if wrote < 0 && errno == EINTR { continue }
+            guard wrote > 0 else { return false }
+            done += wrote
+        }
+        return true
+    }
+
     /// One decode: the reply's bytes and its pixel file (-1 with an error).
     private static func decode(_ request: WorkerRequest, from fd: Int32, coders: ImageCoders) -> (message: [UInt8], pixels: Int32) {
         guard request.dataLength > 0 else { return (WorkerReply.message(.emptyData), -1) }
@@ -127,15 +140,20 @@ public enum DecodingWorker {
         let tail = described.tail
         let fileBytes = described.pixelBytes + tail.count
         let fd = wi_isolation_memfd("webimage-pixels", UInt64(fileBytes))
-        guard fd >= 0, let target = mmap(nil, fileBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0), target != MAP_FAILED else {
-            if fd >= 0 { close(fd) }
+        guard fd >= 0 else {
             return (WorkerReply.message(.undecodable(image.format, reason: "the worker could not hold the decoded pixels")), -1)
         }
-        for (index, frame) in frames.enumerated() {
-            frame.bitmap.withUnsafeBytes { (target + index * frameBytes).copyMemory(from: $0.baseAddress!, byteCount: frameBytes) }
+        // Written, not mapped: the file's new pages are filled by the copy instead of cleared
+        // first, and the worker's page tables are left alone.
+        var written = true
+        for (index, frame) in frames.enumerated() where written {
+            written = frame.bitmap.withUnsafeBytes { Self.write(fd, UnsafeRawBufferPointer(rebasing: $0[..<frameBytes]), at: index * frameBytes) }
         }
-        tail.withUnsafeBytes { (target + described.pixelBytes).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        munmap(target, fileBytes)
+        if written { written = tail.withUnsafeBytes { Self.write(fd, $0, at: described.pixelBytes) } }
+        guard written else {
+            close(fd)
+            return (WorkerReply.message(.undecodable(image.format, reason: "the worker could not hold the decoded pixels")), -1)
+        }
         // Its size can no longer change: the pool maps it, and keeps the mapping as the pixels.
         guard wi_isolation_seal_size(fd) == 0 else {
             close(fd)
