@@ -75,12 +75,13 @@ public enum DecodingWorker {
 
     private static func serve(_ coders: ImageCoders) -> Never {
         var buffer = [UInt8](repeating: 0, count: maximumRequestBytes)
+        var input = InputMapping()
         while true {
             var length = 0, fd: Int32 = -1
             let status = buffer.withUnsafeMutableBytes { wi_isolation_receive(socket, $0.baseAddress, $0.count, &length, &fd, -1) }
             guard status == 0, length > 0 else { exit(0) }   // the pool closed its end (or broke it)
             guard let request = WorkerRequest(parsing: buffer[..<length]), fd >= 0 else { exit(2) }
-            let reply = decode(request, from: fd, coders: coders)
+            let reply = decode(request, from: fd, input: &input, coders: coders)
             close(fd)
             let sent = reply.message.withUnsafeBytes { wi_isolation_send(socket, $0.baseAddress, $0.count, reply.pixels) }
             if reply.pixels >= 0 { close(reply.pixels) }
@@ -102,18 +103,18 @@ public enum DecodingWorker {
     }
 
     /// One decode: the reply's bytes and its pixel file (-1 with an error).
-    private static func decode(_ request: WorkerRequest, from fd: Int32, coders: ImageCoders) -> (message: [UInt8], pixels: Int32) {
+    private static func decode(_ request: WorkerRequest, from fd: Int32, input: inout InputMapping,
+                               coders: ImageCoders) -> (message: [UInt8], pixels: Int32) {
         guard request.dataLength > 0 else { return (WorkerReply.message(.emptyData), -1) }
-        guard wi_isolation_file_size(fd) >= Int64(request.dataLength),
-              let mapped = mmap(nil, request.dataLength, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0), mapped != MAP_FAILED else {
+        guard let mapped = input.bytes(of: fd, count: request.dataLength) else {
             return (WorkerReply.message(.undecodable(.unknown, reason: "the worker could not map the data")), -1)
         }
-        defer { munmap(mapped, request.dataLength) }
         _ = wi_isolation_limit_cpu(max(1, request.cpuSeconds))
         let image: Image, frames: [ImageFrame]
         do {
-            // The data stays mapped while every frame is decoded, then the mapping goes.
-            let data = Data(bytesNoCopy: mapped, count: request.dataLength, deallocator: .none)
+            // Every frame is decoded before the reply: nothing reads the data after it, when the
+            // pool writes the next request's data into the same file.
+            let data = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: mapped), count: request.dataLength, deallocator: .none)
             image = try coders.decode(data, options: request.options, context: ImageContext())
             // Every frame goes back at once: they count against the pixel limit together.
             let (pixels, overflow) = (image.width * image.height).multipliedReportingOverflow(by: image.frameCount)
@@ -160,5 +161,38 @@ public enum DecodingWorker {
             return (WorkerReply.message(.undecodable(image.format, reason: "the worker could not seal the decoded pixels")), -1)
         }
         return (WorkerReply.message(described), fd)
+    }
+}
+
+/// The pool's input file as the worker maps it, kept from one request to the next: the pool
+/// writes each request's data into the same file (its size changes only between requests), so
+/// its pages are mapped once instead of for every decode.
+struct InputMapping: ~Copyable {
+    private var base: UnsafeMutableRawPointer?
+    private var length = 0
+    private var device: UInt64 = 0, inode: UInt64 = 0
+
+    /// The first `count` bytes of the file `fd` reads, mapped read-only: the earlier mapping
+    /// when `fd` is the same file, of the same size; nil when the file is shorter or cannot be
+    /// mapped.
+    mutating func bytes(of fd: Int32, count: Int) -> UnsafeRawPointer? {
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_size >= count else { return nil }
+        let size = Int(info.st_size), sameFile = UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
+        if let base, sameFile, length == size { return UnsafeRawPointer(base) }
+        release()
+        guard let mapped = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0), mapped != MAP_FAILED else { return nil }
+        (base, length, device, inode) = (mapped, size, UInt64(info.st_dev), UInt64(info.st_ino))
+        return UnsafeRawPointer(mapped)
+    }
+
+    /// Unmaps the file.
+    private mutating func release() {
+        if let base { munmap(base, length) }
+        (base, length, device, inode) = (nil, 0, 0, 0)
+    }
+
+    deinit {
+        if let base { munmap(base, length) }
     }
 }

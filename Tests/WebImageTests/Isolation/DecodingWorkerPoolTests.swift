@@ -62,6 +62,31 @@ struct DecodingWorkerPoolTests {
         await #expect(throws: ImageError.unsupportedFormat(.unknown)) { try await pool.decode(Data("not an image".utf8), options: .init()) }
     }
 
+    /// The pool writes each request's data into one file per worker, grown for a large source
+    /// and shrunk back after it; the worker keeps that file mapped between requests. Each
+    /// decode of a run through one worker (the same size with new bytes, a grown file, a
+    /// shrunk one) sees its own data.
+    @Test("One worker decodes a run of sources of changing sizes as this process does")
+    func aRunOfSourcesThroughOneWorker() async throws {
+        let pool = try Self.pool()
+        defer { pool.shutdown() }
+        var state: UInt32 = 12345
+        let noise = (0..<(1700 * 1300 * 4)).map { _ -> UInt8 in
+            state = state &* 1_664_525 &+ 1_013_904_223
+            return UInt8(truncatingIfNeeded: state >> 24)
+        }
+        let large = try Image(bitmap: Bitmap(width: 1700, height: 1300, rgba: noise)).encoded(as: .png)
+        #expect(large.count > 8 << 20, "larger than the file the pool keeps between decodes")
+        let wide = try Image(bitmap: Self.gradient(width: 300, height: 200)).encoded(as: .png)
+        let tall = try Image(bitmap: Self.gradient(width: 200, height: 300)).encoded(as: .jpeg)
+        for (index, data) in [wide, tall, large, wide, tall, tall].enumerated() {
+            let local = try ImageCoders.shared.decode(data)
+            let isolated = try await pool.decode(data, options: ImageDecodingOptions())
+            #expect(isolated.bitmap == local.bitmap, "source \(index): \(data.count) bytes")
+        }
+        #expect(pool.workerProcessIDs.count == 1)
+    }
+
     @Test("An animation comes back with every frame, its durations and its loop count")
     func animation() async throws {
         let pool = try Self.pool()
