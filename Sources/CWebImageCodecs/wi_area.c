@@ -82,78 +82,113 @@ static inline wi_v8u wi_mulhi(wi_v8u a, wi_v8u b) {
 }
 
 /// The weights of `spans` in 16-bit fixed point, summing to WI_FIXED_ONE for each span (the
-/// rounding's remainder given to its largest weight), two taps a vector: the first tap's weight
-/// in lanes 0-3 and the next one's in lanes 4-7 (zero past a span's last tap). And for each
+/// rounding's remainder given to its largest weight), over a window of the same `taps` source
+/// pixels for every target pixel (the widest span's count): a span's weights at their place in
+/// its window, zero elsewhere, so that the loop over a row has no branch that depends on the
+/// span. A window starts where its span does, or earlier at the row's end (`starts`). Two taps
+/// a vector: the first tap's weight in lanes 0-3, the next one's in lanes 4-7. And for each
 /// span, the mean loss of its products' truncation (half a unit a tap) to add back.
-static int wi_area_fixed_weights(const wi_span *spans, const float *weights, uint32_t target,
-                                 wi_v8u **fixed_out, wi_v4f **loss_out) {
-    size_t vectors = 0;
-    for (uint32_t t = 0; t < target; t++) vectors += (spans[t].count + 1) / 2;
-    wi_v8u *fixed = aligned_alloc(16, sizeof *fixed * (vectors ? vectors : 1));
-    wi_v4f *loss = aligned_alloc(16, sizeof *loss * target);
-    uint16_t *taps = NULL;
+static int wi_area_fixed_weights(const wi_span *spans, const float *weights, uint32_t source, uint32_t target,
+                                 wi_v8u **fixed_out, wi_v4f **loss_out, uint32_t **starts_out, uint32_t *taps_out) {
     uint32_t widest = 0;
     for (uint32_t t = 0; t < target; t++) widest = spans[t].count > widest ? spans[t].count : widest;
-    taps = malloc(sizeof *taps * (widest + 1));
-    if (!fixed || !loss || !taps) { free(fixed); free(loss); free(taps); return 0; }
+    const size_t per = (widest + 1) / 2;
+    wi_v8u *fixed = aligned_alloc(16, sizeof *fixed * per * target);
+    wi_v4f *loss = aligned_alloc(16, sizeof *loss * target);
+    uint32_t *starts = malloc(sizeof *starts * target);
+    uint16_t *taps = malloc(sizeof *taps * (per * 2));
+    if (!fixed || !loss || !starts || !taps) { free(fixed); free(loss); free(starts); free(taps); return 0; }
     wi_v8u *at = fixed;
     for (uint32_t t = 0; t < target; t++) {
         const wi_span span = spans[t];
         const float *w = weights + span.offset;
-        uint32_t sum = 0, largest = 0;
+        // The window lies within the row: a span ends at most at the row's end, and is at
+        // most `widest` long.
+        const uint32_t first = span.start + widest <= source ? span.start : source - widest, shift = span.start - first;
+        memset(taps, 0, sizeof *taps * per * 2);
+        uint32_t sum = 0, largest = shift;
         for (uint32_t k = 0; k < span.count; k++) {
             long q = lrintf(w[k] * WI_FIXED_ONE);
-            taps[k] = (uint16_t)(q < 0 ? 0 : q > WI_FIXED_ONE ? WI_FIXED_ONE : q);
-            sum += taps[k];
-            if (taps[k] > taps[largest]) largest = k;
+            uint16_t tap = (uint16_t)(q < 0 ? 0 : q > WI_FIXED_ONE ? WI_FIXED_ONE : q);
+            taps[shift + k] = tap;
+            sum += tap;
+            if (tap > taps[largest]) largest = shift + k;
         }
         taps[largest] = (uint16_t)((int32_t)taps[largest] + (int32_t)WI_FIXED_ONE - (int32_t)sum);
-        taps[span.count] = 0;
-        for (uint32_t k = 0; k < span.count; k += 2, at++) {
+        for (size_t k = 0; k < per * 2; k += 2, at++) {
             uint16_t a = taps[k], b = taps[k + 1];
             *at = (wi_v8u){ a, a, a, a, b, b, b, b };
         }
+        starts[t] = first;
         float half = 0.5f * (float)span.count;
         loss[t] = (wi_v4f){ half, half, half, half };
     }
     free(taps);
-    *fixed_out = fixed; *loss_out = loss;
+    *fixed_out = fixed; *loss_out = loss; *starts_out = starts; *taps_out = widest;
     return 1;
 }
 
-/// An opaque source row reduced to the target's width in fixed point: each output pixel in
-/// units of 1/256 of a level times WI_FIXED_ONE / 65536 (the vertical weights undo both).
-static void wi_area_reduce_row_fixed(const uint8_t *row, const wi_span *spans, const wi_v8u *fixed,
-                                     const wi_v4f *loss, uint32_t target_width, wi_v4f *out) {
+/// Lanes 0-7 of the eight bytes at `p` (two pixels), widened to 16 bits as value * 256.
+static inline wi_v8u wi_widen_pair(const uint8_t *p) {
     const wi_v16b zero = {0};
-    for (uint32_t t = 0; t < target_width; t++) {
-        const wi_span span = spans[t];
-        const uint8_t *p = row + (size_t)span.start * 4;
-        uint32_t k = span.count;
-        // Lanes 0-3 sum the even taps' channels, lanes 4-7 the odd ones'. Neither can overflow:
-        // the weights of a span sum to less than 65536, so a sum stays under 255 * 256.
-        wi_v8u sum = {0};
-        for (; k >= 4; k -= 4, p += 16, fixed += 2) {
-            wi_v16b x;
-            memcpy(&x, p, 16);
-            wi_v8u low = (wi_v8u)__builtin_shufflevector(zero, x, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-            wi_v8u high = (wi_v8u)__builtin_shufflevector(zero, x, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-            sum += wi_mulhi(low, fixed[0]) + wi_mulhi(high, fixed[1]);
-        }
-        if (k >= 2) {
-            wi_v16b x = zero;
-            memcpy(&x, p, 8);
-            sum += wi_mulhi((wi_v8u)__builtin_shufflevector(zero, x, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), fixed[0]);
-            k -= 2; p += 8; fixed++;
-        }
-        if (k) {
-            wi_v16b x = zero;
-            memcpy(&x, p, 4);
-            sum += wi_mulhi((wi_v8u)__builtin_shufflevector(zero, x, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), fixed[0]);
-            fixed++;
-        }
-        wi_v8u both = sum + __builtin_shufflevector(sum, sum, 4, 5, 6, 7, 0, 1, 2, 3);
-        out[t] = __builtin_convertvector(__builtin_shufflevector(both, both, 0, 1, 2, 3), wi_v4f) + loss[t];
+    wi_v16b x = zero;
+    memcpy(&x, p, 8);
+    return (wi_v8u)__builtin_shufflevector(zero, x, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+}
+
+/// One target pixel of an opaque row: its window of `taps` source pixels at `p` times their
+/// weights, in units of 1/256 of a level times WI_FIXED_ONE / 65536. `taps` is a constant
+/// where this is inlined. Neither half of the sum can overflow: a span's weights sum to less
+/// than 65536, so a sum stays under 255 * 256.
+static inline __attribute__((always_inline)) wi_v4f wi_area_reduce_fixed(const uint8_t *p, const wi_v8u *fixed, uint32_t taps) {
+    const wi_v16b zero = {0};
+    wi_v8u sum = {0};
+    uint32_t k = taps;
+    for (; k >= 4; k -= 4, p += 16, fixed += 2) {
+        wi_v16b x;
+        memcpy(&x, p, 16);
+        wi_v8u low = (wi_v8u)__builtin_shufflevector(zero, x, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+        wi_v8u high = (wi_v8u)__builtin_shufflevector(zero, x, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        sum += wi_mulhi(low, fixed[0]) + wi_mulhi(high, fixed[1]);
+    }
+    if (k >= 2) {
+        sum += wi_mulhi(wi_widen_pair(p), fixed[0]);
+        k -= 2; p += 8; fixed++;
+    }
+    if (k) {
+        wi_v16b x = zero;
+        memcpy(&x, p, 4);
+        sum += wi_mulhi((wi_v8u)__builtin_shufflevector(zero, x, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), fixed[0]);
+    }
+    wi_v8u both = sum + __builtin_shufflevector(sum, sum, 4, 5, 6, 7, 0, 1, 2, 3);
+    return __builtin_convertvector(__builtin_shufflevector(both, both, 0, 1, 2, 3), wi_v4f);
+}
+
+/// An opaque source row reduced to the target's width and added, times `weight`, to `sum` (or
+/// starting it, `start`), and times `next_weight` to `next` when the row feeds two output rows
+/// (`next` not NULL; a row that straddles two output rows always starts the second one).
+static inline __attribute__((always_inline)) void wi_area_fixed_row_taps(
+        const uint8_t *row, const uint32_t *starts, const wi_v8u *fixed, const wi_v4f *loss, uint32_t target_width,
+        uint32_t taps, wi_v4f *sum, float weight, int start, wi_v4f *next, float next_weight) {
+    const size_t per = (taps + 1) / 2;
+    for (uint32_t t = 0; t < target_width; t++, fixed += per) {
+        const wi_v4f reduced = wi_area_reduce_fixed(row + (size_t)starts[t] * 4, fixed, taps) + loss[t];
+        sum[t] = start ? reduced * weight : sum[t] + reduced * weight;
+        if (next) next[t] = reduced * next_weight;
+    }
+}
+
+/// `wi_area_fixed_row_taps` with its window's width a constant for the common ones (a
+/// downscale by up to 2, 3 or 5 after a decode at size), so that its loop is unrolled.
+static void wi_area_fixed_row(const uint8_t *row, const uint32_t *starts, const wi_v8u *fixed, const wi_v4f *loss,
+                              uint32_t target_width, uint32_t taps, wi_v4f *sum, float weight, int start,
+                              wi_v4f *next, float next_weight) {
+    switch (taps) {
+    case 2: wi_area_fixed_row_taps(row, starts, fixed, loss, target_width, 2, sum, weight, start, next, next_weight); break;
+    case 3: wi_area_fixed_row_taps(row, starts, fixed, loss, target_width, 3, sum, weight, start, next, next_weight); break;
+    case 4: wi_area_fixed_row_taps(row, starts, fixed, loss, target_width, 4, sum, weight, start, next, next_weight); break;
+    case 6: wi_area_fixed_row_taps(row, starts, fixed, loss, target_width, 6, sum, weight, start, next, next_weight); break;
+    default: wi_area_fixed_row_taps(row, starts, fixed, loss, target_width, taps, sum, weight, start, next, next_weight); break;
     }
 }
 
@@ -163,8 +198,10 @@ struct wi_area_stream {
     uint8_t *dst;
     wi_span *hspans, *vspans;
     float *hweights, *vweights;
-    wi_v8u *hfixed;           // opaque: the horizontal weights in fixed point
+    wi_v8u *hfixed;           // opaque: the horizontal weights in fixed point, a window each
     wi_v4f *hloss;            // and their truncation's mean loss, for each output pixel
+    uint32_t *hstarts;        // where each window starts
+    uint32_t htaps;           // and how wide they are
     wi_v4f *rows;             // the three rows below, in one allocation
     wi_v4f *reduced;          // the newest source row, reduced to the target's width
     wi_v4f *sum, *next_sum;   // the output row being summed, and the next when a row feeds both
@@ -175,7 +212,7 @@ struct wi_area_stream {
 void wi_area_stream_free(wi_area_stream *s) {
     if (!s) return;
     free(s->hspans); free(s->hweights); free(s->vspans); free(s->vweights); free(s->rows);
-    free(s->hfixed); free(s->hloss);
+    free(s->hfixed); free(s->hloss); free(s->hstarts);
     free(s);
 }
 
@@ -194,7 +231,7 @@ wi_area_stream *wi_area_stream_create(uint32_t width, uint32_t height, int opaqu
         return NULL;
     }
     if (opaque) {
-        if (!wi_area_fixed_weights(s->hspans, s->hweights, target_width, &s->hfixed, &s->hloss)) {
+        if (!wi_area_fixed_weights(s->hspans, s->hweights, width, target_width, &s->hfixed, &s->hloss, &s->hstarts, &s->htaps)) {
             wi_area_stream_free(s);
             return NULL;
         }
@@ -251,17 +288,26 @@ int wi_area_stream_row(wi_area_stream *s, const uint8_t *row) {
     if (s->next >= s->height) return WI_ERR_ARGUMENT;
     uint32_t y = s->next++;
     if (s->target >= s->target_height) return WI_OK;
-    if (s->opaque) wi_area_reduce_row_fixed(row, s->hspans, s->hfixed, s->hloss, s->target_width, s->reduced);
-    else wi_area_reduce_row(row, s->hspans, s->hweights, s->target_width, s->reduced);
     // A source row feeds the output row being summed and, when it straddles the boundary, the
     // next one too (the spans of a downscale overlap by at most a row); an output row is
     // written as soon as its last source row is in.
-    wi_area_add(s, s->reduced, y, s->target, s->sum);
-    if (s->target + 1 < s->target_height && s->vspans[s->target + 1].start <= y)
-        wi_area_add(s, s->reduced, y, s->target + 1, s->next_sum);
+    const wi_span span = s->vspans[s->target];
+    const float weight = s->vweights[span.offset + (y - span.start)];
+    const int straddles = s->target + 1 < s->target_height && s->vspans[s->target + 1].start <= y;
+    if (s->opaque) {
+        // The reduced row goes straight into the sums.
+        const wi_span next = straddles ? s->vspans[s->target + 1] : span;
+        wi_area_fixed_row(row, s->hstarts, s->hfixed, s->hloss, s->target_width, s->htaps, s->sum, weight,
+                          y == span.start, straddles ? s->next_sum : NULL,
+                          straddles ? s->vweights[next.offset + (y - next.start)] : 0);
+    } else {
+        wi_area_reduce_row(row, s->hspans, s->hweights, s->target_width, s->reduced);
+        wi_area_add(s, s->reduced, y, s->target, s->sum);
+        if (straddles) wi_area_add(s, s->reduced, y, s->target + 1, s->next_sum);
+    }
     while (s->target < s->target_height) {
-        const wi_span span = s->vspans[s->target];
-        if (y + 1 < span.start + span.count) break;
+        const wi_span done = s->vspans[s->target];
+        if (y + 1 < done.start + done.count) break;
         wi_area_emit(s, s->sum, s->target);
         wi_v4f *swap = s->sum; s->sum = s->next_sum; s->next_sum = swap;
         s->target++;
