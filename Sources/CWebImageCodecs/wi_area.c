@@ -128,11 +128,9 @@ static int wi_area_fixed_weights(const wi_span *spans, const float *weights, uin
     return 1;
 }
 
-/// Lanes 0-7 of the eight bytes at `p` (two pixels), widened to 16 bits as value * 256.
-static inline wi_v8u wi_widen_pair(const uint8_t *p) {
+/// The low eight bytes of `x` (two pixels) widened to 16 bits, each as its value * 256.
+static inline wi_v8u wi_widen_low(wi_v16b x) {
     const wi_v16b zero = {0};
-    wi_v16b x = zero;
-    memcpy(&x, p, 8);
     return (wi_v8u)__builtin_shufflevector(zero, x, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
 }
 
@@ -147,18 +145,20 @@ static inline __attribute__((always_inline)) wi_v4f wi_area_reduce_fixed(const u
     for (; k >= 4; k -= 4, p += 16, fixed += 2) {
         wi_v16b x;
         memcpy(&x, p, 16);
-        wi_v8u low = (wi_v8u)__builtin_shufflevector(zero, x, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-        wi_v8u high = (wi_v8u)__builtin_shufflevector(zero, x, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-        sum += wi_mulhi(low, fixed[0]) + wi_mulhi(high, fixed[1]);
+        wi_v16b high = __builtin_shufflevector(x, zero, 8, 9, 10, 11, 12, 13, 14, 15, 16, 16, 16, 16, 16, 16, 16, 16);
+        sum += wi_mulhi(wi_widen_low(x), fixed[0]) + wi_mulhi(wi_widen_low(high), fixed[1]);
     }
+    // The last two taps, then the last one, read on their own: a window ends inside the row.
     if (k >= 2) {
-        sum += wi_mulhi(wi_widen_pair(p), fixed[0]);
+        wi_v16b x = zero;
+        memcpy(&x, p, 8);
+        sum += wi_mulhi(wi_widen_low(x), fixed[0]);
         k -= 2; p += 8; fixed++;
     }
     if (k) {
         wi_v16b x = zero;
         memcpy(&x, p, 4);
-        sum += wi_mulhi((wi_v8u)__builtin_shufflevector(zero, x, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), fixed[0]);
+        sum += wi_mulhi(wi_widen_low(x), fixed[0]);
     }
     wi_v8u both = sum + __builtin_shufflevector(sum, sum, 4, 5, 6, 7, 0, 1, 2, 3);
     return __builtin_convertvector(__builtin_shufflevector(both, both, 0, 1, 2, 3), wi_v4f);
