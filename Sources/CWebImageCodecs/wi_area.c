@@ -82,49 +82,58 @@ static inline wi_v8u wi_mulhi(wi_v8u a, wi_v8u b) {
 }
 
 /// The weights of `spans` in 16-bit fixed point, summing to WI_FIXED_ONE for each span (the
-/// rounding's remainder given to its largest weight), over a window of the same `taps` source
-/// pixels for every target pixel (the widest span's count): a span's weights at their place in
-/// its window, zero elsewhere, so that the loop over a row has no branch that depends on the
-/// span. A window starts where its span does, or earlier at the row's end (`starts`). Two taps
-/// a vector: the first tap's weight in lanes 0-3, the next one's in lanes 4-7. And for each
-/// span, the mean loss of its products' truncation (half a unit a tap) to add back.
-static int wi_area_fixed_weights(const wi_span *spans, const float *weights, uint32_t source, uint32_t target,
-                                 wi_v8u **fixed_out, wi_v4f **loss_out, uint32_t **starts_out, uint32_t *taps_out) {
+/// rounding's remainder given to its largest weight), in the layout of `weights`.
+static uint16_t *wi_area_fixed_spans(const wi_span *spans, const float *weights, uint32_t target) {
+    const size_t count = (size_t)spans[target - 1].offset + spans[target - 1].count;
+    uint16_t *fixed = malloc(sizeof *fixed * count);
+    if (!fixed) return NULL;
+    for (uint32_t t = 0; t < target; t++) {
+        const wi_span span = spans[t];
+        uint32_t sum = 0, largest = span.offset;
+        for (uint32_t k = span.offset; k < span.offset + span.count; k++) {
+            long q = lrintf(weights[k] * WI_FIXED_ONE);
+            fixed[k] = (uint16_t)(q < 0 ? 0 : q > WI_FIXED_ONE ? WI_FIXED_ONE : q);
+            sum += fixed[k];
+            if (fixed[k] > fixed[largest]) largest = k;
+        }
+        fixed[largest] = (uint16_t)((int32_t)fixed[largest] + (int32_t)WI_FIXED_ONE - (int32_t)sum);
+    }
+    return fixed;
+}
+
+/// The horizontal weights of `spans` in 16-bit fixed point (`wi_area_fixed_spans`), over a
+/// window of the same `taps` source pixels for every target pixel (the widest span's count): a
+/// span's weights at their place in its window, zero elsewhere, so that the loop over a row has
+/// no branch that depends on the span. A window starts where its span does, or earlier at the
+/// row's end (`starts`). Two taps a vector: the first tap's weight in lanes 0-3, the next one's
+/// in lanes 4-7.
+static int wi_area_fixed_windows(const wi_span *spans, const float *weights, uint32_t source, uint32_t target,
+                                 wi_v8u **fixed_out, uint32_t **starts_out, uint32_t *taps_out) {
     uint32_t widest = 0;
     for (uint32_t t = 0; t < target; t++) widest = spans[t].count > widest ? spans[t].count : widest;
     const size_t per = (widest + 1) / 2;
+    uint16_t *spanned = wi_area_fixed_spans(spans, weights, target);
     wi_v8u *fixed = aligned_alloc(16, sizeof *fixed * per * target);
-    wi_v4f *loss = aligned_alloc(16, sizeof *loss * target);
     uint32_t *starts = malloc(sizeof *starts * target);
     uint16_t *taps = malloc(sizeof *taps * (per * 2));
-    if (!fixed || !loss || !starts || !taps) { free(fixed); free(loss); free(starts); free(taps); return 0; }
+    if (!spanned || !fixed || !starts || !taps) { free(spanned); free(fixed); free(starts); free(taps); return 0; }
     wi_v8u *at = fixed;
     for (uint32_t t = 0; t < target; t++) {
         const wi_span span = spans[t];
-        const float *w = weights + span.offset;
         // The window lies within the row: a span ends at most at the row's end, and is at
         // most `widest` long.
         const uint32_t first = span.start + widest <= source ? span.start : source - widest, shift = span.start - first;
         memset(taps, 0, sizeof *taps * per * 2);
-        uint32_t sum = 0, largest = shift;
-        for (uint32_t k = 0; k < span.count; k++) {
-            long q = lrintf(w[k] * WI_FIXED_ONE);
-            uint16_t tap = (uint16_t)(q < 0 ? 0 : q > WI_FIXED_ONE ? WI_FIXED_ONE : q);
-            taps[shift + k] = tap;
-            sum += tap;
-            if (tap > taps[largest]) largest = shift + k;
-        }
-        taps[largest] = (uint16_t)((int32_t)taps[largest] + (int32_t)WI_FIXED_ONE - (int32_t)sum);
+        memcpy(taps + shift, spanned + span.offset, sizeof *taps * span.count);
         for (size_t k = 0; k < per * 2; k += 2, at++) {
             uint16_t a = taps[k], b = taps[k + 1];
             *at = (wi_v8u){ a, a, a, a, b, b, b, b };
         }
         starts[t] = first;
-        float half = 0.5f * (float)span.count;
-        loss[t] = (wi_v4f){ half, half, half, half };
     }
+    free(spanned);
     free(taps);
-    *fixed_out = fixed; *loss_out = loss; *starts_out = starts; *taps_out = widest;
+    *fixed_out = fixed; *starts_out = starts; *taps_out = widest;
     return 1;
 }
 
@@ -134,61 +143,86 @@ static inline wi_v8u wi_widen_low(wi_v16b x) {
     return (wi_v8u)__builtin_shufflevector(zero, x, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
 }
 
-/// One target pixel of an opaque row: its window of `taps` source pixels at `p` times their
-/// weights, in units of 1/256 of a level times WI_FIXED_ONE / 65536. `taps` is a constant
-/// where this is inlined. Neither half of the sum can overflow: a span's weights sum to less
-/// than 65536, so a sum stays under 255 * 256.
-static inline __attribute__((always_inline)) wi_v4f wi_area_reduce_fixed(const uint8_t *p, const wi_v8u *fixed, uint32_t taps) {
+/// Sixteen bytes of an opaque source row times a row's `weight`, added to `sums` (or starting
+/// them, `start`, a constant where this is inlined).
+static inline __attribute__((always_inline)) void wi_area_add_bytes(wi_v16b x, wi_v8u weight, wi_v8u *sums, int start) {
     const wi_v16b zero = {0};
+    const wi_v16b high = __builtin_shufflevector(x, zero, 8, 9, 10, 11, 12, 13, 14, 15, 16, 16, 16, 16, 16, 16, 16, 16);
+    const wi_v8u low_part = wi_mulhi(wi_widen_low(x), weight), high_part = wi_mulhi(wi_widen_low(high), weight);
+    sums[0] = start ? low_part : sums[0] + low_part;
+    sums[1] = start ? high_part : sums[1] + high_part;
+}
+
+static inline __attribute__((always_inline)) void wi_area_add_row_to(const uint8_t *row, size_t bytes, uint16_t weight,
+                                                                    wi_v8u *sums, int start) {
+    const wi_v8u w = { weight, weight, weight, weight, weight, weight, weight, weight };
+    size_t i = 0;
+    for (; i + 16 <= bytes; i += 16, sums += 2) {
+        wi_v16b x;
+        memcpy(&x, row + i, 16);
+        wi_area_add_bytes(x, w, sums, start);
+    }
+    if (i < bytes) {
+        wi_v16b x = {0};
+        memcpy(&x, row + i, bytes - i);
+        wi_area_add_bytes(x, w, sums, start);
+    }
+}
+
+/// An opaque source row, `bytes` long, times `weight` (16-bit fixed point), added to the output
+/// row's `sums` (in units of 1/256 of a level times WI_FIXED_ONE / 65536; they cannot overflow:
+/// an output row's weights sum to less than 65536, so a sum stays under 255 * 256), or starting
+/// them.
+static void wi_area_add_row(const uint8_t *row, size_t bytes, uint16_t weight, wi_v8u *sums, int start) {
+    if (start) wi_area_add_row_to(row, bytes, weight, sums, 1);
+    else wi_area_add_row_to(row, bytes, weight, sums, 0);
+}
+
+/// One output pixel from its window of `taps` summed pixels at `p` times their weights, in the
+/// first four lanes. `taps` is a constant where this is inlined. A window ends inside the row:
+/// its last tap, when odd, is read on its own.
+static inline __attribute__((always_inline)) wi_v8u wi_area_window(const uint16_t *p, const wi_v8u *fixed, uint32_t taps) {
     wi_v8u sum = {0};
     uint32_t k = taps;
-    for (; k >= 4; k -= 4, p += 16, fixed += 2) {
-        wi_v16b x;
+    for (; k >= 2; k -= 2, p += 8, fixed++) {
+        wi_v8u x;
         memcpy(&x, p, 16);
-        wi_v16b high = __builtin_shufflevector(x, zero, 8, 9, 10, 11, 12, 13, 14, 15, 16, 16, 16, 16, 16, 16, 16, 16);
-        sum += wi_mulhi(wi_widen_low(x), fixed[0]) + wi_mulhi(wi_widen_low(high), fixed[1]);
-    }
-    // The last two taps, then the last one, read on their own: a window ends inside the row.
-    if (k >= 2) {
-        wi_v16b x = zero;
-        memcpy(&x, p, 8);
-        sum += wi_mulhi(wi_widen_low(x), fixed[0]);
-        k -= 2; p += 8; fixed++;
+        sum += wi_mulhi(x, fixed[0]);
     }
     if (k) {
-        wi_v16b x = zero;
-        memcpy(&x, p, 4);
-        sum += wi_mulhi(wi_widen_low(x), fixed[0]);
+        wi_v8u x = {0};
+        memcpy(&x, p, 8);
+        sum += wi_mulhi(x, fixed[0]);
     }
-    wi_v8u both = sum + __builtin_shufflevector(sum, sum, 4, 5, 6, 7, 0, 1, 2, 3);
-    return __builtin_convertvector(__builtin_shufflevector(both, both, 0, 1, 2, 3), wi_v4f);
+    return sum + __builtin_shufflevector(sum, sum, 4, 5, 6, 7, 0, 1, 2, 3);
 }
 
-/// An opaque source row reduced to the target's width and added, times `weight`, to `sum` (or
-/// starting it, `start`), and times `next_weight` to `next` when the row feeds two output rows
-/// (`next` not NULL; a row that straddles two output rows always starts the second one).
-static inline __attribute__((always_inline)) void wi_area_fixed_row_taps(
-        const uint8_t *row, const uint32_t *starts, const wi_v8u *fixed, const wi_v4f *loss, uint32_t target_width,
-        uint32_t taps, wi_v4f *sum, float weight, int start, wi_v4f *next, float next_weight) {
+/// An opaque output row from its sums: each pixel's window reduced, then rounded to bytes.
+/// `round` holds, for each output pixel, a half (128 units) plus the mean loss of the
+/// products' truncation (half a unit each, vertical and horizontal), in every lane.
+static inline __attribute__((always_inline)) void wi_area_emit_fixed_taps(
+        const uint16_t *sums, const uint32_t *starts, const wi_v8u *fixed, const wi_v8u *round, uint16_t row_loss,
+        uint32_t target_width, uint32_t taps, uint8_t *out) {
     const size_t per = (taps + 1) / 2;
+    const wi_v8u loss = { row_loss, row_loss, row_loss, row_loss, row_loss, row_loss, row_loss, row_loss };
+    const wi_v4b opaque = { 0, 0, 0, 255 };
     for (uint32_t t = 0; t < target_width; t++, fixed += per) {
-        const wi_v4f reduced = wi_area_reduce_fixed(row + (size_t)starts[t] * 4, fixed, taps) + loss[t];
-        sum[t] = start ? reduced * weight : sum[t] + reduced * weight;
-        if (next) next[t] = reduced * next_weight;
+        const wi_v8u v = (wi_area_window(sums + (size_t)starts[t] * 4, fixed, taps) + round[t] + loss) >> 8;
+        const wi_v4b bytes = __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3), wi_v4b) | opaque;
+        memcpy(out + (size_t)t * 4, &bytes, 4);
     }
 }
 
-/// `wi_area_fixed_row_taps` with its window's width a constant for the common ones (a
+/// `wi_area_emit_fixed_taps` with its window's width a constant for the common ones (a
 /// downscale by up to 2, 3 or 5 after a decode at size), so that its loop is unrolled.
-static void wi_area_fixed_row(const uint8_t *row, const uint32_t *starts, const wi_v8u *fixed, const wi_v4f *loss,
-                              uint32_t target_width, uint32_t taps, wi_v4f *sum, float weight, int start,
-                              wi_v4f *next, float next_weight) {
+static void wi_area_emit_fixed(const uint16_t *sums, const uint32_t *starts, const wi_v8u *fixed, const wi_v8u *round,
+                               uint16_t row_loss, uint32_t target_width, uint32_t taps, uint8_t *out) {
     switch (taps) {
-    case 2: wi_area_fixed_row_taps(row, starts, fixed, loss, target_width, 2, sum, weight, start, next, next_weight); break;
-    case 3: wi_area_fixed_row_taps(row, starts, fixed, loss, target_width, 3, sum, weight, start, next, next_weight); break;
-    case 4: wi_area_fixed_row_taps(row, starts, fixed, loss, target_width, 4, sum, weight, start, next, next_weight); break;
-    case 6: wi_area_fixed_row_taps(row, starts, fixed, loss, target_width, 6, sum, weight, start, next, next_weight); break;
-    default: wi_area_fixed_row_taps(row, starts, fixed, loss, target_width, taps, sum, weight, start, next, next_weight); break;
+    case 2: wi_area_emit_fixed_taps(sums, starts, fixed, round, row_loss, target_width, 2, out); break;
+    case 3: wi_area_emit_fixed_taps(sums, starts, fixed, round, row_loss, target_width, 3, out); break;
+    case 4: wi_area_emit_fixed_taps(sums, starts, fixed, round, row_loss, target_width, 4, out); break;
+    case 6: wi_area_emit_fixed_taps(sums, starts, fixed, round, row_loss, target_width, 6, out); break;
+    default: wi_area_emit_fixed_taps(sums, starts, fixed, round, row_loss, target_width, taps, out); break;
     }
 }
 
@@ -198,13 +232,19 @@ struct wi_area_stream {
     uint8_t *dst;
     wi_span *hspans, *vspans;
     float *hweights, *vweights;
-    wi_v8u *hfixed;           // opaque: the horizontal weights in fixed point, a window each
-    wi_v4f *hloss;            // and their truncation's mean loss, for each output pixel
-    uint32_t *hstarts;        // where each window starts
-    uint32_t htaps;           // and how wide they are
-    wi_v4f *rows;             // the three rows below, in one allocation
-    wi_v4f *reduced;          // the newest source row, reduced to the target's width
-    wi_v4f *sum, *next_sum;   // the output row being summed, and the next when a row feeds both
+    // Opaque: the horizontal weights in fixed point, a window each, where each window starts,
+    // how wide they are, and each output pixel's rounding; the vertical weights in fixed point;
+    // the output row being summed, and the next when a row feeds both (source pixels wide).
+    wi_v8u *hfixed, *hround;
+    uint32_t *hstarts;
+    uint32_t htaps;
+    uint16_t *vfixed;
+    wi_v8u *columns, *next_columns, *column_memory;
+    // With alpha: the newest source row, reduced to the target's width, and the output row
+    // being summed and the next, in one allocation.
+    wi_v4f *rows;
+    wi_v4f *reduced;
+    wi_v4f *sum, *next_sum;
     uint32_t next;            // the source row expected next
     uint32_t target;          // the output row being summed
 };
@@ -212,7 +252,7 @@ struct wi_area_stream {
 void wi_area_stream_free(wi_area_stream *s) {
     if (!s) return;
     free(s->hspans); free(s->hweights); free(s->vspans); free(s->vweights); free(s->rows);
-    free(s->hfixed); free(s->hloss); free(s->hstarts);
+    free(s->hfixed); free(s->hround); free(s->hstarts); free(s->vfixed); free(s->column_memory);
     free(s);
 }
 
@@ -225,20 +265,31 @@ wi_area_stream *wi_area_stream_create(uint32_t width, uint32_t height, int opaqu
     s->width = width; s->height = height; s->target_width = target_width; s->target_height = target_height;
     s->opaque = opaque; s->dst = dst;
     if (!wi_area_weights(width, target_width, &s->hspans, &s->hweights) ||
-        !wi_area_weights(height, target_height, &s->vspans, &s->vweights) ||
-        !(s->rows = aligned_alloc(16, sizeof *s->rows * (size_t)target_width * 3))) {
+        !wi_area_weights(height, target_height, &s->vspans, &s->vweights)) {
         wi_area_stream_free(s);
         return NULL;
     }
     if (opaque) {
-        if (!wi_area_fixed_weights(s->hspans, s->hweights, width, target_width, &s->hfixed, &s->hloss, &s->hstarts, &s->htaps)) {
+        // Two vectors of sums for each 16 bytes of a row (its last ones padded).
+        const size_t vectors = ((size_t)width * 4 + 15) / 16 * 2;
+        if (!wi_area_fixed_windows(s->hspans, s->hweights, width, target_width, &s->hfixed, &s->hstarts, &s->htaps) ||
+            !(s->vfixed = wi_area_fixed_spans(s->vspans, s->vweights, target_height)) ||
+            !(s->hround = aligned_alloc(16, sizeof *s->hround * target_width)) ||
+            !(s->column_memory = aligned_alloc(16, sizeof *s->column_memory * vectors * 2))) {
             wi_area_stream_free(s);
             return NULL;
         }
-        // The fixed-point rows are in units of 1/256 of a level, times WI_FIXED_ONE / 65536.
-        const size_t count = (size_t)s->vspans[target_height - 1].offset + s->vspans[target_height - 1].count;
-        const float unit = 65536.0f / (256.0f * WI_FIXED_ONE);
-        for (size_t i = 0; i < count; i++) s->vweights[i] *= unit;
+        s->columns = s->column_memory;
+        s->next_columns = s->column_memory + vectors;
+        for (uint32_t t = 0; t < target_width; t++) {
+            const uint16_t r = (uint16_t)(129 + s->hspans[t].count / 2);
+            s->hround[t] = (wi_v8u){ r, r, r, r, r, r, r, r };
+        }
+        return s;
+    }
+    if (!(s->rows = aligned_alloc(16, sizeof *s->rows * (size_t)target_width * 3))) {
+        wi_area_stream_free(s);
+        return NULL;
     }
     s->reduced = s->rows;
     s->sum = s->rows + target_width;
@@ -246,20 +297,16 @@ wi_area_stream *wi_area_stream_create(uint32_t width, uint32_t height, int opaqu
     return s;
 }
 
-/// Output row `ty` from its sum, back to bytes (and straight alpha); adding a half and
-/// truncating rounds non-negative values.
+/// Output row `ty` of a bitmap with alpha from its premultiplied sum, back to bytes and straight
+/// alpha; adding a half and truncating rounds non-negative values.
 static void wi_area_emit(const wi_area_stream *s, const wi_v4f *sum, uint32_t ty) {
     const wi_v4f zero = {0, 0, 0, 0}, top = {255, 255, 255, 255}, half = {0.5f, 0.5f, 0.5f, 0.5f};
-    const wi_v4f opaque_alpha = {0, 0, 0, 255}, colour = {1, 1, 1, 0};
     // Read once: the byte stores below may alias anything, `s` included.
     const uint32_t width = s->target_width;
-    const int opaque = s->opaque;
     uint8_t *out = s->dst + (size_t)ty * width * 4;
     for (uint32_t x = 0; x < width; x++) {
         wi_v4f v = sum[x];
-        if (opaque) {
-            v = v * colour + opaque_alpha;
-        } else if (v[3] <= 0.0001f) {
+        if (v[3] <= 0.0001f) {
             v = zero;
         } else {
             float alpha = v[3];
@@ -289,17 +336,14 @@ int wi_area_stream_row(wi_area_stream *s, const uint8_t *row) {
     uint32_t y = s->next++;
     if (s->target >= s->target_height) return WI_OK;
     // A source row feeds the output row being summed and, when it straddles the boundary, the
-    // next one too (the spans of a downscale overlap by at most a row); an output row is
-    // written as soon as its last source row is in.
+    // next one too (the spans of a downscale overlap by at most a row, and such a row always
+    // starts the next one's sums); an output row is written as soon as its last source row is in.
     const wi_span span = s->vspans[s->target];
-    const float weight = s->vweights[span.offset + (y - span.start)];
     const int straddles = s->target + 1 < s->target_height && s->vspans[s->target + 1].start <= y;
     if (s->opaque) {
-        // The reduced row goes straight into the sums.
-        const wi_span next = straddles ? s->vspans[s->target + 1] : span;
-        wi_area_fixed_row(row, s->hstarts, s->hfixed, s->hloss, s->target_width, s->htaps, s->sum, weight,
-                          y == span.start, straddles ? s->next_sum : NULL,
-                          straddles ? s->vweights[next.offset + (y - next.start)] : 0);
+        const size_t bytes = (size_t)s->width * 4;
+        wi_area_add_row(row, bytes, s->vfixed[span.offset + (y - span.start)], s->columns, y == span.start);
+        if (straddles) wi_area_add_row(row, bytes, s->vfixed[s->vspans[s->target + 1].offset], s->next_columns, 1);
     } else {
         wi_area_reduce_row(row, s->hspans, s->hweights, s->target_width, s->reduced);
         wi_area_add(s, s->reduced, y, s->target, s->sum);
@@ -308,8 +352,14 @@ int wi_area_stream_row(wi_area_stream *s, const uint8_t *row) {
     while (s->target < s->target_height) {
         const wi_span done = s->vspans[s->target];
         if (y + 1 < done.start + done.count) break;
-        wi_area_emit(s, s->sum, s->target);
-        wi_v4f *swap = s->sum; s->sum = s->next_sum; s->next_sum = swap;
+        if (s->opaque) {
+            wi_area_emit_fixed((const uint16_t *)s->columns, s->hstarts, s->hfixed, s->hround, (uint16_t)(done.count / 2),
+                               s->target_width, s->htaps, s->dst + (size_t)s->target * s->target_width * 4);
+            wi_v8u *swap = s->columns; s->columns = s->next_columns; s->next_columns = swap;
+        } else {
+            wi_area_emit(s, s->sum, s->target);
+            wi_v4f *swap = s->sum; s->sum = s->next_sum; s->next_sum = swap;
+        }
         s->target++;
     }
     return WI_OK;

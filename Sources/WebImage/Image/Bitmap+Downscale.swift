@@ -3,7 +3,9 @@ import CWebImageCodecs
 extension Bitmap {
     /// The bitmap reduced to `targetWidth` x `targetHeight` by area averaging (each output pixel
     /// is the coverage-weighted mean of the source pixels under it), in premultiplied alpha so
-    /// transparent edges get no dark fringe. Decode-at-size uses it after DCT or codec scaling.
+    /// transparent edges get no dark fringe. An opaque bitmap is summed in 16-bit fixed point (to
+    /// 1/256 of a level), so a value lying within a few hundredths of a half may round the other
+    /// way. Decode-at-size uses it after DCT or codec scaling.
     /// A target larger than the bitmap in either direction returns the bitmap unchanged
     /// (enlarging is a transformer's job). Synchronous CPU work.
     public func areaDownscaled(toWidth targetWidth: Int, height targetHeight: Int) -> Bitmap {

@@ -74,7 +74,11 @@ import Testing
                 for (c, value) in [p.r, p.g, p.b].enumerated() { worst = max(worst, abs(Double(value) - reference[base + c])) }
             }
         }
-        #expect(worst <= 0.51, "largest difference \(worst)")
+        // Opaque rows are summed in 16-bit fixed point: each product is cut to 1/256 of a level
+        // (the mean loss added back), so a value may round the other way from the exact mean
+        // when that lies within a few hundredths of a half: more often the more rows and
+        // columns an output pixel covers (333 rows here at most).
+        #expect(worst <= 0.6, "largest difference \(worst)")
     }
 
     @Test(arguments: [(1600, 1200, 256), (997, 601, 300), (1000, 3, 100), (37, 1000, 10), (640, 480, 639), (300, 200, 1)])
