@@ -153,6 +153,8 @@ static inline __attribute__((always_inline)) void wi_area_add_bytes(wi_v16b x, w
     sums[1] = start ? high_part : sums[1] + high_part;
 }
 
+/// `wi_area_add_row` with `start` a constant where it is inlined: the last bytes of a row
+/// whose length is not a multiple of 16 are read into a zeroed vector.
 static inline __attribute__((always_inline)) void wi_area_add_row_to(const uint8_t *row, size_t bytes, uint16_t weight,
                                                                     wi_v8u *sums, int start) {
     const wi_v8u w = { weight, weight, weight, weight, weight, weight, weight, weight };
@@ -198,8 +200,9 @@ static inline __attribute__((always_inline)) wi_v8u wi_area_window(const uint16_
 }
 
 /// An opaque output row from its sums: each pixel's window reduced, then rounded to bytes.
-/// `round` holds, for each output pixel, a half (128 units) plus the mean loss of the
-/// products' truncation (half a unit each, vertical and horizontal), in every lane.
+/// `round` holds, for each output pixel, a half (128 units), one unit for the two fixed-point
+/// scales (each WI_FIXED_ONE / 65536) and the mean loss of its horizontal products' truncation
+/// (half a unit each), in every lane; `row_loss` that of the output row's vertical products.
 static inline __attribute__((always_inline)) void wi_area_emit_fixed_taps(
         const uint16_t *sums, const uint32_t *starts, const wi_v8u *fixed, const wi_v8u *round, uint16_t row_loss,
         uint32_t target_width, uint32_t taps, uint8_t *out) {
