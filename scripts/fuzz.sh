@@ -28,9 +28,12 @@ build() {
 }
 
 # `all` builds every target in one build, then runs them two at a time, one per core: the same
-# seconds of fuzzing each, in half the time. Any finding fails the whole run.
+# seconds of fuzzing each, in half the time. Any finding fails the whole run. FUZZ_STEP=build
+# only builds them; FUZZ_STEP=run only runs them (FUZZ_JOBS at a time), as scripts/test.sh does
+# beside the test suite.
 if [ "$target" = all ]; then
-  build
+  [ "${FUZZ_STEP:-both}" = run ] || build
+  [ "${FUZZ_STEP:-both}" != build ] || exit 0
   printf '%s\n' png jpeg webp gif bmp ico sniff incremental http avif heif jxl tiff worker metadata pdf \
     | FUZZ_STEP=run xargs -P "${FUZZ_JOBS:-2}" -I{} bash "$0" {} "$seconds" || {
     echo "fuzz: at least one target failed (see above)" >&2
