@@ -250,6 +250,7 @@ struct wi_area_stream {
     wi_v4f *sum, *next_sum;
     uint32_t next;            // the source row expected next
     uint32_t target;          // the output row being summed
+    uint32_t first, end;      // the output rows written: [first, end), the first at dst
 };
 
 void wi_area_stream_free(wi_area_stream *s) {
@@ -261,8 +262,13 @@ void wi_area_stream_free(wi_area_stream *s) {
 
 wi_area_stream *wi_area_stream_create(uint32_t width, uint32_t height, int opaque,
                                       uint8_t *dst, uint32_t target_width, uint32_t target_height) {
+    return wi_area_stream_create_band(width, height, opaque, dst, target_width, target_height, 0, target_height);
+}
+
+wi_area_stream *wi_area_stream_create_band(uint32_t width, uint32_t height, int opaque, uint8_t *dst,
+                                           uint32_t target_width, uint32_t target_height, uint32_t first, uint32_t count) {
     if (!dst || width == 0 || height == 0 || target_width == 0 || target_height == 0 ||
-        target_width > width || target_height > height) return NULL;
+        target_width > width || target_height > height || count == 0 || first > target_height - count) return NULL;
     wi_area_stream *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->width = width; s->height = height; s->target_width = target_width; s->target_height = target_height;
@@ -272,6 +278,10 @@ wi_area_stream *wi_area_stream_create(uint32_t width, uint32_t height, int opaqu
         wi_area_stream_free(s);
         return NULL;
     }
+    // The band's first source row is its first output row's first: that row starts the sums.
+    s->first = s->target = first;
+    s->end = first + count;
+    s->next = s->vspans[first].start;
     if (opaque) {
         // Two vectors of sums for each 16 bytes of a row (its last ones padded).
         const size_t vectors = ((size_t)width * 4 + 15) / 16 * 2;
@@ -300,7 +310,7 @@ wi_area_stream *wi_area_stream_create(uint32_t width, uint32_t height, int opaqu
     return s;
 }
 
-/// Output row `ty` of a bitmap with alpha from its premultiplied sum, back to bytes and straight
+/// Row `ty` of `dst` (a bitmap with alpha) from its premultiplied sum, back to bytes and straight
 /// alpha; adding a half and truncating rounds non-negative values.
 static void wi_area_emit(const wi_area_stream *s, const wi_v4f *sum, uint32_t ty) {
     const wi_v4f zero = {0, 0, 0, 0}, top = {255, 255, 255, 255}, half = {0.5f, 0.5f, 0.5f, 0.5f};
@@ -334,10 +344,16 @@ static void wi_area_add(const wi_area_stream *s, const wi_v4f *reduced, uint32_t
     }
 }
 
+void wi_area_stream_rows(const wi_area_stream *s, uint32_t *first, uint32_t *end) {
+    const wi_span last = s->vspans[s->end - 1];
+    *first = s->vspans[s->first].start;
+    *end = last.start + last.count;
+}
+
 int wi_area_stream_row(wi_area_stream *s, const uint8_t *row) {
     if (s->next >= s->height) return WI_ERR_ARGUMENT;
     uint32_t y = s->next++;
-    if (s->target >= s->target_height) return WI_OK;
+    if (s->target >= s->end) return WI_OK;
     // A source row feeds the output row being summed and, when it straddles the boundary, the
     // next one too (the spans of a downscale overlap by at most a row, and such a row always
     // starts the next one's sums); an output row is written as soon as its last source row is in.
@@ -352,15 +368,15 @@ int wi_area_stream_row(wi_area_stream *s, const uint8_t *row) {
         wi_area_add(s, s->reduced, y, s->target, s->sum);
         if (straddles) wi_area_add(s, s->reduced, y, s->target + 1, s->next_sum);
     }
-    while (s->target < s->target_height) {
+    while (s->target < s->end) {
         const wi_span done = s->vspans[s->target];
         if (y + 1 < done.start + done.count) break;
         if (s->opaque) {
             wi_area_emit_fixed((const uint16_t *)s->columns, s->hstarts, s->hfixed, s->hround, (uint16_t)(done.count / 2),
-                               s->target_width, s->htaps, s->dst + (size_t)s->target * s->target_width * 4);
+                               s->target_width, s->htaps, s->dst + (size_t)(s->target - s->first) * s->target_width * 4);
             wi_v8u *swap = s->columns; s->columns = s->next_columns; s->next_columns = swap;
         } else {
-            wi_area_emit(s, s->sum, s->target);
+            wi_area_emit(s, s->sum, s->target - s->first);
             wi_v4f *swap = s->sum; s->sum = s->next_sum; s->next_sum = swap;
         }
         s->target++;

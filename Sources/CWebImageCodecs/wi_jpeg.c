@@ -26,10 +26,12 @@ int wi_jpeg_read_info(const uint8_t *data, size_t length, wi_jpeg_info *info) {
 }
 
 int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, uint32_t reduce_width, uint32_t reduce_height,
-                   int tolerate, uint64_t max_pixels, int cmyk_inks, const wi_color_transform *convert, wi_image *out) {
+                   uint32_t keep_top, uint32_t keep_rows, int tolerate, uint64_t max_pixels, int cmyk_inks,
+                   const wi_color_transform *convert, wi_image *out) {
     memset(out, 0, sizeof *out);
     if (scale_num < 1 || scale_num > 8) return WI_ERR_ARGUMENT;
     if ((reduce_width == 0) != (reduce_height == 0)) return WI_ERR_ARGUMENT;
+    if (keep_rows && (!reduce_height || keep_top > reduce_height || keep_rows > reduce_height - keep_top)) return WI_ERR_ARGUMENT;
     struct jpeg_decompress_struct cinfo;
     wi_jpeg_error err;
     wi_jpeg_setup_errors(&err, tolerate);
@@ -75,11 +77,13 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, uint32_t r
     int reduce = reduce_width && reduce_width <= w && reduce_height <= h && (reduce_width < w || reduce_height < h)
         && !inks && !convert;
     uint32_t out_w = reduce ? reduce_width : w, out_h = reduce ? reduce_height : h;
-    pixels = wi_alloc_pixels(out_w, out_h, 0);
+    // A band of the reduced rows: only the source rows under it are decoded.
+    uint32_t band_top = reduce && keep_rows ? keep_top : 0, band_rows = reduce && keep_rows ? keep_rows : out_h;
+    pixels = wi_alloc_pixels(out_w, band_rows, 0);
     if (cmyk && !inks) cmyk_row = malloc((size_t)w * 4 * 16);
     if (reduce) {
         strip = malloc((size_t)w * 4 * 16);
-        reducing = strip && pixels ? wi_area_stream_create(w, h, 1, pixels, out_w, out_h) : NULL;
+        reducing = strip && pixels ? wi_area_stream_create_band(w, h, 1, pixels, out_w, out_h, band_top, band_rows) : NULL;
     }
     if (!pixels || (cmyk && !inks && !cmyk_row) || (reduce && !reducing)) {
         status = WI_ERR_NO_MEMORY;
@@ -91,10 +95,18 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, uint32_t r
         strcpy(err.message, "out of memory");
         longjmp(err.jump, 1);
     }
+    // The source rows read: all, or those under the band (libjpeg skips the ones above it
+    // without its inverse DCT, and the ones below are never decoded).
+    uint32_t first_row = 0, end_row = h;
+    if (reduce) wi_area_stream_rows(reducing, &first_row, &end_row);
+    if (first_row > 0 && jpeg_skip_scanlines(&cinfo, first_row) != first_row) {
+        strcpy(err.message, "the rows above the band could not be skipped");
+        longjmp(err.jump, 1);
+    }
     JSAMPROW rows[16];
-    while (cinfo.output_scanline < h) {
+    while (cinfo.output_scanline < end_row) {
         uint32_t y = cinfo.output_scanline;
-        uint32_t count = h - y < 16 ? h - y : 16;
+        uint32_t count = end_row - y < 16 ? end_row - y : 16;
         // Where the RGBA rows land: the bitmap itself, or the strip the reducer reads.
         uint8_t *target = reduce ? strip : pixels + (size_t)y * w * 4;
         for (uint32_t i = 0; i < count; i++)
@@ -110,21 +122,23 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, uint32_t r
         wi_color_rows_ready(converting, y + got);
     }
     out->scans = cinfo.input_scan_number;
-    jpeg_finish_decompress(&cinfo);
+    // Stopped after the band: the rest of the data is left unread (finishing would read it).
+    if (end_row == h) jpeg_finish_decompress(&cinfo);
     jpeg_destroy_decompress(&cinfo);
     free(cmyk_row);
     free(strip);
     wi_area_stream_free(reducing);
     wi_color_rows_finish(converting);
     out->pixels = pixels;
-    out->width = out_w; out->height = out_h;
+    out->width = out_w; out->height = band_rows;
     if (err.truncated && !cinfo.progressive_mode) {
         // Rows before the one being read when data ran out hold real data (in the output's
         // rows: those whose every source row was real); a progressive image reads all its
         // (partial) scans before the first row is produced.
-        out->rows_decoded = (uint32_t)((uint64_t)err.rows_at_truncation * out_h / h);
+        uint64_t real = (uint64_t)err.rows_at_truncation * out_h / h;
+        out->rows_decoded = real <= band_top ? 0 : (uint32_t)(real - band_top < band_rows ? real - band_top : band_rows);
     } else {
-        out->rows_decoded = out_h;
+        out->rows_decoded = band_rows;
     }
     return WI_OK;
 }

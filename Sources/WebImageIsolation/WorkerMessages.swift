@@ -26,6 +26,8 @@ struct WorkerRequest: Equatable {
         out.i64(options.pixelLimit)
         out.f64(options.scale)
         out.i64(options.pageIndex)
+        out.f64(options.fillAnchor?.x ?? -1)
+        out.f64(options.fillAnchor?.y ?? -1)
         var flags: UInt32 = 0
         if options.firstFrameOnly { flags |= 1 }
         if options.preloadAllFrames { flags |= 2 }
@@ -49,7 +51,8 @@ struct WorkerRequest: Equatable {
     init?(parsing bytes: some Collection<UInt8>) {
         var input = ByteReader(bytes)
         guard input.u32() == Self.magic, let maxSize = input.i64(), let maxCount = input.i64(), let fillWidth = input.i64(),
-              let fillHeight = input.i64(), let pixelLimit = input.i64(), let scale = input.f64(), let page = input.i64(), let flags = input.u32(),
+              let fillHeight = input.i64(), let pixelLimit = input.i64(), let scale = input.f64(), let page = input.i64(),
+              let anchorX = input.f64(), let anchorY = input.f64(), let flags = input.u32(),
               let cpu = input.u32(), let length = input.i64(), input.isAtEnd, length >= 0, pixelLimit > 0, scale.isFinite, scale > 0, page >= 0
         else { return nil }
         options = ImageDecodingOptions(maxPixelSize: maxSize >= 0 ? maxSize : nil, maxPixelCount: maxCount >= 0 ? maxCount : nil,
@@ -58,6 +61,14 @@ struct WorkerRequest: Equatable {
                                        fillSize: fillWidth >= 0 && fillHeight >= 0 ? PixelSize(width: fillWidth, height: fillHeight) : nil,
                                        colorSpace: flags & 8 != 0 ? .original : .sRGB)
         options.pageIndex = page
+        // An anchor's sides are both in 0...1, or both -1 for none.
+        if anchorX == -1 && anchorY == -1 {
+            options.fillAnchor = nil
+        } else if (0...1).contains(anchorX) && (0...1).contains(anchorY) {
+            options.fillAnchor = FillAnchor(x: anchorX, y: anchorY)
+        } else {
+            return nil
+        }
         options.bitDepth = flags & 16 != 0 ? .source : .eight
         options.dynamicRange = flags & 32 != 0 ? .high : .standard
         cpuSeconds = cpu

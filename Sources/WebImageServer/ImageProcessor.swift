@@ -223,7 +223,9 @@ final class ImageProcessor: Sendable {
         let box = request.pixelBox
         switch request.decodeReduction {
         case .fit: context.thumbnailPixelSize = PixelSize(width: box.width, height: box.height)
-        case .fill: context.fillPixelSize = PixelSize(width: box.width, height: box.height)
+        case .fill:
+            context.fillPixelSize = PixelSize(width: box.width, height: box.height)
+            context.fillAnchor = request.decodeFillAnchor
         case .none: break
         }
         // A request that may be answered with the source's own bytes needs them on a memory hit

@@ -148,10 +148,12 @@ typedef struct wi_color_transform wi_color_transform;
 /// With a `reduce_width` x `reduce_height` (both 0 for none) no larger than the scaled size,
 /// an RGB result is area-reduced to it as the rows come (wi_area_stream): the same pixels as
 /// wi_area_downscale of the whole decode, without the whole decode in memory. It does not apply
-/// with `cmyk_inks` or `convert`; `out`'s size says which was done.
+/// with `cmyk_inks` or `convert`; `out`'s size says which was done. With `keep_rows` (0 for all)
+/// and a reduction, only rows [keep_top, keep_top + keep_rows) of the reduced image are made
+/// (`out` is that band): the source rows above them are skipped, those below never decoded.
 int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, uint32_t reduce_width, uint32_t reduce_height,
-                   int tolerate_truncation, uint64_t max_pixels, int cmyk_inks, const wi_color_transform *convert,
-                   wi_image *out);
+                   uint32_t keep_top, uint32_t keep_rows, int tolerate_truncation, uint64_t max_pixels, int cmyk_inks,
+                   const wi_color_transform *convert, wi_image *out);
 /// `icc` (may be NULL) is embedded as APP2 ICC_PROFILE segments.
 int wi_jpeg_encode(const uint8_t *rgba, uint32_t width, uint32_t height, int quality,
                    int progressive, const uint8_t *icc, size_t icc_length, wi_buffer *out);
@@ -281,6 +283,13 @@ int wi_area_downscale(const uint8_t *src, uint32_t width, uint32_t height, int o
 typedef struct wi_area_stream wi_area_stream;
 wi_area_stream *wi_area_stream_create(uint32_t width, uint32_t height, int opaque,
                                       uint8_t *dst, uint32_t target_width, uint32_t target_height);
+/// The same for output rows [first, first + count) only, the first of them at `dst`: the source
+/// rows it needs are [*first, *end) of wi_area_stream_rows, fed from *first on (rows after *end
+/// change nothing). NULL also for a band outside the target.
+wi_area_stream *wi_area_stream_create_band(uint32_t width, uint32_t height, int opaque, uint8_t *dst,
+                                           uint32_t target_width, uint32_t target_height, uint32_t first, uint32_t count);
+/// The source rows the stream's output rows are made of: [*first, *end).
+void wi_area_stream_rows(const wi_area_stream *stream, uint32_t *first, uint32_t *end);
 /// Feeds the next source row; WI_ERR_ARGUMENT after the last one.
 int wi_area_stream_row(wi_area_stream *stream, const uint8_t *row);
 void wi_area_stream_free(wi_area_stream *stream);

@@ -39,6 +39,12 @@ public enum CacheKeys {
     public static func filledKey(for key: String, width: Int, height: Int) -> String {
         transformedKey(for: key, transformerKey: "Fill({\(width),\(height)})")
     }
+
+    /// The key of the fill box cut out at `anchor` (`ImageContext.fillAnchor`) from the image
+    /// under `key`, which fills a `width` x `height` box.
+    public static func filledKey(for key: String, width: Int, height: Int, anchor: FillAnchor) -> String {
+        transformedKey(for: key, transformerKey: "Fill({\(width),\(height)},{\(KeyFormat.number(anchor.x)),\(KeyFormat.number(anchor.y))})")
+    }
 }
 
 /// The extension of the last path component, as `NSString.pathExtension` reads it: the text

@@ -1,5 +1,5 @@
-/// What every decoder does after the codec produced stored pixels: fit to `maxPixelSize`
-/// and turn upright for the EXIF orientation.
+/// What every decoder does after the codec produced stored pixels: fit to `maxPixelSize`,
+/// turn upright for the EXIF orientation, and cut the fill box (`ImageDecodingOptions.fillAnchor`).
 package struct DecodeFinishing: Sendable {
     let targetWidth: Int?
     let targetHeight: Int?
@@ -7,6 +7,8 @@ package struct DecodeFinishing: Sendable {
     /// The tone map the frames go through first, from their deep samples, and the depth it
     /// gives (`mapTones`).
     private var toneMap: (ToneMapper, PixelFormat)?
+    /// The fill box and where it is cut (`ImageDecodingOptions.fillAnchor`), after orientation.
+    private let cut: (FillAnchor, PixelSize)?
 
     /// Finishing for an image whose stored canvas is `width` x `height`.
     package init(width: Int, height: Int, exifOrientation: Int?, options: ImageDecodingOptions) {
@@ -23,6 +25,19 @@ package struct DecodeFinishing: Sendable {
         } else {
             orientation = nil
         }
+        if let anchor = options.fillAnchor, let box = options.fillSize, box.width > 0, box.height > 0 {
+            cut = (anchor, box)
+        } else {
+            cut = nil
+        }
+    }
+
+    /// The rows of the reduced canvas the fill box keeps, when a decoder can make those alone
+    /// (no orientation to apply after): nil when every row is kept.
+    package var keptRows: (top: Int, count: Int)? {
+        guard let (anchor, box) = cut, orientation == nil, let reduced = reducedSize,
+              let rect = anchor.cut(box, width: reduced.width, height: reduced.height), rect.height < reduced.height else { return nil }
+        return (rect.y, rect.height)
     }
 
     /// The size the stored canvas is reduced to (before orientation), or nil when it is kept.
@@ -52,6 +67,7 @@ package struct DecodeFinishing: Sendable {
             result = result.areaDownscaled(toWidth: w, height: h)
         }
         if let orientation { result = result.oriented(orientation) }
+        if let (anchor, box) = cut { result = anchor.cut(result, to: box) }
         return result
     }
 }

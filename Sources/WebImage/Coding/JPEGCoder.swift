@@ -56,10 +56,14 @@ public struct JPEGCoder: ImageCoder {
         // The downscale itself runs on the rows as libjpeg gives them (not for inks, which are
         // converted first); `finishing` then finds the bitmap at its size already.
         let reduced = downscales && inks == nil ? finishing.reducedSize : nil
+        // Of those, only the rows a fill box keeps (`finishing` then cuts its columns); not for
+        // a truncated file, whose real rows are counted over the whole image.
+        let band = reduced != nil && !tolerateTruncation ? finishing.keptRows : nil
         var out = wi_image()
         let status = data.withBytePointer { bytes, count in
             ColorTransform.withOptionalPointer(rows) {
-                wi_jpeg_decode(bytes, count, scale, UInt32(reduced?.width ?? 0), UInt32(reduced?.height ?? 0), tolerateTruncation ? 1 : 0,
+                wi_jpeg_decode(bytes, count, scale, UInt32(reduced?.width ?? 0), UInt32(reduced?.height ?? 0),
+                               UInt32(band?.top ?? 0), UInt32(band?.count ?? 0), tolerateTruncation ? 1 : 0,
                                CodecBridge.pixelLimit(options), inks == nil ? 0 : 1, $0, &out)
             }
         }

@@ -17,6 +17,11 @@ public struct ImageDecodingOptions: Sendable, Hashable {
     /// JPEG's DCT scaling and WebP's scaler make the decode cheaper, and the last resample still
     /// has every pixel it needs. `maxPixelSize` and `maxPixelCount`, when smaller, win.
     public var fillSize: PixelSize?
+    /// With a `fillSize` of two sides: the decoded still image is that box, cut at this anchor
+    /// out of the image that fills it (every frame of an animation alike). An image smaller than
+    /// the box on a side is kept whole. A JPEG decodes only the rows the box needs; the other
+    /// built-in coders cut after decoding, and a load's pipeline cuts what a coder left whole.
+    public var fillAnchor: FillAnchor?
     /// Decode only the first frame of an animated image (the result is a still image).
     public var firstFrameOnly: Bool
     /// Decode every frame now instead of on demand in `Image.frame(at:)`.

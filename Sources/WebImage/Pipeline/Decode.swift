@@ -38,13 +38,19 @@ extension ImagePipeline {
         return thumbnail
     }
 
-    /// Reduces a still image to the smallest size that fills the load's fill box, when a decoder
-    /// did not already (an original decoded at full size because memory keeps it).
+    /// Reduces a still image to the smallest size that fills the load's fill box, and cuts the
+    /// box out of it at the load's fill anchor, where a decoder did not already (an original
+    /// decoded at full size because memory keeps it, a coder that does not cut).
     func filled(_ image: Image, request: LoadRequest) -> Image {
         guard let box = request.settings.fillSize, !image.isAnimated else { return image }
         let target = ImageDecodingOptions(fillSize: box).targetSize(width: image.width, height: image.height)
-        guard target.width < image.width || target.height < image.height else { return image }
-        var filled = Image(bitmap: image.bitmap.areaDownscaled(toWidth: target.width, height: target.height), format: image.format, scale: image.scale)
+        var bitmap = image.bitmap
+        if target.width < image.width || target.height < image.height {
+            bitmap = bitmap.areaDownscaled(toWidth: target.width, height: target.height)
+        }
+        if let anchor = request.settings.fillAnchor { bitmap = anchor.cut(bitmap, to: box) }
+        guard bitmap.width != image.width || bitmap.height != image.height else { return image }
+        var filled = Image(bitmap: bitmap, format: image.format, scale: image.scale)
         filled.colorInfo = image.colorInfo
         return filled
     }

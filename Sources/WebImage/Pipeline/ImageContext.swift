@@ -41,6 +41,14 @@ public struct ImageContext: Sendable {
         get { storage?.fields.fillPixelSize }
         set { mutate { $0.fillPixelSize = newValue } }
     }
+    /// With a `fillPixelSize` of two sides: the image is that box, cut at this anchor out of
+    /// the image that fills it (Nuke's `Resize(crop: true)`; `.center` for its middle). A JPEG
+    /// then decodes only the rows the box keeps. A still image smaller than the box on a side
+    /// is kept whole. Becomes part of the cache key.
+    public var fillAnchor: FillAnchor? {
+        get { storage?.fields.fillAnchor }
+        set { mutate { $0.fillAnchor = newValue } }
+    }
     /// With a thumbnail size, keep the aspect ratio (default true) or stretch to the size.
     public var preserveAspectRatio: Bool? {
         get { storage?.fields.preserveAspectRatio }
@@ -341,6 +349,7 @@ public struct ImageContext: Sendable {
         var usesTransformer: Bool?
         var thumbnailPixelSize: PixelSize?
         var fillPixelSize: PixelSize?
+        var fillAnchor: FillAnchor?
         var preserveAspectRatio: Bool?
         var imageScaleFactor: Double?
         var scaleDownLimitBytes: Int?
@@ -387,6 +396,7 @@ public struct ImageContext: Sendable {
             Field(\.usesTransformer),
             Field(\.thumbnailPixelSize),
             Field(\.fillPixelSize),
+            Field(\.fillAnchor),
             Field(\.preserveAspectRatio),
             Field(\.imageScaleFactor),
             Field(\.scaleDownLimitBytes),

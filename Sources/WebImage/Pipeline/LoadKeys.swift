@@ -84,7 +84,8 @@ struct WorkKey: Hashable, Sendable {
         if x === y { return true }
         return DownloadKey.same(x, y) && x.decodeOptions == y.decodeOptions && x.coderID == y.coderID
             && x.cacheKey == y.cacheKey && x.settings.transformerKey == y.settings.transformerKey
-            && x.settings.thumbnailSize == y.settings.thumbnailSize && x.settings.fillSize == y.settings.fillSize && x.preservesAspectRatio == y.preservesAspectRatio
+            && x.settings.thumbnailSize == y.settings.thumbnailSize && x.settings.fillSize == y.settings.fillSize
+            && x.settings.fillAnchor == y.settings.fillAnchor && x.preservesAspectRatio == y.preservesAspectRatio
             && x.options.subtracting(ignoredOptions) == y.options.subtracting(ignoredOptions)
             && x.queryType == y.queryType && x.storeType == y.storeType
             && x.originalQueryType == y.originalQueryType && x.originalStoreType == y.originalStoreType

@@ -57,6 +57,8 @@ final class LoadRequest: Sendable {
         let thumbnail: PixelSize?
         /// The fill box, when a side is not zero.
         let fillSize: PixelSize?
+        /// Where the fill box is cut, when both its sides are set (`ImageContext.fillAnchor`).
+        let fillAnchor: FillAnchor?
         let preservesAspectRatio: Bool
         let imageScaleFactor: Double?
         let scaleDownLimitBytes: Int
@@ -122,6 +124,7 @@ final class LoadRequest: Sendable {
             thumbnailSize = context.thumbnailPixelSize
             thumbnail = thumbnailSize.flatMap { $0.width > 0 && $0.height > 0 ? $0 : nil }
             fillSize = context.fillPixelSize.flatMap { $0.width > 0 || $0.height > 0 ? $0 : nil }
+            fillAnchor = fillSize.flatMap { $0.width > 0 && $0.height > 0 ? context.fillAnchor : nil }
             preservesAspectRatio = context.preserveAspectRatio ?? LoadDefaults.preserveAspectRatio
             imageScaleFactor = context.imageScaleFactor
             scaleDownLimitBytes = context.scaleDownLimitBytes ?? LoadDefaults.scaleDownLimitBytes
@@ -211,7 +214,8 @@ final class LoadRequest: Sendable {
                                            preserveAspectRatio: settings.preservesAspectRatio)
         }
         if let size = settings.fillSize, let base = key {
-            key = CacheKeys.filledKey(for: base, width: size.width, height: size.height)
+            key = settings.fillAnchor.map { CacheKeys.filledKey(for: base, width: size.width, height: size.height, anchor: $0) }
+                ?? CacheKeys.filledKey(for: base, width: size.width, height: size.height)
         }
         if let transformerKey = settings.transformerKey, let base = key {
             key = CacheKeys.transformedKey(for: base, transformerKey: transformerKey)
@@ -224,6 +228,7 @@ final class LoadRequest: Sendable {
         decode.scale = settings.imageScaleFactor ?? ImageManager.scaleFactor(forKey: key ?? urlString)
         if let box = settings.thumbnail { decode.maxPixelSize = max(box.width, box.height) }
         decode.fillSize = settings.fillSize
+        decode.fillAnchor = settings.fillAnchor
         if options.contains(.scaleDownLargeImages) { decode.maxPixelCount = max(1, settings.scaleDownLimitBytes / 4) }
         if let limit = settings.context.decodePixelLimit { decode.pixelLimit = max(1, limit) }
         decode.colorSpace = settings.colorSpace

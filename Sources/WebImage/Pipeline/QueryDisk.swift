@@ -89,6 +89,7 @@ extension ImagePipeline {
         if request.originalStoreType.includesMemory {
             options.maxPixelSize = nil
             options.fillSize = nil
+            options.fillAnchor = nil
         }
         // A load that downloaded this original may still be writing it: after that write, it is
         // on disk (not downloaded a second time).

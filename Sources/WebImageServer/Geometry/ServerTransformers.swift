@@ -223,4 +223,14 @@ extension ProcessingRequest {
         if crop != nil || trim != nil || zoomX > 1 || zoomY > 1 || minimum.0 > Double(w) || minimum.1 > Double(h) { return .none }
         return mode == .fit && w > 0 && h > 0 && !enlarge && minWidth == 0 && minHeight == 0 && zoomX == 1 && zoomY == 1 ? .fit : .fill
     }
+
+    /// Where the decoder may cut the box out of the image that fills it: a fill whose only step
+    /// after that decode is this cut (a compass gravity without offsets; no minimum size, zoom
+    /// or extension). The result is the same pixels as `ResolvedGeometry`'s cut; nil otherwise.
+    var decodeFillAnchor: FillAnchor? {
+        guard decodeReduction == .fill, mode == .fill || mode == .fillDown, pixelBox.width > 0, pixelBox.height > 0,
+              case .anchor(let x, let y) = gravity, gravityOffsetX == 0, gravityOffsetY == 0,
+              minWidth == 0, minHeight == 0, zoomX == 1, zoomY == 1, extend == nil else { return nil }
+        return FillAnchor(x: x, y: y)
+    }
 }

@@ -11,7 +11,7 @@ import Testing
     static func wholeThenReduced(_ data: Data, scale: Int32, width: Int, height: Int, tolerate: Bool = false) throws
         -> (bitmap: Bitmap, rows: UInt32) {
         var out = wi_image()
-        let status = data.withBytePointer { wi_jpeg_decode($0, $1, scale, 0, 0, tolerate ? 1 : 0, 1 << 40, 0, nil, &out) }
+        let status = data.withBytePointer { wi_jpeg_decode($0, $1, scale, 0, 0, 0, 0, tolerate ? 1 : 0, 1 << 40, 0, nil, &out) }
         #expect(status == WI_OK)
         let whole = try #require(CodecBridge.takeBitmap(&out))
         return (whole.areaDownscaled(toWidth: width, height: height), out.rows_decoded * UInt32(height) / UInt32(whole.height))
@@ -41,7 +41,7 @@ import Testing
         let data = try Self.encoded(width: 400, height: 300)
         func size(scale: Int32, _ width: UInt32, _ height: UInt32, inks: Int32 = 0) -> (Int, Int, Int) {
             var out = wi_image()
-            let status = data.withBytePointer { wi_jpeg_decode($0, $1, scale, width, height, 0, 1 << 40, inks, nil, &out) }
+            let status = data.withBytePointer { wi_jpeg_decode($0, $1, scale, width, height, 0, 0, 0, 1 << 40, inks, nil, &out) }
             defer { free(out.pixels) }
             return (Int(out.width), Int(out.height), Int(status))
         }
@@ -88,7 +88,7 @@ import Testing
         let data = try Self.encoded(width: 800, height: 600)
         let cut = data.prefix(data.count * 2 / 5)
         var out = wi_image()
-        let status = cut.withBytePointer { wi_jpeg_decode($0, $1, 8, 200, 150, 1, 1 << 40, 0, nil, &out) }
+        let status = cut.withBytePointer { wi_jpeg_decode($0, $1, 8, 200, 150, 0, 0, 1, 1 << 40, 0, nil, &out) }
         #expect(status == WI_OK)
         let bitmap = try #require(CodecBridge.takeBitmap(&out))
         let reference = try Self.wholeThenReduced(cut, scale: 8, width: 200, height: 150, tolerate: true)

@@ -67,9 +67,19 @@ struct WorkerReplyTests {
         options.bitDepth = .source
         options.pageIndex = 3
         options.dynamicRange = .high
+        options.fillAnchor = FillAnchor(x: 0.25, y: 1)
         let request = WorkerRequest(options: options, cpuSeconds: 7, dataLength: 123)
         #expect(WorkerRequest(parsing: request.bytes) == request)
         #expect(WorkerRequest(parsing: request.bytes)?.options.dynamicRange == .high)
+        #expect(WorkerRequest(parsing: request.bytes)?.options.fillAnchor == FillAnchor(x: 0.25, y: 1))
+        // An anchor outside 0...1 (or half of one) is not a request.
+        for (x, y) in [(1.5, 0.5), (0.5, -1.0), (-1.0, 0.5), (Double.nan, 0.5)] {
+            var bytes = request.bytes
+            let at = 4 + 8 * 7   // after the magic and seven numbers
+            withUnsafeBytes(of: x.bitPattern.littleEndian) { bytes.replaceSubrange(at..<at + 8, with: $0) }
+            withUnsafeBytes(of: y.bitPattern.littleEndian) { bytes.replaceSubrange(at + 8..<at + 16, with: $0) }
+            #expect(WorkerRequest(parsing: bytes) == nil, "anchor \(x), \(y)")
+        }
         // And the defaults cross as defaults.
         let plain = WorkerRequest(options: ImageDecodingOptions(), cpuSeconds: 7, dataLength: 1)
         #expect(WorkerRequest(parsing: plain.bytes)?.options == ImageDecodingOptions())

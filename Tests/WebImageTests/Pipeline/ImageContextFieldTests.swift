@@ -13,6 +13,7 @@ import Testing
         ("usesTransformer", { $0.usesTransformer = false }, { $0.usesTransformer == false }),
         ("thumbnailPixelSize", { $0.thumbnailPixelSize = PixelSize(width: 8, height: 8) }, { $0.thumbnailPixelSize?.width == 8 }),
         ("fillPixelSize", { $0.fillPixelSize = PixelSize(width: 8, height: 8) }, { $0.fillPixelSize?.width == 8 }),
+        ("fillAnchor", { $0.fillAnchor = FillAnchor(x: 0, y: 1) }, { $0.fillAnchor == FillAnchor(x: 0, y: 1) }),
         ("preserveAspectRatio", { $0.preserveAspectRatio = false }, { $0.preserveAspectRatio == false }),
         ("imageScaleFactor", { $0.imageScaleFactor = 2 }, { $0.imageScaleFactor == 2 }),
         ("scaleDownLimitBytes", { $0.scaleDownLimitBytes = 1234 }, { $0.scaleDownLimitBytes == 1234 }),

@@ -329,6 +329,36 @@ import Testing
         await h.finish()
     }
 
+    @Test func aFillAnchorCutsTheBoxAndHasItsOwnKey() async throws {
+        let h = try await ManagerHarness()
+        h.server.route("/big.jpg", .respond(contentType: "image/jpeg", body: ManagerHarness.jpeg))   // 640x480
+        var context = ImageContext()
+        context.fillPixelSize = PixelSize(width: 300, height: 100)
+        let url = h.url("/big.jpg")
+        let filledKey = h.manager.cacheKey(for: url, context: context)
+        context.fillAnchor = FillAnchor(x: 0.5, y: 1)
+        let key = h.manager.cacheKey(for: url, context: context)
+        #expect(key != filledKey && key.hasSuffix("big-Fill(%7B300,100%7D,%7B0.500000,1.000000%7D).jpg"), "\(key)")
+        // Decoded (JPEG: the box's rows only), then the same box from the fill without an anchor.
+        let cut = try await h.manager.image(for: url, context: context)
+        #expect(cut.width == 300 && cut.height == 100)
+        context.fillAnchor = nil
+        let whole = try await h.manager.image(for: url, context: context)
+        #expect(whole.width == 300 && whole.height == 225)
+        let bottom = try CroppingTransformer(x: 0, y: 125, width: 300, height: 100).transform(whole.bitmap)
+        let same = cut.bitmap.rgba == bottom.rgba
+        #expect(same)
+        // From an original that memory keeps at full size: the pipeline reduces and cuts it.
+        let other = h.url("/big.jpg?kept")
+        h.server.route("/big.jpg?kept", .respond(contentType: "image/jpeg", body: ManagerHarness.jpeg))
+        _ = try await h.manager.result(for: other, options: .waitStoreCache)
+        context.originalQueryCacheType = .all
+        context.fillAnchor = .center
+        let fromOriginal = try await h.manager.result(for: other, context: context)
+        #expect(fromOriginal.cacheType == .memory && fromOriginal.image.width == 300 && fromOriginal.image.height == 100)
+        await h.finish()
+    }
+
     @Test func thumbnailsFitOrStretchAndHaveTheirOwnKey() async throws {
         let h = try await ManagerHarness()
         h.server.route("/big.jpg", .respond(contentType: "image/jpeg", body: ManagerHarness.jpeg))
