@@ -29,6 +29,17 @@ public enum Fuzz {
         render(try? coder.decode(data, options: options))
     }
 
+    /// Decodes `data` to a fill box cut at an anchor, all three from its last bytes (for a
+    /// JPEG: only the box's rows are decoded, those above skipped).
+    public static func decodeFillCut(_ data: Data, with coder: some ImageCoder) {
+        guard data.count > 3 else { return }
+        let tail = Array(data.suffix(3))
+        var options = limited
+        options.fillSize = PixelSize(width: Int(tail[0]) + 1, height: Int(tail[1]) + 1)
+        options.fillAnchor = FillAnchor(x: Double(tail[2] & 15) / 15, y: Double(tail[2] >> 4) / 15)
+        render(try? coder.decode(data, options: options))
+    }
+
     /// Decodes `data` with the coder the registry picks for it.
     public static func decodeWithRegistry(_ data: Data) {
         render(try? ImageCoders.shared.decode(data, options: limited))
