@@ -28,8 +28,10 @@ static int read_basic_info(const JxlBasicInfo *basic, uint64_t max_pixels, wi_jx
     return WI_OK;
 }
 
-/// The CICP code points of an encoded colour profile, when it maps onto them.
+/// The CICP code points of an encoded colour profile, when it maps onto them: an RGB one only
+/// (libjxl leaves a grey encoding's primaries unset, whatever the caller's struct held).
 static void read_cicp(const JxlColorEncoding *color, wi_jxl_info *info) {
+    if (color->color_space != JXL_COLOR_SPACE_RGB) return;
     uint16_t primaries;
     switch (color->primaries) {
     case JXL_PRIMARIES_SRGB: primaries = 1; break;
@@ -111,6 +113,7 @@ wi_jxl *wi_jxl_open(const uint8_t *data, size_t length, uint64_t max_pixels, wi_
             if ((result = read_basic_info(&basic, max_pixels, info)) != WI_OK) goto done;
         } else if (event == JXL_DEC_COLOR_ENCODING) {
             JxlColorEncoding color;
+            memset(&color, 0, sizeof color);
             if (JxlDecoderGetColorAsEncodedProfile(decoder, &rgba8, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &color) == JXL_DEC_SUCCESS)
                 read_cicp(&color, info);
             size_t size = 0;
@@ -295,6 +298,7 @@ int wi_jxl_stream_append(wi_jxl_stream *stream, const uint8_t *data, size_t leng
             stream->header_read = 1;
         } else if (event == JXL_DEC_COLOR_ENCODING) {
             JxlColorEncoding color;
+            memset(&color, 0, sizeof color);
             if (JxlDecoderGetColorAsEncodedProfile(decoder, &rgba8, JXL_COLOR_PROFILE_TARGET_ORIGINAL, &color) == JXL_DEC_SUCCESS)
                 read_cicp(&color, &stream->info);
             size_t size = 0;

@@ -36,17 +36,26 @@ final class JXLIncrementalDecoder: IncrementalImageDecoder {
         let status = chunk.withBytePointer { wi_jxl_stream_append(stream, $0, $1) }
         switch status {
         case Int32(WI_HEADER):
-            var found = wi_jxl_info()
-            _ = wi_jxl_stream_header(stream, &found)
-            info = found
-            if found.has_animation != 0 { whole = header }
-            header = Data()
-        case Int32(WI_OK): isComplete = true
+            readHeader(stream)
+        case Int32(WI_OK):
+            // The header and the whole first frame may arrive in one piece (a small file read
+            // at once): the stream then says only that it is done.
+            if info == nil { readHeader(stream) }
+            isComplete = whole == nil
         case Int32(WI_NEED_MORE): break
         default:
             throw CodecBridge.error(status, format: .jxl, message: String(cString: wi_jxl_stream_message(stream)),
                                     limit: options.pixelLimit)
         }
+    }
+
+    /// Takes the header the stream read: an animation keeps every byte from here on.
+    private func readHeader(_ stream: OpaquePointer) {
+        var found = wi_jxl_info()
+        _ = wi_jxl_stream_header(stream, &found)
+        info = found
+        if found.has_animation != 0 { whole = header }
+        header = Data()
     }
 
     /// The passes decoded so far; nil when no new pass arrived, and once the image is complete.

@@ -164,6 +164,23 @@ import WebImageHEIF
         let jxl = try ModernCorpus.coders.decode(try ModernCorpus.data("jxl/lossless_8bit_rgb.jxl"))
         #expect(jxl.colorInfo.cicp?.transferCharacteristics == 13)
     }
+
+    /// libjxl describes a grey encoding without primaries and leaves that field of the caller's
+    /// struct as it was: a grey JPEG XL has its profile and no code points, decoded whole or
+    /// streamed (a CI run once saw the field's stale stack bytes taken as primaries).
+    @Test func aGreyJPEGXLHasNoCodePoints() throws {
+        for name in ["jxl/lossless_8bit_grey.jxl", "jxl/jpeg_recompressed_grey.jxl"] {
+            let data = try ModernCorpus.data(name)
+            for _ in 0..<20 {
+                let image = try ModernCorpus.coders.decode(data, options: .init(colorSpace: .original))
+                #expect(image.colorInfo.cicp == nil && image.colorInfo.iccProfile != nil, "\(name)")
+            }
+            let decoder = try #require(JXLCoder().makeIncrementalDecoder(options: .init(colorSpace: .original)))
+            for start in stride(from: 0, to: data.count, by: 97) { try decoder.append(data[start..<min(data.count, start + 97)]) }
+            let streamed = try decoder.finish()
+            #expect(streamed.colorInfo.cicp == nil && streamed.colorInfo.iccProfile != nil, "\(name)")
+        }
+    }
 }
 
 /// Decode at size through the plug-ins: the full decode and the area resampler in one call, the
@@ -231,6 +248,22 @@ import WebImageHEIF
             default: Issue.record("\(path): whole \(whole), streamed \(streamed)")
             }
         }
+    }
+
+    /// A file read at once reaches the decoder as one piece: libjxl then reads its header and
+    /// its whole first frame in one call.
+    @Test func aFileInOnePieceStreamsToTheWholeFileDecode() throws {
+        var decoded = 0
+        for entry in ModernCorpus.plugInEntries() where entry["folder"] as? String == "jxl" {
+            let path = entry["path"] as! String
+            let data = try ModernCorpus.data(path)
+            guard let whole = try? JXLCoder().decode(data, options: .init(preloadAllFrames: true)) else { continue }
+            let streamed = try stream(data, chunk: data.count).image
+            #expect(whole.bitmap == streamed.bitmap && whole.frameCount == streamed.frameCount, "\(path)")
+            #expect(whole.colorInfo == streamed.colorInfo, "\(path)")
+            decoded += 1
+        }
+        #expect(decoded > 15)
     }
 
     @Test func aCutStreamIsATypedError() throws {
