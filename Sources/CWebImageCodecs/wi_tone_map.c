@@ -293,17 +293,24 @@ static inline __attribute__((always_inline)) void map_to_16(const wi_tone_map *r
     }
 }
 
+// One pixel as RGBA8 in a little-endian word. Alpha: round(a / 257) as (a * 255 + 32895) >> 16,
+// exact for every a, or 255 where the pixel is known to be opaque (`opaque`, a constant where it
+// is inlined).
+static inline __attribute__((always_inline)) uint32_t pixel_to_8(const wi_tone_map *restrict map, const uint16_t *in, int pq,
+                                                                 wi_f4 offset, int opaque) {
+    uint32_t alpha = opaque ? 255u : (in[3] * 255u + 32895u) >> 16;
+    wi_u4 index = map_pixel(map, in, pq, 1, offset);
+    return (uint32_t)map->encode8[index[0]] | (uint32_t)map->encode8[index[1]] << 8 | (uint32_t)map->encode8[index[2]] << 16
+        | alpha << 24;
+}
+
 // One pixel to RGBA8. In place the output trails the input (4 bytes a pixel behind 8): the
-// input is read first. Alpha: round(a / 257) as (a * 255 + 32895) >> 16, exact for every a, or
-// 255 where the pixel is known to be opaque (`opaque`, a constant where it is inlined).
+// input is read first.
 static inline __attribute__((always_inline)) void map_one_to_8(const wi_tone_map *restrict map, const uint16_t *in, uint8_t *dst,
                                                                int pq, wi_f4 offset, int opaque) {
-    uint8_t alpha = opaque ? 255 : (uint8_t)((in[3] * 255u + 32895u) >> 16);
-    wi_u4 index = map_pixel(map, in, pq, 1, offset);
-    dst[0] = map->encode8[index[0]];
-    dst[1] = map->encode8[index[1]];
-    dst[2] = map->encode8[index[2]];
-    dst[3] = alpha;
+    uint32_t pixel = pixel_to_8(map, in, pq, offset, opaque);
+    uint8_t bytes[4] = { (uint8_t)pixel, (uint8_t)(pixel >> 8), (uint8_t)(pixel >> 16), (uint8_t)(pixel >> 24) };
+    __builtin_memcpy(dst, bytes, 4);
 }
 
 typedef uint64_t wi_q2 __attribute__((vector_size(16), aligned(8)));
@@ -328,12 +335,13 @@ static inline int all_opaque(const uint16_t *in, size_t count) {
 
 static inline __attribute__((always_inline)) void map_block_to_8(const wi_tone_map *restrict map, const uint16_t *in, size_t count,
                                                                  uint8_t *dst, int pq, wi_f4 offset, int opaque) {
-    // Four pixels a turn: the loop's own count and compare are shared by four.
+    // Four pixels a turn, written as one 16-byte store once all four are read (in place, the
+    // store ends before the next turn's input): the loop's own count and compare are shared by
+    // four.
     for (; count >= 4; count -= 4, in += 16, dst += 16) {
-        map_one_to_8(map, in, dst, pq, offset, opaque);
-        map_one_to_8(map, in + 4, dst + 4, pq, offset, opaque);
-        map_one_to_8(map, in + 8, dst + 8, pq, offset, opaque);
-        map_one_to_8(map, in + 12, dst + 12, pq, offset, opaque);
+        wi_u4 quad = { pixel_to_8(map, in, pq, offset, opaque), pixel_to_8(map, in + 4, pq, offset, opaque),
+                       pixel_to_8(map, in + 8, pq, offset, opaque), pixel_to_8(map, in + 12, pq, offset, opaque) };
+        __builtin_memcpy(dst, &quad, sizeof quad);
     }
     for (; count > 0; count--, in += 4, dst += 4) map_one_to_8(map, in, dst, pq, offset, opaque);
 }
@@ -354,11 +362,23 @@ static inline __attribute__((always_inline)) void map_to_8(const wi_tone_map *re
     }
 }
 
+// The 8-bit loops, built twice on x86-64, for AVX2 and for any x86-64, and chosen by the CPU
+// when the library loads: the AVX2 build's three-operand forms and element extractions make the
+// same steps fewer instructions (Benchmarks/README.md, "The tone map built for AVX2"; the 16-bit
+// loops gain nothing from it, so they have one build). The same arithmetic, no FMA: the two
+// give the same bytes.
+#if defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void map_8(const wi_tone_map *restrict map, const uint16_t *in, size_t count, uint8_t *dst, int pq) {
+    if (pq) map_to_8(map, in, count, dst, 1); else map_to_8(map, in, count, dst, 0);
+}
+
 void wi_tone_map_apply(const wi_tone_map *restrict map, const uint16_t *in, size_t count, void *out, int deep) {
     int pq = map->transfer == WI_TRANSFER_PQ;
     if (deep) {
         if (pq) map_to_16(map, in, count, out, 1); else map_to_16(map, in, count, out, 0);
     } else {
-        if (pq) map_to_8(map, in, count, out, 1); else map_to_8(map, in, count, out, 0);
+        map_8(map, in, count, out, pq);
     }
 }
