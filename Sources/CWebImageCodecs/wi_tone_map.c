@@ -366,8 +366,14 @@ static inline __attribute__((always_inline)) void map_to_8(const wi_tone_map *re
 // when the library loads: the AVX2 build's three-operand forms and element extractions make the
 // same steps fewer instructions (Benchmarks/README.md, "The tone map built for AVX2"; the 16-bit
 // loops gain nothing from it, so they have one build). The same arithmetic, no FMA: the two
-// give the same bytes.
-#if defined(__x86_64__) && defined(__linux__)
+// give the same bytes. Sanitized builds have only the portable one, which the tests then run on
+// an AVX2 machine too.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define WI_SANITIZED 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(__linux__) && !defined(WI_SANITIZED)
 __attribute__((target_clones("avx2", "default")))
 #endif
 static void map_8(const wi_tone_map *restrict map, const uint16_t *in, size_t count, uint8_t *dst, int pq) {
