@@ -57,7 +57,7 @@ let package = Package(
         .target(
             name: "CWebImageCodecs",
             dependencies: ["CSystemCodecs"],
-            linkerSettings: ["png16", "jpeg", "webp", "webpdemux", "webpmux", "gif", "z", "crypto", "lcms2"].map { .linkedLibrary($0) }
+            linkerSettings: ["png16", "jpeg", "webp", "webpdemux", "webpmux", "gif", "z", "deflate", "crypto", "lcms2"].map { .linkedLibrary($0) }
         ),
         // The OS calls (extended attributes, birth time, thread names, glibc's allocator): a shim
         // of their own, apart from the codecs.

@@ -9,7 +9,7 @@
 # missing; and, with WEBIMAGE_TEST_TOOLS=1, Pillow's AVIF, HEIF and
 # JPEG XL plug-ins from PyPI in /opt/webimage-pillow-plugins (the independent readers of what the
 # plug-ins encode). Sourced by the other scripts.
-packages="libcurl4-openssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev libssl-dev pkg-config python3-pil python3-numpy python3-venv libmemcached-dev memcached libavif-dev libheif-dev libjxl-dev liblcms2-dev librsvg2-dev libtiff-dev libseccomp-dev libpoppler-glib-dev poppler-utils libavif-bin libjxl-tools libheif-examples"
+packages="libcurl4-openssl-dev libpng-dev libjpeg-dev libwebp-dev libgif-dev libssl-dev libdeflate-dev pkg-config python3-pil python3-numpy python3-venv libmemcached-dev memcached libavif-dev libheif-dev libjxl-dev liblcms2-dev librsvg2-dev libtiff-dev libseccomp-dev libpoppler-glib-dev poppler-utils libavif-bin libjxl-tools libheif-examples"
 sudo=""; [ "$(id -u)" -ne 0 ] && sudo="sudo"
 if ! { pkg-config --exists libpng libjpeg libwebp libwebpdemux libwebpmux libcurl libcrypto libmemcached libavif libheif libjxl lcms2 librsvg-2.0 libtiff-4 libseccomp poppler-glib 2>/dev/null \
        && [ -f /usr/include/gif_lib.h ] && [ -x /usr/bin/pdftoppm ] && [ -x /usr/bin/avifdec ] && [ -x /usr/bin/djxl ] && [ -x /usr/bin/heif-convert ] && [ -x /usr/bin/memcached ] && /usr/bin/python3 -c "import PIL, numpy, venv" 2>/dev/null; }; then

@@ -63,7 +63,7 @@ if wantsRow("12 MP 10-bit HEIC decode at depth") {
     let heic10 = run.load("photo-4000x3000-10bit.heic")
     var deep = ImageDecodingOptions()
     deep.bitDepth = .source
-    try bench("12 MP 10-bit HEIC decode at depth", runs: 5, floorName: "libheif direct, 16-bit words", target: "<= 1.05x", anchorKeys: [],
+    try bench("12 MP 10-bit HEIC decode at depth", runs: 9, floorName: "libheif direct, 16-bit words", target: "<= 1.05x", anchorKeys: [],
               ours: { _ = try coders.decode(heic10, options: deep) }, raw: { withBytes(heic10) { raw_heif_decode_depth($0, $1, 16) } })
 }
 if wantsRow("12 MP 16-bit JPEG XL decode at depth") {

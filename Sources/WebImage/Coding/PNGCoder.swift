@@ -96,8 +96,9 @@ public struct PNGCoder: ImageCoder {
             return try options.metadata.map { try $0.embedded(in: encoded, format: .png, image: image) } ?? encoded
         }
         let alpha: Int32 = image.bitmap.hasTransparency ? 1 : 0
-        // Below half effort, rows are not filtered (libvips's and sharp's default): less work to
-        // write, larger files; by default libpng picks a filter for each row.
+        // Below half effort, rows are not filtered (libvips's and sharp's default) and libdeflate
+        // compresses them in one call: less work to write, larger files; by default libpng picks
+        // a filter for each row and zlib compresses them.
         let adaptive: Int32 = (options.effort ?? 1) < 0.5 ? 0 : 1
         let encoded = try CodecBridge.withProfile(of: image) { icc, length in
             if image.bitmap.pixelFormat == .rgba16 {

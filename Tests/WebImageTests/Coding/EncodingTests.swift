@@ -21,6 +21,32 @@ import Testing
         #expect(fast.count > small.count, "unfiltered rows compress less: \(fast.count) against \(small.count)")
     }
 
+    /// The unfiltered rows are compressed by libdeflate and written between libpng's chunks: an
+    /// RGBA and an RGB file round-trip exactly, Pillow (zlib and its own chunk reader, CRCs
+    /// checked) reads the same pixels, and the colour profile is kept.
+    @Test func fastPNGIsReadByAnotherDecoderAndKeepsItsProfile() throws {
+        let fastOptions = ImageEncodingOptions(effort: 0.1)
+        let dir = TemporaryDirectory("fast-png")
+        defer { dir.remove() }
+        for (name, image) in [("rgba", still), ("rgb", opaque)] {
+            let fast = try ImageCoders.shared.encode(image, as: .png, options: fastOptions)
+            #expect(fast[25] == (name == "rgba" ? 6 : 2), "\(name): IHDR colour type")
+            #expect(try Image(data: fast).bitmap == image.bitmap, "\(name)")
+            let file = dir.url.appendingPathComponent("\(name).png"), dump = dir.url.appendingPathComponent("\(name).rgba")
+            try fast.write(to: file)
+            try Pillow.run("""
+                import sys; from PIL import Image
+                im = Image.open(sys.argv[1]); im.load()
+                open(sys.argv[2], "wb").write(im.convert("RGBA").tobytes())
+                """, arguments: [file.path, dump.path])
+            #expect(try Data(contentsOf: dump) == Data(image.bitmap.rgba), "\(name): Pillow's pixels")
+        }
+        let tagged = try ImageCoders.shared.decode(ModernCorpus.data("icc/jpeg_displayp3.jpg"), options: ImageDecodingOptions(colorSpace: .original))
+        let kept = try ImageCoders.shared.decode(ImageCoders.shared.encode(tagged, as: .png, options: fastOptions),
+                                                 options: ImageDecodingOptions(colorSpace: .original))
+        #expect(kept.colorInfo.iccProfile == tagged.colorInfo.iccProfile && kept.bitmap == tagged.bitmap)
+    }
+
     @Test func losslessWebPRoundTripsExactly() throws {
         let data = try ImageCoders.shared.encode(still, as: .webp, options: ImageEncodingOptions(lossless: true))
         #expect(try Image(data: data).bitmap == still.bitmap)

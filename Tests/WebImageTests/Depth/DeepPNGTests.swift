@@ -58,6 +58,16 @@ import CWebImageIsolation
         #expect(again.bitmap == image.bitmap, "\(name)")
     }
 
+    /// The same at low effort, where the rows are unfiltered and compressed by libdeflate: the
+    /// 16-bit samples written big-endian, with and without alpha.
+    @Test(arguments: sixteenBit) func aFastRoundTripIsExact(_ name: String) throws {
+        let image = try ImageCoders.shared.decode(Self.corpus(name), options: Self.deep)
+        let encoded = try ImageCoders.shared.encode(image, as: .png, options: ImageEncodingOptions(effort: 0.1))
+        #expect(encoded[24] == 16, "\(name): IHDR bit depth")
+        #expect(encoded[25] == (image.bitmap.hasTransparency ? 6 : 2), "\(name): IHDR colour type")
+        #expect(try ImageCoders.shared.decode(encoded, options: Self.deep).bitmap == image.bitmap, "\(name)")
+    }
+
     @Test func anEightBitSourceStaysEightBit() throws {
         let image = try ImageCoders.shared.decode(Self.corpus("basn6a08.png"), options: Self.deep)
         #expect(image.bitmap.pixelFormat == .rgba8)
