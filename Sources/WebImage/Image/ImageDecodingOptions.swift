@@ -168,7 +168,7 @@ public struct ImageEncodingOptions: Sendable, Equatable {
     public var progressive: Bool
     /// How hard the encoder works, from 0 (fastest) to 1 (slowest, smallest files), for the
     /// encoders that have such a setting (AVIF speed, JPEG XL effort, HEIC preset; PNG below 0.5
-    /// writes its rows unfiltered, as libvips and sharp do); nil leaves each encoder's own
+    /// writes its rows unfiltered, as libvips and sharp do, and compresses them with libdeflate); nil leaves each encoder's own
     /// default (for PNG, libpng's adaptive filters).
     public var effort: Double?
     /// Metadata to write into the file: its EXIF block (``ImageMetadata/exifData``, with the
