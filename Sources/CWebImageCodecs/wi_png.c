@@ -198,16 +198,16 @@ static void png_write_error_fn(png_structp png, png_const_charp text) {
 // Rows without filtering: each row's filter byte (0, none) and its samples as PNG stores them
 // (RGB or RGBA; 16-bit samples big-endian), compressed as one zlib stream by libdeflate, which
 // does in one call over the whole image what zlib's deflate does a row at a time, with the same
-// levels. `*stream` and `*rows` are the caller's to free, on failure too.
+// levels. `*stream` is the caller's to free, on failure too.
 static int deflate_unfiltered(const uint8_t *pixels, int deep, uint32_t width, uint32_t height, int keep_alpha,
-                              int level, uint8_t **rows, uint8_t **stream, size_t *stream_length) {
+                              int level, uint8_t **stream, size_t *stream_length) {
     size_t channels = keep_alpha ? 4 : 3, sample = deep ? 2 : 1;
     if ((size_t)width > (SIZE_MAX - 1) / (channels * sample)) return WI_ERR_TOO_LARGE;
     size_t row_bytes = 1 + (size_t)width * channels * sample;
     if (row_bytes > SIZE_MAX / height) return WI_ERR_TOO_LARGE;
     size_t total = row_bytes * height;
-    uint8_t *row = *rows = malloc(total);
-    if (!row) return WI_ERR_NO_MEMORY;
+    uint8_t *rows = malloc(total), *row = rows;
+    if (!rows) return WI_ERR_NO_MEMORY;
     size_t stride = (size_t)width * 4 * sample;
     for (uint32_t y = 0; y < height; y++, row += row_bytes) {
         const uint8_t *in = pixels + (size_t)y * stride;
@@ -223,11 +223,11 @@ static int deflate_unfiltered(const uint8_t *pixels, int deep, uint32_t width, u
             for (size_t c = 0; c < channels; c++) { *out++ = (uint8_t)(words[c] >> 8); *out++ = (uint8_t)words[c]; }
     }
     struct libdeflate_compressor *compressor = libdeflate_alloc_compressor(level < 1 ? 1 : level > 12 ? 12 : level);
-    if (!compressor) return WI_ERR_NO_MEMORY;
-    size_t bound = libdeflate_zlib_compress_bound(compressor, total);
-    *stream = malloc(bound);
-    *stream_length = *stream ? libdeflate_zlib_compress(compressor, *rows, total, *stream, bound) : 0;
-    libdeflate_free_compressor(compressor);
+    size_t bound = compressor ? libdeflate_zlib_compress_bound(compressor, total) : 0;
+    *stream = compressor ? malloc(bound) : NULL;
+    *stream_length = *stream ? libdeflate_zlib_compress(compressor, rows, total, *stream, bound) : 0;
+    if (compressor) libdeflate_free_compressor(compressor);
+    free(rows);
     return *stream_length ? WI_OK : WI_ERR_NO_MEMORY;
 }
 
@@ -240,18 +240,16 @@ static int encode(const uint8_t *rgba, int deep, uint32_t width, uint32_t height
     png_infop info = png_create_info_struct(png);
     png_write_ctx ctx = { out, 0 };
     png_bytep *volatile rows = NULL;
-    uint8_t *volatile unfiltered = NULL, *volatile stream = NULL;
+    uint8_t *volatile stream = NULL;
     if (!info || setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
         free(rows);
-        free(unfiltered); free(stream);
+        free(stream);
         free(out->data); out->data = NULL; out->size = 0;
         return ctx.failed ? WI_ERR_NO_MEMORY : WI_ERR_CORRUPT;
     }
     png_set_write_fn(png, &ctx, png_write_fn, png_flush_fn);
     png_set_compression_level(png, level);
-    // Without adaptive filtering every row is stored as it is: larger files, written with far
-    // less work (libvips's and sharp's default), and compressed below by libdeflate.
     png_set_IHDR(png, info, width, height, deep ? 16 : 8, keep_alpha ? PNG_COLOR_TYPE_RGBA : PNG_COLOR_TYPE_RGB,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     if (icc && icc_length >= 132 && icc_length <= 0x7fffffff) {
@@ -261,20 +259,20 @@ static int encode(const uint8_t *rgba, int deep, uint32_t width, uint32_t height
     }
     png_write_info(png, info);
     if (!adaptive_filters) {
-        // The unfiltered rows are compressed by libdeflate and written as IDAT chunks between
-        // libpng's header chunks and its IEND.
-        uint8_t *rows_out = NULL, *stream_out = NULL;
+        // Without adaptive filtering every row is stored as it is: larger files, written with far
+        // less work (libvips's and sharp's default). libdeflate compresses them; the stream goes
+        // out as IDAT chunks between libpng's header chunks and its IEND.
+        uint8_t *compressed = NULL;
         size_t length = 0;
-        int status = deflate_unfiltered(rgba, deep, width, height, keep_alpha, level, &rows_out, &stream_out, &length);
-        unfiltered = rows_out; stream = stream_out;
+        int status = deflate_unfiltered(rgba, deep, width, height, keep_alpha, level, &compressed, &length);
+        stream = compressed;
         if (status != WI_OK) {
             png_destroy_write_struct(&png, &info);
-            free(rows_out); free(stream_out);
+            free(compressed);
             free(out->data); out->data = NULL; out->size = 0;
             wi_set_message(out->message, status == WI_ERR_NO_MEMORY ? "out of memory" : "the image is too large to write");
             return status;
         }
-        free(unfiltered); unfiltered = NULL;
         for (size_t at = 0; at < length; at += 1 << 20) {
             size_t piece = length - at < ((size_t)1 << 20) ? length - at : (size_t)1 << 20;
             png_write_chunk(png, (png_const_bytep)"IDAT", stream + at, piece);
