@@ -37,6 +37,7 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, uint32_t r
     wi_jpeg_setup_errors(&err, tolerate);
     cinfo.err = &err.base;
     uint8_t *volatile pixels = NULL;
+    uint8_t *volatile dc_only = NULL;
     uint8_t *volatile cmyk_row = NULL;
     uint8_t *volatile strip = NULL;
     wi_area_stream *volatile reducing = NULL;
@@ -49,6 +50,7 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, uint32_t r
         jpeg_destroy_decompress(&cinfo);
         wi_area_stream_free(reducing);
         free(pixels);
+        free(dc_only);
         free(cmyk_row);
         free(strip);
         return err.truncated ? WI_ERR_TRUNCATED : status;
@@ -62,6 +64,24 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, uint32_t r
         out->width = cinfo.image_width; out->height = cinfo.image_height;
         strcpy(err.message, "image dimensions over the decode limit");
         longjmp(err.jump, 1);
+    }
+    if (scale_num == 1 && cinfo.progressive_mode && !cinfo.arith_code && !tolerate) {
+        // At 1/8 the components decoded one pixel a block read only their DC coefficients:
+        // their AC scans (most of the file) are dropped instead of decoded.
+        cinfo.scale_num = 1;
+        cinfo.scale_denom = 8;
+        jpeg_calc_output_dimensions(&cinfo);
+        int dc_ids[MAX_COMPONENTS], dc_count = 0;
+        for (int ci = 0; ci < cinfo.num_components && ci < MAX_COMPONENTS; ci++)
+            if (cinfo.comp_info[ci].DCT_scaled_size == 1) dc_ids[dc_count++] = cinfo.comp_info[ci].component_id;
+        size_t dc_length = 0;
+        dc_only = wi_jpeg_without_ac_scans(data, length, dc_ids, dc_count, &dc_length);
+        if (dc_only) {
+            jpeg_abort_decompress(&cinfo);
+            jpeg_mem_src(&cinfo, dc_only, (unsigned long)dc_length);
+            jpeg_read_header(&cinfo, TRUE);
+            cinfo.do_block_smoothing = FALSE;
+        }
     }
     int cmyk = cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK;
     int inverted = cmyk && cinfo.saw_Adobe_marker;
@@ -125,6 +145,7 @@ int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, uint32_t r
     // Stopped after the band: the rest of the data is left unread (finishing would read it).
     if (end_row == h) jpeg_finish_decompress(&cinfo);
     jpeg_destroy_decompress(&cinfo);
+    free(dc_only);
     free(cmyk_row);
     free(strip);
     wi_area_stream_free(reducing);

@@ -29,6 +29,14 @@ void wi_jpeg_setup_errors(wi_jpeg_error *err, int tolerate);
 void wi_jpeg_limit_scans(j_decompress_ptr cinfo, wi_jpeg_error *err);
 /// Whether the scan being read is over WI_JPEG_MAX_SCANS; sets the message when it is.
 int wi_jpeg_too_many_scans(j_decompress_ptr cinfo, wi_jpeg_error *err);
+/// A copy of a complete progressive Huffman-coded JPEG without the AC scans of the components
+/// whose ids are `dc_ids` (those libjpeg decodes at DCT_scaled_size 1, which read only their DC
+/// coefficient), for a decode with block smoothing off to the same pixels; NULL when nothing
+/// qualifies: another frame type, a truncated or malformed file, more than WI_JPEG_MAX_SCANS
+/// scans, no such AC scan, or a coefficient block smoothing reads left at reduced precision or
+/// never sent (libjpeg would smooth the whole file's blocks).
+uint8_t *wi_jpeg_without_ac_scans(const uint8_t *data, size_t length, const int *dc_ids, int dc_count,
+                                  size_t *out_length);
 /// Converts `rows` rows of libjpeg CMYK (Adobe-inverted when `inverted`) to opaque RGBA.
 void wi_jpeg_cmyk_rows(const uint8_t *cmyk, uint8_t *rgba, uint32_t width, uint32_t rows, int inverted);
 #endif

@@ -151,6 +151,8 @@ typedef struct wi_color_transform wi_color_transform;
 /// with `cmyk_inks` or `convert`; `out`'s size says which was done. With `keep_rows` (0 for all)
 /// and a reduction, only rows [keep_top, keep_top + keep_rows) of the reduced image are made
 /// (`out` is that band): the source rows above them are skipped, those below never decoded.
+/// At 1/8, a complete progressive file's AC scans of the components that come out one pixel a
+/// block are dropped unread (wi_jpeg_without_ac_scans): the same pixels, fewer scans.
 int wi_jpeg_decode(const uint8_t *data, size_t length, int scale_num, uint32_t reduce_width, uint32_t reduce_height,
                    uint32_t keep_top, uint32_t keep_rows, int tolerate_truncation, uint64_t max_pixels, int cmyk_inks,
                    const wi_color_transform *convert, wi_image *out);
