@@ -126,14 +126,11 @@ final class OpenConnections: Sendable {
     func tracker() -> ConnectionTracker { ConnectionTracker(connections: self) }
 }
 
-/// Tells `OpenConnections` when its connection opens, starts and ends a request, and closes.
-/// It reads HTTP/1's own parts (before their conversion to HTTPTypes), so that it sees the
-/// requests `WarmResponder` answers too.
-final class ConnectionTracker: ChannelDuplexHandler, RemovableChannelHandler {
+/// Tells `OpenConnections` when its connection opens and closes, and, as `WarmResponder` (which
+/// reads every request's parts, before their conversion to HTTPTypes) tells it, when each
+/// request starts and ends.
+final class ConnectionTracker: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
-    typealias OutboundOut = HTTPServerResponsePart
     private let connections: OpenConnections
     private var connection: OpenConnections.Connection?
 
@@ -162,14 +159,14 @@ final class ConnectionTracker: ChannelDuplexHandler, RemovableChannelHandler {
         if connection != nil { connections.closed(context.channel) }
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head = unwrapInboundIn(data) { connection?.idleSince.store(0, ordering: .relaxed) }
-        context.fireChannelRead(data)
+    /// A request's head arrived: the connection is busy until its answer ends.
+    func requestStarted() {
+        connection?.idleSince.store(0, ordering: .relaxed)
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { connection?.idleSince.store(connections.now(), ordering: .relaxed) }
-        context.write(data, promise: promise)
+    /// A request's answer was written whole: the connection is idle from now.
+    func requestEnded() {
+        connection?.idleSince.store(connections.now(), ordering: .relaxed)
     }
 }
 

@@ -151,7 +151,10 @@ public final class ImageServer: Sendable {
         // Results fresh in the response cache are answered on the connection's event loop, the
         // rest go on to the responder.
         let http = HTTPServerBuilder { responder in
-            WarmHTTP1Channel(base: HTTP1Channel(responder: responder), handlers: { [connections.tracker(), WarmResponder(server: self)] })
+            WarmHTTP1Channel(base: HTTP1Channel(responder: responder), handlers: {
+                let tracker = connections.tracker()
+                return [tracker, WarmResponder(server: self, tracker: tracker)]
+            })
         }
         let idle = Duration.milliseconds(Int(max(0.001, configuration.idleTimeoutSeconds) * 1000))
         let sweep = Task { await connections.sweep(every: idle) }
@@ -221,8 +224,8 @@ public final class ImageServer: Sendable {
         guard case .fresh(let warm)? = processor.cachedResponse(forKey: responseKey) else { return nil }
         var parts = Self.answerParts(warm, ifNoneMatch: ifNoneMatch, maxAge: configuration.cacheMaxAgeSeconds)
         // What Hummingbird adds to the responder's answers (neither is among the parts' fields).
-        parts.headers.append(HTTPField(name: .date, value: dateHeader.value))
-        parts.headers.append(HTTPField(name: .server, value: "webimage"))
+        parts.fields.append(dateHeader.field)
+        parts.fields.append(Self.serverField)
         record(status: parts.status.code, path: path, bytes: parts.body?.readableBytes ?? 0, source: warm.source, since: start)
         return parts
     }
@@ -275,7 +278,8 @@ public final class ImageServer: Sendable {
     /// The status, headers and body that answer with `processed`.
     struct AnswerParts {
         var status: HTTPResponse.Status
-        var headers: HTTPFields
+        /// Each name once, in the order they are sent.
+        var fields: [HTTPField]
         /// Nil for a 304.
         var body: ByteBuffer?
     }
@@ -291,17 +295,20 @@ public final class ImageServer: Sendable {
         if let disposition = processed.disposition { fields.append(HTTPField(name: .contentDisposition, value: disposition)) }
         if let reason = processed.fallbackReason { fields.append(HTTPField(name: Self.fallbackReason, value: reason)) }
         if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == processed.etag || $0.trimmingCharacters(in: .whitespaces) == "*" }) {
-            return AnswerParts(status: .notModified, headers: HTTPFields(fields), body: nil)
+            return AnswerParts(status: .notModified, fields: fields, body: nil)
         }
         fields.append(HTTPField(name: .contentType, value: processed.contentType))
         fields.append(HTTPField(name: .contentLength, value: String(processed.body.readableBytes)))
-        return AnswerParts(status: .init(code: processed.status), headers: HTTPFields(fields), body: processed.body)
+        return AnswerParts(status: .init(code: processed.status), fields: fields, body: processed.body)
     }
 
     static func answer(_ processed: ProcessedImage, ifNoneMatch: String?, maxAge: Int) -> Response {
         let parts = answerParts(processed, ifNoneMatch: ifNoneMatch, maxAge: maxAge)
-        return Response(status: parts.status, headers: parts.headers, body: parts.body.map { .init(byteBuffer: $0) } ?? .init())
+        return Response(status: parts.status, headers: HTTPFields(parts.fields), body: parts.body.map { .init(byteBuffer: $0) } ?? .init())
     }
+
+    /// The `Server` field of answers made by `warmAnswer` (Hummingbird adds it to the others).
+    static let serverField = HTTPField(name: .server, value: "webimage")
 
     /// The header of a fallback answer naming the source's failure.
     static let fallbackReason = HTTPFields.Element.Name("X-Fallback-Reason")!

@@ -125,4 +125,42 @@ import Testing
         #expect(h.server.processor.renders.load(ordering: .relaxed) == 1)
         await h.finish()
     }
+
+    /// A warm answer ends its request for the tracker too: a connection left idle after one is
+    /// closed by the idle sweep, as after any other answer. Its head is HTTP/1.1's, with the
+    /// responder's status line.
+    @Test func aConnectionIdleAfterAWarmAnswerIsSwept() async throws {
+        let h = try await ServerHarness { $0.idleTimeoutSeconds = 0.5 }
+        h.origin.route("/i.png", .headers([("cache-control", "max-age=600")], then: .respond(body: Self.png)))
+        let warmPath = Self.path(h, "w:13", "/i.png")
+        let cold = try await Curl.get(h.url(options: "w:13", source: "/i.png"))
+        let script = """
+        import socket, sys, time
+        s = socket.create_connection(("127.0.0.1", \(h.port)))
+        s.sendall(b"GET \(warmPath) HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n")
+        s.settimeout(4)
+        out = b""; start = time.time()
+        while True:
+            chunk = s.recv(65536)
+            if not chunk: break
+            out += chunk
+        sys.stdout.buffer.write(out.split(b"\\r\\n\\r\\n")[0] + b"\\n" + str(round(time.time() - start, 1)).encode())
+        """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", script]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let lines = String(decoding: data, as: UTF8.self).components(separatedBy: "\r\n")
+        #expect(lines.first == "HTTP/1.1 200 OK", "\(lines)")
+        #expect(lines.contains("ETag: \(cold.headers["etag"] ?? "-")") && lines.contains("Content-Length: \(cold.body.count)"))
+        // Closed by the sweep (within a second or two), not by the client's four-second timeout.
+        let seconds = Double(lines.last?.components(separatedBy: "\n").last ?? "") ?? 99
+        #expect(seconds < 3, "\(lines.last ?? "")")
+        #expect(h.server.processor.renders.load(ordering: .relaxed) == 1)
+        await h.finish()
+    }
 }
