@@ -41,6 +41,19 @@ import Testing
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// What a Python `script` printed.
+    static func python(_ script: String) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", script]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return data
+    }
+
     static func path(_ h: ServerHarness, _ options: String, _ source: String) -> String {
         let url = h.url(options: options, source: source)
         return url.path(percentEncoded: true)
@@ -113,14 +126,7 @@ import Testing
             time.sleep(0.25)
         print(answered)
         """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", script]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let data = try Self.python(script)
         #expect(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) == "8")
         #expect(h.server.processor.renders.load(ordering: .relaxed) == 1)
         await h.finish()
@@ -146,14 +152,7 @@ import Testing
             out += chunk
         sys.stdout.buffer.write(out.split(b"\\r\\n\\r\\n")[0] + b"\\n" + str(round(time.time() - start, 1)).encode())
         """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", script]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let data = try Self.python(script)
         let lines = String(decoding: data, as: UTF8.self).components(separatedBy: "\r\n")
         #expect(lines.first == "HTTP/1.1 200 OK", "\(lines)")
         #expect(lines.contains("ETag: \(cold.headers["etag"] ?? "-")") && lines.contains("Content-Length: \(cold.body.count)"))
