@@ -2,6 +2,11 @@
 #include "wi_system.h"
 #include <malloc.h>
 
+size_t wi_heap_bytes_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.uordblks + info.hblkhd;
+}
+
 int wi_set_mmap_threshold(size_t bytes) {
     if (bytes > (size_t)0x7fffffff) return 0;
     return mallopt(M_MMAP_THRESHOLD, (int)bytes);

@@ -44,5 +44,8 @@ int wi_set_mmap_threshold(size_t bytes);
 /// heaps hold more than `slack_bytes` free: those pages go back to the system. 1 when started
 /// (or already running).
 int wi_start_heap_trimmer(unsigned interval_ms, size_t slack_bytes);
+/// The bytes glibc's allocator holds in use for the program: blocks in its heaps and blocks it
+/// mapped on their own (mallinfo2's uordblks and hblkhd).
+size_t wi_heap_bytes_in_use(void);
 
 #endif

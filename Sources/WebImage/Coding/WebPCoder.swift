@@ -155,11 +155,22 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
 
     func append(_ chunk: Data) throws {
         received += chunk.count
-        if info == nil { header.append(chunk) }
         skeleton.add(chunk)
-        if info == nil, header.count >= 30 { try readInfo() }
+        guard info != nil else {
+            // libwebp allocates the whole image as soon as it has read a size (a bare VP8L
+            // bitstream states one in its first 5 bytes): it is handed no byte before the size
+            // is checked against the pixel limit.
+            header.append(chunk)
+            if header.count >= 30 { try readHeader() }
+            return
+        }
+        try feed(chunk)
+    }
+
+    /// Hands `bytes` to libwebp.
+    private func feed(_ bytes: Data) throws {
         guard let decoder, !unsupported else { return }
-        let status = chunk.withBytePointer { wi_webp_incremental_append(decoder, $0, $1) }
+        let status = bytes.withBytePointer { wi_webp_incremental_append(decoder, $0, $1) }
         if status == WI_OK { complete = true }
         if status == WI_ERR_UNSUPPORTED { unsupported = true }
         else if status < 0 { throw ImageError.undecodable(.webp, reason: "corrupt WebP data") }
@@ -167,6 +178,13 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
 
     /// The first bytes, until the header was read.
     private var header = Data()
+
+    /// Checks the size in the bytes held, then hands them to libwebp.
+    private func readHeader() throws {
+        let held = header
+        try readInfo()
+        try feed(held)
+    }
 
     /// Reads the size and the animation flag from the first bytes.
     private func readInfo() throws {
@@ -178,6 +196,9 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
         }
         info = found
         header = Data()
+        // libwebp would also read a bare VP8 or VP8L bitstream (no RIFF container, so no size
+        // here) and allocate whatever size it states: only a container's size is let through.
+        guard found.width > 0, found.height > 0 else { throw ImageError.undecodable(.webp, reason: "not a WebP container") }
         if options.exceedsPixelLimit(width: Int(found.width), height: Int(found.height)) {
             throw ImageError.tooLarge(width: Int(found.width), height: Int(found.height), limit: options.pixelLimit)
         }
@@ -204,7 +225,7 @@ final class WebPIncrementalDecoder: IncrementalImageDecoder {
     }
 
     func finish() throws -> Image {
-        if info == nil { try readInfo() }   // a file under 30 bytes
+        if info == nil { try readHeader() }   // a file under 30 bytes
         if let image = fromDecoderState() { return image }
         // An animation is kept whole; a still image that libwebp did not finish is truncated.
         guard unsupported || skeleton.isAnimation else { throw ImageError.undecodable(.webp, reason: "the data is truncated") }

@@ -1,3 +1,4 @@
+import CWebImageSystem
 import Foundation
 import Testing
 @testable import WebImage
@@ -175,6 +176,32 @@ import Testing
     func isArithmeticCoded(_ data: Data) -> Bool {
         let bytes = [UInt8](data)
         return bytes.indices.dropLast().contains { bytes[$0] == 0xFF && [0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF].contains(bytes[$0 + 1]) }
+    }
+
+    /// libwebp allocates the whole image as soon as it reads a size, and a bare VP8L bitstream
+    /// (no RIFF container) states one in its first five bytes: the incremental decoder holds the
+    /// first bytes until it has read the container's size and checked it, and refuses a stream
+    /// with none. A few bytes claiming 16384 x 16384 allocate nothing large (the incremental
+    /// fuzzer's out-of-memory finding, `incremental-oom-b29e2a5b...`); a container stating that
+    /// size is refused as too large before libwebp reads a byte.
+    @Test func aHugeSizeInTheFirstBytesIsCheckedBeforeLibwebpReadsThem() throws {
+        let options = ImageDecodingOptions(pixelLimit: 4_000_000)
+        let bare = Data([0x2f, 0xff, 0xff, 0xff, 0x0f] + [UInt8](repeating: 0x88, count: 14))
+        let decoder = try #require(WebPCoder().makeIncrementalDecoder(options: options))
+        let before = wi_heap_bytes_in_use()
+        try decoder.append(bare)
+        let grown = Int(wi_heap_bytes_in_use()) - Int(before)
+        #expect(grown < 64 << 20, "\(grown) bytes allocated")
+        #expect(throws: ImageError.undecodable(.webp, reason: "not a WebP container")) { try decoder.finish() }
+        // The same bitstream in a RIFF container: its size is read and refused.
+        let payload = bare + Data(repeating: 0x88, count: 21)
+        var riff = Data("RIFF".utf8)
+        riff.append(contentsOf: withUnsafeBytes(of: UInt32(4 + 8 + payload.count).littleEndian) { Array($0) })
+        riff.append(contentsOf: Array("WEBPVP8L".utf8))
+        riff.append(contentsOf: withUnsafeBytes(of: UInt32(payload.count).littleEndian) { Array($0) })
+        riff.append(payload)
+        let contained = try #require(WebPCoder().makeIncrementalDecoder(options: options))
+        #expect(throws: ImageError.tooLarge(width: 16384, height: 16384, limit: 4_000_000)) { try contained.append(riff) }
     }
 }
 
